@@ -1,0 +1,127 @@
+/**
+ * The memory adapter of the store port: the embedded default, no server needed. Owns: in-process state and its
+ * copy-on-commit transactions. Does not own: durability (a restart loses everything, by design of this adapter).
+ *
+ * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions are serialised
+ * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock.
+ */
+import { Effect, Layer, Option, Semaphore } from "effect"
+import { type Doc, type Job, type ListOptions, type LoggedEvent, Store, type Tx } from "./port.ts"
+
+interface State {
+  readonly docs: Map<string, Map<string, Doc>>
+  readonly counters: Map<string, number>
+  readonly events: Map<string, Array<LoggedEvent>>
+  readonly jobs: Map<number, Job>
+}
+
+const partitionKey = (collection: string, partition: string) => `${collection}\u0000${partition}`
+
+const compareJobs = (a: Job, b: Job) => a.dueAt - b.dueAt || a.seq - b.seq
+
+export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): ReadonlyArray<Doc> => {
+  const sorted = [...docs].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0))
+  if (options.order === "desc") sorted.reverse()
+  const after = options.after
+  const filtered =
+    after === undefined ? sorted : sorted.filter((d) => (options.order === "asc" ? d.sortKey > after : d.sortKey < after))
+  return filtered.slice(0, options.limit)
+}
+
+export const makeMemoryStore = Effect.gen(function* () {
+  const state: State = { docs: new Map(), counters: new Map(), events: new Map(), jobs: new Map() }
+  const byId = new Map<string, Doc>() // `${collection}\u0000${id}` -> doc, for get
+  const lock = yield* Semaphore.make(1)
+
+  const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
+    lock.withPermits(1)(
+      Effect.suspend(() => {
+        const putDocs = new Map<string, { collection: string; doc: Doc }>()
+        const counters = new Map<string, number>()
+        const newEvents: Array<LoggedEvent> = []
+        const newJobs = new Map<number, Job>()
+        const deletedJobs = new Set<number>()
+        const hooks: Array<Effect.Effect<void>> = []
+
+        const counterValue = (name: string) => counters.get(name) ?? state.counters.get(name) ?? 0
+        const nextSeqSync = (name: string) => {
+          const next = counterValue(name) + 1
+          counters.set(name, next)
+          return next
+        }
+        const currentJobs = () => [
+          ...[...state.jobs.values()].filter((j) => !deletedJobs.has(j.seq)),
+          ...[...newJobs.values()].filter((j) => !deletedJobs.has(j.seq))
+        ]
+
+        const tx: Tx = {
+          get: (collection, id) =>
+            Effect.sync(() => {
+              const key = `${collection}\u0000${id}`
+              return Option.fromUndefinedOr(putDocs.get(key)?.doc ?? byId.get(key))
+            }),
+          put: (collection, doc) =>
+            Effect.sync(() => {
+              putDocs.set(`${collection}\u0000${doc.id}`, { collection, doc })
+            }),
+          list: (collection, options) =>
+            Effect.sync(() => {
+              const merged = new Map(state.docs.get(partitionKey(collection, options.partition)) ?? [])
+              for (const { collection: c, doc } of putDocs.values()) {
+                if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
+              }
+              return sortAndPage(merged.values(), options)
+            }),
+          nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
+          appendEvent: (partition, event) =>
+            Effect.sync(() => {
+              const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
+              newEvents.push(logged)
+              return logged
+            }),
+          readEvents: (partition, afterPosition, limit) =>
+            Effect.sync(() =>
+              [...(state.events.get(partition) ?? []), ...newEvents.filter((e) => e.partition === partition)]
+                .filter((e) => e.position > afterPosition)
+                .slice(0, limit)
+            ),
+          scheduleJob: (job) =>
+            Effect.sync(() => {
+              const scheduled: Job = { seq: nextSeqSync("jobs"), ...job }
+              newJobs.set(scheduled.seq, scheduled)
+              return scheduled
+            }),
+          nextJob: Effect.sync(() => Option.fromUndefinedOr(currentJobs().sort(compareJobs)[0])),
+          deleteJob: (seq) => Effect.sync(() => void deletedJobs.add(seq)),
+          afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
+        }
+
+        const commit = Effect.sync(() => {
+          for (const { collection, doc } of putDocs.values()) {
+            byId.set(`${collection}\u0000${doc.id}`, doc)
+            const pk = partitionKey(collection, doc.partition)
+            let bucket = state.docs.get(pk)
+            if (bucket === undefined) state.docs.set(pk, (bucket = new Map()))
+            bucket.set(doc.id, doc)
+          }
+          for (const [name, value] of counters) state.counters.set(name, value)
+          for (const e of newEvents) {
+            let log = state.events.get(e.partition)
+            if (log === undefined) state.events.set(e.partition, (log = []))
+            log.push(e)
+          }
+          for (const job of newJobs.values()) state.jobs.set(job.seq, job)
+          for (const seq of deletedJobs) state.jobs.delete(seq)
+        })
+
+        return work(tx).pipe(
+          Effect.tap(() => commit),
+          Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+        )
+      })
+    )
+
+  return Store.of({ kind: "memory", transact })
+})
+
+export const MemoryStoreLayer = Layer.effect(Store, makeMemoryStore)

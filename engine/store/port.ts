@@ -1,0 +1,87 @@
+/**
+ * The store port: the one interface both adapters (memory, postgres) implement, and what the store contract tests
+ * exercise. Owns: transactions, documents by collection, gapless counters, the event log rows and due jobs.
+ * Does not own: what the documents mean (app/), the ordering policy of jobs beyond (dueAt, seq), nor publishing
+ * committed events (events/event-log.ts registers that through `afterCommit`).
+ *
+ * Documents are JSON bodies with an id, a partition (`partnerId:environment`, or "global") and a sort key chosen by
+ * the caller, so lists have one stable order on every adapter (creation time then id, never insertion luck).
+ */
+import { Context, Data, type Effect, type Option } from "effect"
+
+export class StoreError extends Data.TaggedError("StoreError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+export interface Doc<A = unknown> {
+  readonly id: string
+  readonly partition: string
+  readonly sortKey: string
+  readonly body: A
+}
+
+export interface ListOptions {
+  readonly partition: string
+  /** Exclusive bound on the sort key in the direction of travel. */
+  readonly after?: string | undefined
+  readonly limit: number
+  readonly order: "asc" | "desc"
+}
+
+export interface LoggedEvent {
+  /** Position in the partition's log: 1, 2, 3... in commit order, with no gaps. */
+  readonly position: number
+  readonly partition: string
+  readonly eventId: string
+  readonly name: string
+  readonly timestamp: number
+  readonly payload: unknown
+}
+
+export interface NewEvent {
+  readonly eventId: string
+  readonly name: string
+  readonly timestamp: number
+  readonly payload: unknown
+}
+
+export interface Job {
+  /** Global gapless sequence; ties on dueAt run in seq order. */
+  readonly seq: number
+  readonly kind: string
+  readonly dueAt: number
+  readonly payload: unknown
+}
+
+export interface NewJob {
+  readonly kind: string
+  readonly dueAt: number
+  readonly payload: unknown
+}
+
+/** What a unit of work can do. Reads see the transaction's own writes. */
+export interface Tx {
+  readonly get: (collection: string, id: string) => Effect.Effect<Option.Option<Doc>, StoreError>
+  readonly put: (collection: string, doc: Doc) => Effect.Effect<void, StoreError>
+  readonly list: (collection: string, options: ListOptions) => Effect.Effect<ReadonlyArray<Doc>, StoreError>
+  /** Next value of a named gapless counter, starting at 1. Rolled back with the transaction. */
+  readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
+  readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>
+  readonly readEvents: (partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
+  readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>
+  /** The earliest job (by dueAt, then seq), if any. */
+  readonly nextJob: Effect.Effect<Option.Option<Job>, StoreError>
+  readonly deleteJob: (seq: number) => Effect.Effect<void, StoreError>
+  /** Runs after a successful commit, in registration order; never after a rollback. */
+  readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
+}
+
+export class Store extends Context.Service<
+  Store,
+  {
+    readonly kind: "memory" | "postgres"
+    /**
+     * Runs `work` as one serialisable unit: all of its writes commit together or none do. Write transactions are
+     * serialised (one at a time), which is what makes event positions and job sequences follow commit order.
+     */
+    readonly transact: <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+  }
+>()("sokoni/Store") {}
