@@ -2,7 +2,7 @@
  * The spec's error catalogue: every error code with its HTTP status, and the one failure type the engine raises.
  * Owns: code -> status. Does not own: how a failure is rendered (http/errors.ts does that).
  */
-import { Data } from "effect"
+import { Data, Effect } from "effect"
 
 export const ERROR_STATUS = {
   AUTH_MISSING: 401,
@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   INSUFFICIENT_FUNDS: 400,
   KYC_REQUIRED: 403,
   MARKET_CLOSED: 422,
+  /** Ours (spec 422 "requested units exceed holdings" names no code): see docs/decisions.md E-005. */
+  INSUFFICIENT_HOLDINGS: 422,
   FORBIDDEN: 403,
   INTERNAL_ERROR: 500,
   MAINTENANCE: 503,
@@ -66,3 +68,7 @@ export class ApiFailure extends Data.TaggedError("ApiFailure")<{
 
 export const fail = (code: ErrorCode, message: string, extras?: ErrorExtras): ApiFailure =>
   new ApiFailure(extras === undefined ? { code, message } : { code, message, extras })
+
+/** Pure functions return `A | ApiFailure`; this lifts such a result into the error channel. */
+export const liftFailure = <A>(value: A | ApiFailure): Effect.Effect<A, ApiFailure> =>
+  value instanceof ApiFailure ? Effect.fail(value) : Effect.succeed(value)

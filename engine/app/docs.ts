@@ -1,0 +1,97 @@
+/**
+ * Typed access to the documents the app keeps in the store: collection names, ids, sort keys and the body types.
+ * Owns nothing but naming and (de)serialising; the store is schemaless JSON and only this module casts it.
+ */
+import { Effect, Option } from "effect"
+import type { OrderRecord } from "../domain/order.ts"
+import type { StoreError, Tx } from "../store/port.ts"
+import type { Environment, KeyKind, Tier } from "./principal.ts"
+
+export interface PartnerDoc {
+  readonly partnerId: string
+  readonly businessName: string
+  readonly email: string
+  readonly tier: Tier
+  readonly markupBps: number
+  readonly createdAt: number
+}
+
+export interface ApiKeyDoc {
+  readonly keyHash: string
+  readonly partnerId: string
+  readonly environment: Environment
+  readonly kind: KeyKind
+  readonly status: "active" | "revoked"
+  readonly last4: string
+  readonly createdAt: number
+}
+
+export interface WalletDoc {
+  readonly cents: number
+}
+
+export interface HoldingDoc {
+  readonly symbol: string
+  readonly quantity: number
+  readonly reserved: number
+}
+
+/** Per-partition money totals; the conservation invariant is checked against these. */
+export interface LedgerDoc {
+  readonly seeded: number
+  readonly topUps: number
+  readonly feesCollected: number
+  readonly marketNet: number
+}
+
+export interface QuoteDoc {
+  readonly quoteId: string
+  readonly partition: string
+  readonly account: string
+  readonly symbol: string
+  readonly side: "BUY" | "SELL" | null
+  readonly quantity: number | null
+  readonly cashValue: number | null
+  readonly price: number
+  readonly rate: number
+  readonly issuedAt: number
+  readonly expiresAt: number
+  readonly status: "OPEN" | "USED" | "EXPIRED"
+}
+
+export interface IdempotencyDoc {
+  readonly fingerprint: string
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+  readonly storedAt: number
+}
+
+interface Collection<A> {
+  readonly name: string
+  readonly get: (tx: Tx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
+  readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A) => Effect.Effect<void, StoreError>
+  readonly list: (tx: Tx, partition: string, options: { after?: string | undefined; limit: number; order: "asc" | "desc" }) => Effect.Effect<ReadonlyArray<A>, StoreError>
+}
+
+const collection = <A>(name: string): Collection<A> => ({
+  name,
+  get: (tx, id) => Effect.map(tx.get(name, id), Option.map((d) => d.body as A)),
+  put: (tx, id, partition, sortKey, body) => tx.put(name, { id, partition, sortKey, body }),
+  list: (tx, partition, options) => Effect.map(tx.list(name, { partition, ...options }), (docs) => docs.map((d) => d.body as A))
+})
+
+export const Partners = collection<PartnerDoc>("partners")
+export const ApiKeys = collection<ApiKeyDoc>("apiKeys")
+export const Wallets = collection<WalletDoc>("wallets")
+export const Holdings = collection<HoldingDoc>("holdings")
+export const Ledgers = collection<LedgerDoc>("ledgers")
+export const Quotes = collection<QuoteDoc>("quotes")
+export const Orders = collection<OrderRecord>("orders")
+export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
+
+/** Sort key that orders by creation time, then id: the same order on every store. */
+export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`
+
+export const walletId = (partition: string, account: string) => `${partition}|${account}`
+export const holdingId = (partition: string, account: string, symbol: string) => `${partition}|${account}|${symbol}`

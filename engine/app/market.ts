@@ -1,0 +1,242 @@
+/**
+ * Market: the stock list and tradeable quotes. Owns: stock items as the spec shows them, quote issuance (single use,
+ * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (app/trading.ts).
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
+import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import { rateFor } from "../domain/fx.ts"
+import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
+import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
+import { EventLog } from "../events/event-log.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { DELAY_SECONDS, MarketFeed, type Observation, REFRESH_SECONDS, STALE_AFTER_SECONDS } from "../sim/market-feed.ts"
+import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
+import { Store } from "../store/port.ts"
+import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
+import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
+import type { Principal } from "./principal.ts"
+
+export const QUOTE_TTL_SECONDS = 60
+export const QUOTE_EXPIRE_JOB = "quote.expire"
+
+export interface StockQuery {
+  readonly exchange?: string | undefined
+  readonly sector?: string | undefined
+  readonly assetType?: string | undefined
+  readonly search?: string | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+export interface QuoteQuery {
+  readonly side?: "BUY" | "SELL" | undefined
+  readonly quantity?: number | undefined
+  readonly cashValue?: number | undefined
+  readonly subAccountId?: string | undefined
+  readonly exchange?: string | undefined
+}
+
+/** Resolves a symbol from a request, with the spec's error for each way it can be wrong. */
+export const resolveInstrument = (symbol: string, exchange?: string): Instrument | ApiFailure => {
+  if (exchange !== undefined && findExchange(exchange.toUpperCase()) === undefined) {
+    return fail("UNKNOWN_EXCHANGE", `exchange ${exchange} is not recognised`, { param: "exchange" })
+  }
+  const found = lookupSymbol(symbol, exchange)
+  switch (found._tag) {
+    case "Found":
+      return found.instrument
+    case "InvalidFormat":
+      return fail("INVALID_SYMBOL", `symbol ${JSON.stringify(symbol)} must be 2-20 letters or digits, optionally dot-separated`, { param: "symbol" })
+    case "Ambiguous":
+      return fail("VALIDATION_ERROR", `symbol ${symbol} matches several listings (${found.candidates.join(", ")}); use an exchange-qualified symbol`, { param: "symbol" })
+    case "NotFound":
+      return fail("NOT_FOUND", `symbol ${symbol} was not found`)
+  }
+}
+
+export class MarketService extends Context.Service<
+  MarketService,
+  {
+    readonly listStocks: (query: StockQuery, scope: string) => Effect.Effect<unknown, ApiFailure>
+    readonly stockItem: (instrument: Instrument) => Effect.Effect<ReturnType<typeof stockItemOf>>
+    readonly issueQuote: (principal: Principal, symbol: string, query: QuoteQuery) => Effect.Effect<unknown, unknown>
+  }
+>()("sokoni/MarketService") {
+  static readonly make = Effect.gen(function* () {
+    const clock = yield* EngineClock
+    const feed = yield* MarketFeed
+    const store = yield* Store
+    const entropy = yield* Entropy
+    const scheduler = yield* Scheduler
+    const events = yield* EventLog
+
+    const stockItem = (instrument: Instrument) =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        return stockItemOf(instrument, yield* feed.observe(instrument, now), now)
+      })
+
+    const listStocks = Effect.fn("MarketService.listStocks")(function* (query: StockQuery, scope: string) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      if (query.exchange !== undefined && !EXCHANGES.some((e) => e.code === query.exchange?.toUpperCase())) {
+        return yield* Effect.fail(fail("UNKNOWN_EXCHANGE", `exchange ${query.exchange} is not recognised`, { param: "exchange" }))
+      }
+      const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))
+      const search = query.search?.toLowerCase()
+      const matching = INSTRUMENTS.filter(
+        (i) =>
+          (query.exchange === undefined || i.exchange === query.exchange.toUpperCase()) &&
+          (query.sector === undefined || i.sector?.toLowerCase() === query.sector.toLowerCase()) &&
+          (query.assetType === undefined || i.assetType === query.assetType) &&
+          (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))
+      ).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+      const rest = after === undefined ? matching : matching.filter((i) => i.symbol > after)
+      const page = rest.slice(0, limit)
+      const hasMore = rest.length > page.length
+      const last = page.at(-1)
+      return {
+        stocks: yield* Effect.forEach(page, stockItem),
+        count: page.length,
+        totalCount: matching.length,
+        hasMore,
+        nextCursor: hasMore && last !== undefined ? encodeCursor(`stocks|${scope}`, last.symbol) : null
+      }
+    })
+
+    const issueQuote = Effect.fn("MarketService.issueQuote")(function* (principal: Principal, symbol: string, query: QuoteQuery) {
+      const instrument = yield* liftFailure(resolveInstrument(symbol, query.exchange))
+      if (query.quantity !== undefined && query.cashValue !== undefined) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "give quantity or cashValue, not both", { params: ["quantity", "cashValue"] }))
+      }
+      if (query.quantity !== undefined && (!Number.isSafeInteger(query.quantity) || query.quantity <= 0)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "quantity must be a whole number above 0", { param: "quantity" }))
+      }
+      const cashValue = query.cashValue === undefined ? null : parseScaled(query.cashValue, 2)
+      if (cashValue !== null && (cashValue === undefined || cashValue <= 0)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue must be a positive USD amount with at most 2 decimals", { param: "cashValue" }))
+      }
+      const exchange = findExchange(instrument.exchange)
+      const currency = exchange?.currency ?? "USD"
+      const rate = rateFor(currency)
+      if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
+      const now = yield* clock.now
+      const observation = yield* feed.observe(instrument, now)
+      const quoteId = yield* entropy.id("qt")
+      const account = query.subAccountId ?? "master"
+      const doc: QuoteDoc = {
+        quoteId,
+        partition: principal.partition,
+        account,
+        symbol: instrument.symbol,
+        side: query.side ?? null,
+        quantity: query.quantity ?? null,
+        cashValue: cashValue ?? null,
+        price: observation.price,
+        rate,
+        issuedAt: now,
+        expiresAt: now + QUOTE_TTL_SECONDS * 1000,
+        status: "OPEN"
+      }
+      yield* store.transact((tx) =>
+        Effect.andThen(
+          Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), doc),
+          scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
+        )
+      )
+      const gross = doc.quantity === null ? null : grossCents(doc.quantity, doc.price, rate)
+      const fee = gross === null ? null : fees(gross, principal.markupBps).fee
+      return {
+        quoteId,
+        symbol: instrument.symbol,
+        name: instrument.name,
+        exchange: instrument.exchange,
+        currency,
+        price: price4ToWire(doc.price),
+        usdPrice: price4ToWire(usdPrice4(doc.price, rate)),
+        fxRate: rate6ToWire(rate),
+        side: doc.side,
+        quantity: doc.quantity,
+        cashValue: doc.cashValue === null ? null : centsToWire(doc.cashValue),
+        subAccountId: query.subAccountId ?? null,
+        estimatedGross: gross === null ? null : centsToWire(gross),
+        estimatedFee: fee === null ? null : centsToWire(fee),
+        estimatedTotal: gross === null || fee === null ? null : centsToWire(doc.side === "SELL" ? gross - fee : gross + fee),
+        marketStatus: exchange !== undefined && phaseAt(exchange, now) === "OPEN" ? "OPEN" : "CLOSED",
+        issuedAt: isoAt(doc.issuedAt),
+        expiresAt: isoAt(doc.expiresAt),
+        ttlSeconds: QUOTE_TTL_SECONDS,
+        singleUse: true
+      }
+    })
+
+    // A quote that reached its TTL unused is marked expired and announced (spec event quote.expired).
+    yield* scheduler.register(QUOTE_EXPIRE_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const { quoteId } = payload as { quoteId: string }
+        const quote = yield* Quotes.get(tx, quoteId)
+        if (Option.isNone(quote) || quote.value.status !== "OPEN") return
+        const q = quote.value
+        yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
+        yield* events.append(tx, q.partition, "quote.expired", {
+          quoteId,
+          symbol: q.symbol,
+          subAccountId: q.account === "master" ? null : q.account,
+          side: q.side,
+          quantity: q.quantity,
+          issuedAt: isoAt(q.issuedAt),
+          expiredAt: isoAt(q.expiresAt)
+        })
+      })
+    )
+
+    return MarketService.of({ listStocks, stockItem, issueQuote })
+  })
+
+  static readonly layer = Layer.effect(MarketService, MarketService.make)
+}
+
+/** The spec's stock / quote item for an instrument and its latest published observation. */
+export const stockItemOf = (instrument: Instrument, o: Observation, now: number) => {
+  const exchange = findExchange(instrument.exchange)
+  const currency = exchange?.currency ?? "USD"
+  const rate = rateFor(currency) ?? 1_000_000
+  const ageSeconds = Math.max(0, Math.floor((now - o.asOf) / 1000))
+  const changeBps = o.previousClose === 0 ? 0n : divRound(BigInt(o.price - o.previousClose) * 10_000n, BigInt(o.previousClose))
+  return {
+    id: instrument.symbol,
+    symbol: instrument.symbol,
+    name: instrument.name,
+    slug: instrument.symbol.toLowerCase(),
+    exchange: instrument.exchange,
+    exchangeMic: exchange?.mic ?? null,
+    currency,
+    sector: instrument.sector,
+    assetType: instrument.assetType,
+    listingStatus: instrument.listingStatus,
+    price: price4ToWire(o.price),
+    usdPrice: price4ToWire(usdPrice4(o.price, rate)),
+    change: price4ToWire(o.price - o.previousClose),
+    changePct: toWireNumber(changeBps, 2),
+    open: price4ToWire(o.open),
+    dayHigh: price4ToWire(o.dayHigh),
+    dayLow: price4ToWire(o.dayLow),
+    previousClose: price4ToWire(o.previousClose),
+    volume: o.volume,
+    logoUrl: null,
+    lastPriceUpdate: isoAt(o.asOf),
+    marketStatus: exchange !== undefined && phaseAt(exchange, now) === "OPEN" ? "OPEN" : "CLOSED",
+    bid: null,
+    ask: null,
+    dataFreshnessSeconds: ageSeconds,
+    asOf: isoAt(o.asOf),
+    stale: ageSeconds > STALE_AFTER_SECONDS,
+    dataQuality: {
+      delayedBySeconds: DELAY_SECONDS,
+      refreshTargetSeconds: REFRESH_SECONDS,
+      staleAfterSeconds: STALE_AFTER_SECONDS,
+      source: "sokoni-sim-feed"
+    }
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Partners: bootstrapping a partner with its keys and master wallets, and resolving an API key to a Principal.
+ * Owns: partner and key documents, key hashing (keys are stored only as SHA-256 hashes), key/environment rules.
+ * Does not own: portal/identity-token flows, key rotation and revocation (a later issue), rate limits.
+ */
+import { createHash } from "node:crypto"
+import { Context, Effect, Layer, Option } from "effect"
+import { fail } from "../domain/errors.ts"
+import { EngineClock } from "../sim/clock.ts"
+import { Entropy } from "../sim/random.ts"
+import { Store } from "../store/port.ts"
+import { ApiKeys, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
+import { seedWallet } from "./ledger.ts"
+import { type Environment, partitionOf, type Principal, type Tier } from "./principal.ts"
+
+/** Virtual money seeded into a sandbox master wallet (spec: POST /register, walletBalance 100000). */
+export const SANDBOX_SEED_CENTS = 100_000_00
+
+export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data: "pk_data_" } as const
+
+export const hashKey = (raw: string) => createHash("sha256").update(raw).digest("hex")
+
+export interface BootstrapInput {
+  readonly businessName: string
+  readonly email: string
+  readonly tier: Tier
+  readonly markupBps?: number | undefined
+}
+
+export interface BootstrapResult {
+  readonly partnerId: string
+  readonly sandboxKey: string
+  readonly liveKey: string
+  readonly businessName: string
+  readonly email: string
+  readonly tier: Tier
+}
+
+export class PartnerService extends Context.Service<
+  PartnerService,
+  {
+    readonly bootstrap: (input: BootstrapInput) => Effect.Effect<BootstrapResult, unknown>
+    /** Resolves a raw key presented on `environment`'s base. */
+    readonly authenticate: (raw: string, environment: Environment) => Effect.Effect<Principal, unknown>
+  }
+>()("sokoni/PartnerService") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const entropy = yield* Entropy
+
+    const bootstrap = Effect.fn("PartnerService.bootstrap")(function* (input: BootstrapInput) {
+      const now = yield* clock.now
+      const partnerId = yield* entropy.id("ptn")
+      const sandboxKey = yield* entropy.secret(KEY_PREFIX.sandbox)
+      const liveKey = yield* entropy.secret(KEY_PREFIX.production)
+      const markupBps = input.markupBps ?? 0
+      yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          yield* PartnerDocs.put(tx, partnerId, "global", timeSortKey(now, partnerId), {
+            partnerId,
+            businessName: input.businessName,
+            email: input.email,
+            tier: input.tier,
+            markupBps,
+            createdAt: now
+          })
+          for (const [raw, environment] of [[sandboxKey, "sandbox"], [liveKey, "production"]] as const) {
+            const keyHash = hashKey(raw)
+            yield* ApiKeys.put(tx, keyHash, "global", timeSortKey(now, keyHash), {
+              keyHash,
+              partnerId,
+              environment,
+              kind: "full",
+              status: "active",
+              last4: raw.slice(-4),
+              createdAt: now
+            })
+          }
+          yield* seedWallet(tx, partitionOf(partnerId, "sandbox"), "master", SANDBOX_SEED_CENTS)
+        })
+      )
+      return { partnerId, sandboxKey, liveKey, businessName: input.businessName, email: input.email, tier: input.tier }
+    })
+
+    const authenticate = Effect.fn("PartnerService.authenticate")(function* (raw: string, environment: Environment) {
+      const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data]
+      if (!expectedPrefix.some((p) => raw.startsWith(p))) {
+        return yield* Effect.fail(fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`))
+      }
+      const found = yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const key = yield* ApiKeys.get(tx, hashKey(raw))
+          if (Option.isNone(key)) return Option.none()
+          const partner = yield* PartnerDocs.get(tx, key.value.partnerId)
+          return Option.map(partner, (p) => ({ key: key.value, partner: p }))
+        })
+      )
+      if (Option.isNone(found) || found.value.key.environment !== environment) {
+        return yield* Effect.fail(fail("AUTH_INVALID", "the API key is not recognised"))
+      }
+      const { key, partner } = found.value
+      if (key.status === "revoked") return yield* Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
+      return {
+        partnerId: partner.partnerId,
+        environment,
+        keyKind: key.kind,
+        tier: partner.tier,
+        markupBps: partner.markupBps,
+        partition: partitionOf(partner.partnerId, environment)
+      } satisfies Principal
+    })
+
+    return PartnerService.of({ bootstrap, authenticate })
+  })
+
+  static readonly layer = Layer.effect(PartnerService, PartnerService.make)
+}

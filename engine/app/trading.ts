@@ -1,0 +1,362 @@
+/**
+ * Trading: placing MARKET orders against a quote, reading orders, and applying the desk's decisions (fill, reject).
+ * Owns: the quote checks, escrow at placement, order events, the desk queue and the desk.fill job.
+ * Does not own: the order arithmetic (domain/order.ts), when the desk decides (sim/desk.ts), prices (market feed).
+ * Resting orders (LIMIT/STOP), cancel and replace come with the trading issue; they are refused clearly for now.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { findExchange, isOpen } from "../domain/calendar.ts"
+import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import { FX_SOURCE } from "../domain/fx.ts"
+import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
+import { applyFill, applyReject, awaitsDesk, type OrderRecord, orderToWire, placeMarket, remainingQuantity, type Side } from "../domain/order.ts"
+import { EventLog } from "../events/event-log.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { DESK_FILL_JOB, type DeskFillJob, ExecutionDesk } from "../sim/desk.ts"
+import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
+import { Store, type Tx } from "../store/port.ts"
+import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
+import { Orders, Quotes, timeSortKey } from "./docs.ts"
+import { applyMovements, holding, walletBalance } from "./ledger.ts"
+import { resolveInstrument } from "./market.ts"
+import type { Principal } from "./principal.ts"
+
+export interface TradeInput {
+  readonly symbol: string
+  readonly exchange?: string | undefined
+  readonly type: Side
+  readonly orderType?: string | undefined
+  readonly quantity?: number | undefined
+  readonly cashValue?: number | undefined
+  readonly quoteId?: string | undefined
+  readonly limitPrice?: number | undefined
+  readonly stopPrice?: number | undefined
+  readonly timeInForce?: string | undefined
+  readonly expiresAt?: string | undefined
+  readonly clientOrderId?: string | undefined
+}
+
+export interface OrderListQuery {
+  readonly status?: string | undefined
+  readonly symbol?: string | undefined
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly cursor?: string | undefined
+  readonly limit?: number | undefined
+}
+
+export interface FillRequest {
+  readonly price?: number | undefined
+  readonly quantity?: number | undefined
+}
+
+/** Orders and users scan at most this many records per request (spec Limits). */
+const SCAN_LIMIT = 1000
+/** Index of orders handed to the desk (entries stay; the queue view keeps those still awaiting a decision). */
+const DESK_QUEUE = "deskQueue"
+const STATUS_FILTERS = ["PENDING", "WORKING", "PARTIALLY_FILLED", "PROCESSING", "COMPLETED", "FILLED", "REJECTED", "CANCELLED", "EXPIRED"]
+
+/** Parses a from/to bound: a UTC date (whole day) or a timezone-aware date-time. */
+export const parseBound = (raw: string, edge: "from" | "to"): number | ApiFailure => {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) {
+    const start = Date.parse(`${raw}T00:00:00.000Z`)
+    if (Number.isNaN(start)) return fail("VALIDATION_ERROR", `${edge} is not a valid date`, { param: edge })
+    return edge === "from" ? start : start + 86_400_000 - 1
+  }
+  if (!/(Z|[+-]\d{2}:?\d{2})$/.test(raw)) return fail("VALIDATION_ERROR", `${edge} must be a date or a timezone-aware date-time`, { param: edge })
+  const t = Date.parse(raw)
+  return Number.isNaN(t) ? fail("VALIDATION_ERROR", `${edge} is not a valid date-time`, { param: edge }) : t
+}
+
+const accountFields = (o: OrderRecord) =>
+  o.account === "master" ? { accountType: "master" } : { subAccountId: o.account }
+
+export class TradingService extends Context.Service<
+  TradingService,
+  {
+    readonly trade: (principal: Principal, account: string, input: TradeInput) => Effect.Effect<unknown, unknown>
+    readonly listOrders: (principal: Principal, account: string, query: OrderListQuery) => Effect.Effect<unknown, unknown>
+    readonly getOrder: (principal: Principal, orderId: string) => Effect.Effect<unknown, unknown>
+    readonly deskQueue: Effect.Effect<ReadonlyArray<unknown>, unknown>
+    readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<unknown, unknown>
+    readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<unknown, unknown>
+  }
+>()("sokoni/TradingService") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const entropy = yield* Entropy
+    const events = yield* EventLog
+    const desk = yield* ExecutionDesk
+    const scheduler = yield* Scheduler
+
+    const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
+
+    const trade = Effect.fn("TradingService.trade")(function* (principal: Principal, account: string, input: TradeInput) {
+      const orderType = input.orderType ?? "MARKET"
+      if (orderType !== "MARKET") {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", `orderType ${orderType} is not simulated yet: this engine version takes MARKET orders`, { param: "orderType" }))
+      }
+      if (input.quoteId === undefined) return yield* Effect.fail(fail("QUOTE_REQUIRED", "a MARKET order needs a quoteId from GET /quote/{symbol}", { param: "quoteId" }))
+      if ((input.quantity === undefined) === (input.cashValue === undefined)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "give exactly one of quantity or cashValue", { params: ["quantity", "cashValue"] }))
+      }
+      if (input.quantity !== undefined && (!Number.isSafeInteger(input.quantity) || input.quantity <= 0)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "quantity must be a whole number above 0", { param: "quantity" }))
+      }
+      const cashValue = input.cashValue === undefined ? undefined : parseScaled(input.cashValue, 2)
+      if (input.cashValue !== undefined && (cashValue === undefined || cashValue <= 0)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue must be a positive USD amount with at most 2 decimals", { param: "cashValue" }))
+      }
+      const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+      const exchange = findExchange(instrument.exchange)
+      const quoteId = input.quoteId
+
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const now = yield* clock.now
+          const found = yield* Quotes.get(tx, quoteId)
+          if (Option.isNone(found) || found.value.partition !== principal.partition) {
+            return yield* Effect.fail(fail("QUOTE_NOT_FOUND", `quote ${quoteId} was never issued to this key`, { param: "quoteId" }))
+          }
+          const quote = found.value
+          if (quote.account !== account) {
+            return yield* Effect.fail(fail("QUOTE_SCOPE_MISMATCH", "the quote was issued for another account: fetch it with the subAccountId you trade on", { param: "quoteId" }))
+          }
+          if (quote.status !== "OPEN" || now >= quote.expiresAt) {
+            return yield* Effect.fail(fail("STALE_QUOTE", quote.status === "USED" ? "the quote was already used" : "the quote expired (60 s TTL); fetch a new one", { param: "quoteId" }))
+          }
+          const mismatch =
+            quote.symbol !== instrument.symbol
+              ? "symbol"
+              : quote.side !== null && quote.side !== input.type
+                ? "side"
+                : quote.quantity !== null && input.quantity !== undefined && quote.quantity !== input.quantity
+                  ? "quantity"
+                  : quote.cashValue !== null && cashValue !== undefined && quote.cashValue !== cashValue
+                    ? "cashValue"
+                    : undefined
+          if (mismatch !== undefined) {
+            return yield* Effect.fail(fail("QUOTE_ORDER_MISMATCH", `the quote does not match the order's ${mismatch}`, { param: mismatch }))
+          }
+          if (exchange !== undefined && !isOpen(exchange, now)) {
+            return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
+          }
+          const quantity = input.quantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
+          if (quantity <= 0) return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the quoted price", { param: "cashValue" }))
+          const order = placeMarket({
+            orderId: yield* entropy.id("ord"),
+            partition: principal.partition,
+            account,
+            externalId: null,
+            instrument,
+            side: input.type,
+            quantity,
+            price: quote.price,
+            rate: quote.rate,
+            rateAsOf: quote.issuedAt,
+            fxSource: FX_SOURCE,
+            localCurrency: exchange?.currency ?? "USD",
+            markupBps: principal.markupBps,
+            quote: { quoteId, expiresAt: quote.expiresAt },
+            clientOrderId: input.clientOrderId ?? null,
+            timeInForce: input.timeInForce ?? null,
+            now
+          })
+          if (order.side === "BUY") {
+            const balance = yield* walletBalance(tx, principal.partition, account)
+            if (balance < order.totalAmount) {
+              return yield* Effect.fail(fail("INSUFFICIENT_FUNDS", `the order needs ${centsToWire(order.totalAmount)} USD and the wallet holds ${centsToWire(balance)} USD`))
+            }
+            yield* applyMovements(tx, principal.partition, account, order.symbol, { wallet: -order.totalAmount, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: 0 })
+          } else {
+            const h = yield* holding(tx, principal.partition, account, order.symbol)
+            if (h.quantity - h.reserved < quantity) {
+              return yield* Effect.fail(fail("INSUFFICIENT_HOLDINGS", `the account holds ${h.quantity - h.reserved} free units of ${order.symbol}`))
+            }
+            yield* applyMovements(tx, principal.partition, account, order.symbol, { wallet: 0, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: quantity })
+          }
+          yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
+          yield* saveOrder(tx, order)
+          yield* events.append(tx, principal.partition, "order.pending", {
+            orderId: order.orderId,
+            ...accountFields(order),
+            externalId: order.externalId,
+            type: order.side,
+            symbol: order.symbol,
+            quantity: order.quantity,
+            priceAtOrder: price4ToWire(order.priceAtOrder),
+            usdPriceAtOrder: price4ToWire(usdPrice4(order.priceAtOrder, order.fxRate)),
+            gross: centsToWire(order.gross),
+            baseFee: centsToWire(order.baseFee),
+            partnerMarkupFee: centsToWire(order.partnerMarkupFee),
+            fee: centsToWire(order.fee),
+            ...(order.side === "BUY" ? { totalCost: centsToWire(order.totalAmount) } : {}),
+            status: "PENDING"
+          })
+          yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
+          yield* desk.onQueued(tx, order, now)
+          return orderToWire(order, now)
+        })
+      )
+    })
+
+    const listOrders = Effect.fn("TradingService.listOrders")(function* (principal: Principal, account: string, query: OrderListQuery) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const status = query.status?.toUpperCase()
+      if (status !== undefined && !STATUS_FILTERS.includes(status)) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", `status must be one of ${STATUS_FILTERS.join(", ")}`, { param: "status" }))
+      }
+      const wanted = status === "COMPLETED" ? "FILLED" : status === "PROCESSING" ? "PENDING" : status
+      const from = query.from === undefined ? undefined : yield* liftFailure(parseBound(query.from, "from"))
+      const to = query.to === undefined ? undefined : yield* liftFailure(parseBound(query.to, "to"))
+      if (from !== undefined && to !== undefined && from > to) return yield* Effect.fail(fail("VALIDATION_ERROR", "from is after to", { params: ["from", "to"] }))
+      const scope = `orders|${principal.partition}|${account}`
+      const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
+      const symbol = query.symbol?.toUpperCase()
+      const now = yield* clock.now
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const scanned = yield* tx.list(Orders.name, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" })
+          const window = scanned.slice(0, SCAN_LIMIT)
+          const matches: Array<OrderRecord> = []
+          let lastKey: string | undefined
+          for (const doc of window) {
+            const o = doc.body as OrderRecord
+            if (matches.length === limit) break
+            lastKey = doc.sortKey
+            if (o.account !== account) continue
+            if (wanted !== undefined && o.status !== wanted) continue
+            if (symbol !== undefined && o.symbol !== symbol && o.symbol.split(".")[0] !== symbol) continue
+            if (from !== undefined && o.createdAt < from) continue
+            if (to !== undefined && o.createdAt > to) continue
+            matches.push(o)
+          }
+          const hasMore = lastKey !== undefined && (window.at(-1)?.sortKey !== lastKey || scanned.length > SCAN_LIMIT)
+          return {
+            orders: matches.map((o) => orderToWire(o, now)),
+            count: matches.length,
+            hasMore,
+            nextCursor: hasMore && lastKey !== undefined ? encodeCursor(scope, lastKey) : null
+          }
+        })
+      )
+    })
+
+    const findOrder = (tx: Tx, orderId: string) =>
+      Effect.flatMap(Orders.get(tx, orderId), Option.match({ onNone: () => Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`)), onSome: Effect.succeed }))
+
+    const getOrder = Effect.fn("TradingService.getOrder")(function* (principal: Principal, orderId: string) {
+      const now = yield* clock.now
+      const order = yield* store.transact((tx) => findOrder(tx, orderId))
+      if (order.partition !== principal.partition) return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`))
+      return orderToWire(order, now)
+    })
+
+    /** Fills inside `tx`; shared by the control API and the auto desk's job. */
+    const fillIn = (tx: Tx, orderId: string, request: FillRequest) =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        const order = yield* findOrder(tx, orderId)
+        const price = request.price === undefined ? order.priceAtOrder : parseScaled(request.price, 4)
+        if (price === undefined) return yield* Effect.fail(fail("VALIDATION_ERROR", "price must be positive with at most 4 decimals", { param: "price" }))
+        const transition = yield* liftFailure(
+          applyFill(order, { reportId: yield* entropy.id("exr"), quantity: request.quantity ?? remainingQuantity(order), price, now })
+        )
+        const next = transition.order
+        yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
+        yield* saveOrder(tx, next)
+        if (next.status === "FILLED") {
+          const filledGross = next.fills.reduce((s, f) => s + f.gross, 0)
+          const filledFee = next.fills.reduce((s, f) => s + f.fee, 0)
+          const payload = {
+            orderId: next.orderId,
+            subAccountId: next.account === "master" ? null : next.account,
+            externalId: next.externalId,
+            ...(next.account === "master" ? { accountType: "master" } : {}),
+            type: next.side,
+            symbol: next.symbol,
+            exchange: next.exchange,
+            quantity: next.quantity,
+            priceAtOrder: price4ToWire(next.priceAtOrder),
+            usdPriceAtOrder: price4ToWire(usdPrice4(next.priceAtOrder, next.fxRate)),
+            feeAmount: centsToWire(filledFee),
+            status: "FILLED",
+            settledAt: isoAt(now),
+            settlementUsdPrice: price4ToWire(usdPrice4(price, next.fxRate)),
+            ...(next.side === "BUY" ? { totalCost: centsToWire(filledGross + filledFee) } : { proceeds: centsToWire(filledGross - filledFee) })
+          }
+          yield* events.append(tx, next.partition, "order.filled", payload)
+          yield* events.append(tx, next.partition, "trade.settled", payload)
+        }
+        return orderToWire(next, now)
+      })
+
+    const deskFill = Effect.fn("TradingService.deskFill")(function* (orderId: string, request: FillRequest) {
+      return yield* store.transact((tx) => fillIn(tx, orderId, request))
+    })
+
+    const deskReject = Effect.fn("TradingService.deskReject")(function* (orderId: string, code: string, reason: string) {
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const now = yield* clock.now
+          const order = yield* findOrder(tx, orderId)
+          const transition = yield* liftFailure(applyReject(order, code, reason, now))
+          const next = transition.order
+          yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
+          yield* saveOrder(tx, next)
+          const payload = {
+            orderId: next.orderId,
+            subAccountId: next.account === "master" ? null : next.account,
+            externalId: next.externalId,
+            type: next.side,
+            symbol: next.symbol,
+            exchange: next.exchange,
+            quantity: next.quantity,
+            priceAtOrder: price4ToWire(next.priceAtOrder),
+            usdPriceAtOrder: price4ToWire(usdPrice4(next.priceAtOrder, next.fxRate)),
+            feeAmount: centsToWire(next.fills.reduce((s, f) => s + f.fee, 0)),
+            status: "REJECTED",
+            settledAt: isoAt(now),
+            rejectionCode: code,
+            rejectionReason: reason
+          }
+          yield* events.append(tx, next.partition, "order.rejected", payload)
+          yield* events.append(tx, next.partition, "trade.rejected", payload)
+          return orderToWire(next, now)
+        })
+      )
+    })
+
+    /** PENDING and PARTIALLY_FILLED orders of every partner, oldest first: what the desk has to decide. */
+    const deskQueue = Effect.gen(function* () {
+      const now = yield* clock.now
+      const orders = yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const entries = yield* tx.list(DESK_QUEUE, { partition: "global", limit: 100_000, order: "asc" })
+          const loaded = yield* Effect.forEach(entries, (e) => Orders.get(tx, e.id))
+          return loaded.flatMap((o) => (Option.isSome(o) && awaitsDesk(o.value) ? [o.value] : []))
+        })
+      )
+      return orders.map((o) => orderToWire(o, now))
+    })
+
+    yield* scheduler.register(DESK_FILL_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const { orderId } = payload as DeskFillJob
+        const order = yield* findOrder(tx, orderId)
+        if (!awaitsDesk(order)) return // decided meanwhile (manual action, cancel): nothing to do
+        yield* fillIn(tx, orderId, {})
+      })
+    )
+
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject })
+  })
+
+  static readonly layer = Layer.effect(TradingService, TradingService.make)
+}
+
+/** Whole units a cashValue buys (BUY: gross + fee within cash; SELL: gross within cash). */
+const quantityFromCash = (cash: number, price: number, rate: number, markupBps: number, side: Side): number =>
+  side === "BUY" ? quantityForCash(cash, price, rate, markupBps) : quantityForCash(cash, price, rate, 0)

@@ -1,0 +1,55 @@
+/**
+ * EventLog: the append-only log of partner events, one per partner and environment (a partition), written in the
+ * transaction of the state change that caused it (transactional outbox). Owns: the event envelope, appending,
+ * reading by position, and fanning committed events out to subscribers (SSE, webhooks, the trace).
+ * Does not own delivery (webhook sender and stream are later issues; they subscribe here).
+ */
+import { Context, Effect, Layer, PubSub } from "effect"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { Entropy } from "../sim/random.ts"
+import { Trace } from "../sim/trace.ts"
+import type { LoggedEvent, StoreError, Tx } from "../store/port.ts"
+
+/** The envelope webhooks and the stream carry (spec "Events"; eventId position decided in the contract). */
+export const envelopeOf = (event: LoggedEvent, isSandbox: boolean) => ({
+  eventId: event.eventId,
+  event: event.name,
+  timestamp: isoAt(event.timestamp),
+  data: event.payload,
+  ...(isSandbox ? { isSandbox: true } : {})
+})
+
+export class EventLog extends Context.Service<
+  EventLog,
+  {
+    /** Appends `name` with `payload`; subscribers see it only once the transaction commits. */
+    readonly append: (tx: Tx, partition: string, name: string, payload: unknown) => Effect.Effect<LoggedEvent, StoreError>
+    readonly read: (tx: Tx, partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
+    readonly committed: PubSub.PubSub<LoggedEvent>
+  }
+>()("sokoni/EventLog") {
+  static readonly make = Effect.gen(function* () {
+    const clock = yield* EngineClock
+    const entropy = yield* Entropy
+    const trace = yield* Trace
+    const committed = yield* PubSub.unbounded<LoggedEvent>()
+    const append = Effect.fn("EventLog.append")(function* (tx: Tx, partition: string, name: string, payload: unknown) {
+      const logged = yield* tx.appendEvent(partition, {
+        eventId: yield* entropy.id("evt"),
+        name,
+        timestamp: yield* clock.now,
+        payload
+      })
+      yield* tx.afterCommit(
+        Effect.andThen(
+          trace.record({ kind: "event", partition, position: logged.position, eventId: logged.eventId, event: name, timestamp: isoAt(logged.timestamp), data: payload }),
+          PubSub.publish(committed, logged)
+        )
+      )
+      return logged
+    })
+    return EventLog.of({ append, read: (tx, partition, after, limit) => tx.readEvents(partition, after, limit), committed })
+  })
+
+  static readonly layer = Layer.effect(EventLog, EventLog.make)
+}

@@ -1,0 +1,62 @@
+/**
+ * EngineClock: the engine's only source of "now". Owns the three clock modes and moving simulated time.
+ * Does not own running the jobs that fall due when time moves (sim/scheduler.ts `advance` does that).
+ *
+ * - system: Effect's Clock as it is (real time in production; TestClock in tests).
+ * - follow: Effect's Clock plus an offset that only grows when advanced (the default for `serve`).
+ * - manual: frozen virtual time that moves only when advanced (scenarios, conformance runs).
+ */
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { fail, type ApiFailure } from "../domain/errors.ts"
+
+export type ClockMode = "system" | "follow" | "manual"
+export const CLOCK_MODES: ReadonlyArray<ClockMode> = ["system", "follow", "manual"]
+
+export class EngineClock extends Context.Service<
+  EngineClock,
+  {
+    readonly mode: ClockMode
+    readonly now: Effect.Effect<number>
+    /** Moves simulated time forward to `target` (epoch ms). Never backwards; refused in system mode. */
+    readonly moveTo: (target: number) => Effect.Effect<void, ApiFailure>
+  }
+>()("sokoni/EngineClock") {
+  static readonly make = Effect.fn("EngineClock.make")(function* (mode: ClockMode, start?: number) {
+    const real = Clock.currentTimeMillis
+    const initial = start ?? (yield* real)
+    if (mode === "system") {
+      return EngineClock.of({
+        mode,
+        now: real,
+        moveTo: () => Effect.fail(fail("CONFLICT", "the clock is in system mode and cannot be advanced"))
+      })
+    }
+    if (mode === "follow") {
+      const offset = yield* Ref.make(initial - (yield* real))
+      const now = Effect.map(Effect.zip(real, Ref.get(offset)), ([r, o]) => r + o)
+      return EngineClock.of({
+        mode,
+        now,
+        moveTo: (target) =>
+          Effect.flatMap(now, (current) =>
+            target < current
+              ? Effect.fail(fail("VALIDATION_ERROR", "the clock only moves forward"))
+              : Ref.update(offset, (o) => o + (target - current))
+          )
+      })
+    }
+    const virtual = yield* Ref.make(initial)
+    return EngineClock.of({
+      mode,
+      now: Ref.get(virtual),
+      moveTo: (target) =>
+        Effect.flatMap(Ref.get(virtual), (current) =>
+          target < current ? Effect.fail(fail("VALIDATION_ERROR", "the clock only moves forward")) : Ref.set(virtual, target)
+        )
+    })
+  })
+
+  static readonly layer = (mode: ClockMode, start?: number) => Layer.effect(EngineClock, EngineClock.make(mode, start))
+}
+
+export const isoAt = (ms: number): string => new Date(ms).toISOString()

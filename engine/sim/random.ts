@@ -1,0 +1,76 @@
+/**
+ * Entropy: the engine's only source of randomness, and the ids derived from it. Owns the seeded generator
+ * (sfc32, seeded through splitmix32), id formatting and secret generation.
+ * Does not own what ids are for. In simulation every value, secrets included, follows from the seed, so a run
+ * can be replayed; `realEntropyForSecrets` lets a production deployment draw API keys from the OS instead.
+ */
+import { randomBytes, randomInt } from "node:crypto"
+import { Context, Effect, Layer } from "effect"
+
+const splitmix32 = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x9e3779b9) >>> 0
+    let t = a ^ (a >>> 16)
+    t = Math.imul(t, 0x21f0aaad)
+    t ^= t >>> 15
+    t = Math.imul(t, 0x735a2d97)
+    return (t ^ (t >>> 15)) >>> 0
+  }
+}
+
+/** sfc32: small, fast, well-distributed 32-bit generator. Returns uint32 values. */
+export const makeGenerator = (seed: number) => {
+  const init = splitmix32(seed)
+  let a = init()
+  let b = init()
+  let c = init()
+  let d = init()
+  return () => {
+    const t = (((a + b) >>> 0) + d) >>> 0
+    d = (d + 1) >>> 0
+    a = b ^ (b >>> 9)
+    b = (c + (c << 3)) >>> 0
+    c = (c << 21) | (c >>> 11)
+    c = (c + t) >>> 0
+    return t >>> 0
+  }
+}
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford base32, lower case
+
+export class Entropy extends Context.Service<
+  Entropy,
+  {
+    readonly seed: number
+    /** Uniform integer in [0, bound). */
+    readonly nextInt: (bound: number) => Effect.Effect<number>
+    /** `prefix_` followed by 16 base32 characters. */
+    readonly id: (prefix: string) => Effect.Effect<string>
+    /** A credential: `prefix` followed by 32 base32 characters. */
+    readonly secret: (prefix: string) => Effect.Effect<string>
+  }
+>()("sokoni/Entropy") {
+  static readonly make = (seed: number, options: { readonly realEntropyForSecrets?: boolean } = {}) =>
+    Effect.sync(() => {
+      const next = makeGenerator(seed)
+      const chars = (n: number, draw: () => number) => {
+        let out = ""
+        for (let i = 0; i < n; i++) out += ALPHABET[draw() % 32]
+        return out
+      }
+      const osDraw = () => randomBytes(1)[0] ?? 0
+      return Entropy.of({
+        seed,
+        nextInt: (bound) => Effect.sync(() => next() % Math.max(1, Math.floor(bound))),
+        id: (prefix) => Effect.sync(() => `${prefix}_${chars(16, next)}`),
+        secret: (prefix) => Effect.sync(() => `${prefix}${chars(32, options.realEntropyForSecrets === true ? osDraw : next)}`)
+      })
+    })
+
+  static readonly layer = (seed: number, options?: { readonly realEntropyForSecrets?: boolean }) =>
+    Layer.effect(Entropy, Entropy.make(seed, options))
+}
+
+/** A fresh seed for a run that was not given one (printed first, so the run can be replayed). */
+export const freshSeed = (): number => randomInt(1, 2 ** 31 - 1)

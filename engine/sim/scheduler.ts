@@ -1,0 +1,112 @@
+/**
+ * Scheduler: durable due-jobs (quote expiry, desk auto-fill; later webhook retries, order expiry, price refresh),
+ * stored through the Store so they survive a restart on postgres, and run in (dueAt, seq) order.
+ * Owns: scheduling, the handler registry, running what is due, and advancing simulated time through due jobs.
+ * Does not own what a job does: each service registers the handler for its own job kinds.
+ *
+ * A job runs in the same transaction that deletes it, so it runs exactly once or, on failure, not at all; a job
+ * whose handler fails is moved to the `deadJobs` collection and logged, never retried forever.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { type ApiFailure, fail } from "../domain/errors.ts"
+import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
+import { EngineClock, isoAt } from "./clock.ts"
+
+export type JobHandler = (tx: Tx, payload: unknown) => Effect.Effect<void, unknown>
+
+export interface AdvanceTarget {
+  readonly seconds?: number | undefined
+  readonly to?: number | undefined
+}
+
+export class Scheduler extends Context.Service<
+  Scheduler,
+  {
+    readonly schedule: (tx: Tx, kind: string, dueAt: number, payload: unknown) => Effect.Effect<Job, StoreError>
+    readonly register: (kind: string, handler: JobHandler) => Effect.Effect<void>
+    /** Runs every job due at or before the clock's now; returns how many ran. */
+    readonly runDue: Effect.Effect<number, StoreError>
+    /** Moves the clock to the target, stopping at each due job on the way to run it at its own due time. */
+    readonly advance: (target: AdvanceTarget) => Effect.Effect<{ readonly now: number; readonly jobsRun: number }, ApiFailure | StoreError>
+    /** Polls for due jobs forever (system and follow modes); fork it for the life of the server. */
+    readonly loop: (pollMillis: number) => Effect.Effect<never, StoreError>
+  }
+>()("sokoni/Scheduler") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const handlers = new Map<string, JobHandler>()
+
+    const peek = store.transact((tx) => tx.nextJob)
+
+    const runJob = (job: Job) =>
+      store
+        .transact((tx) =>
+          Effect.gen(function* () {
+            const handler = handlers.get(job.kind)
+            yield* tx.deleteJob(job.seq)
+            if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.kind}`)
+            yield* handler(tx, job.payload)
+          })
+        )
+        .pipe(
+          Effect.catch((error) =>
+            Effect.gen(function* () {
+              yield* Effect.logWarning(`job ${job.seq} (${job.kind}) failed; moved to deadJobs`, error)
+              yield* store.transact((tx) =>
+                Effect.andThen(
+                  tx.deleteJob(job.seq),
+                  tx.put("deadJobs", { id: String(job.seq), partition: "global", sortKey: String(job.seq).padStart(12, "0"), body: { job, error: String(error) } })
+                )
+              )
+            })
+          )
+        )
+
+    /** Runs jobs due at or before `upTo`, one transaction each, in order; returns the count. */
+    const runUpTo = (upTo: number): Effect.Effect<number, StoreError> =>
+      Effect.gen(function* () {
+        let ran = 0
+        while (true) {
+          const next = yield* peek
+          if (Option.isNone(next) || next.value.dueAt > upTo) return ran
+          yield* runJob(next.value)
+          ran++
+        }
+      })
+
+    const advance = Effect.fn("Scheduler.advance")(function* (target: AdvanceTarget) {
+      const start = yield* clock.now
+      let to: number
+      if (target.to !== undefined) to = target.to
+      else if (target.seconds !== undefined && Number.isFinite(target.seconds) && target.seconds >= 0) to = start + Math.round(target.seconds * 1000)
+      else return yield* Effect.fail(fail("VALIDATION_ERROR", "advance needs `seconds` (>= 0) or `to` (date-time)"))
+      if (to < start) return yield* Effect.fail(fail("VALIDATION_ERROR", `cannot move the clock back from ${isoAt(start)} to ${isoAt(to)}`))
+      let jobsRun = 0
+      while (true) {
+        const next = yield* peek
+        if (Option.isNone(next) || next.value.dueAt > to) break
+        const now = yield* clock.now
+        if (next.value.dueAt > now) yield* clock.moveTo(next.value.dueAt)
+        yield* runJob(next.value)
+        jobsRun++
+      }
+      yield* clock.moveTo(to)
+      return { now: yield* clock.now, jobsRun }
+    })
+
+    return Scheduler.of({
+      schedule: (tx, kind, dueAt, payload) => tx.scheduleJob({ kind, dueAt, payload }),
+      register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
+      runDue: Effect.flatMap(clock.now, runUpTo),
+      advance,
+      loop: (pollMillis) =>
+        Effect.flatMap(clock.now, runUpTo).pipe(
+          Effect.andThen(Effect.sleep(pollMillis)),
+          Effect.forever
+        )
+    })
+  })
+
+  static readonly layer = Layer.effect(Scheduler, Scheduler.make)
+}

@@ -1,0 +1,350 @@
+/**
+ * The postgres adapter of the store port: durable documents, gapless counters, the event log rows and due jobs in
+ * generic tables. Owns: the schema (migrated at startup), the SQL of each port operation and the mapping of driver
+ * failures to `StoreError`. Does not own: the meaning of documents, nor the connection settings beyond the URL.
+ *
+ * Semantics follow the memory adapter (memory.ts), which is the reference:
+ * - `transact` runs `work` in ONE SQL transaction that first takes a transaction-scoped advisory lock, so writers are
+ *   serialised across processes; inside one process a one-permit semaphore also serialises them (as in the memory
+ *   adapter), which keeps afterCommit hooks in commit order and spares pooled connections waiting on the lock.
+ * - Counters (`nextSeq`, event positions under `log:<partition>`, job seqs under `jobs`) are rows updated inside the
+ *   transaction, never PG sequences, so a rollback leaves no gap and values follow commit order.
+ * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order.
+ * - Lists order by the sort key compared by UTF-16 code units, as JavaScript's `<` does (the `sort_order` column holds
+ *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
+ *   adapter's Map buckets (`insert_seq`).
+ */
+import { Effect, Layer, Option, Redacted, Semaphore } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import { PgClient, PgMigrator } from "@effect/sql-pg"
+import { type Doc, type Job, type LoggedEvent, Store, StoreError, type Tx } from "./port.ts"
+
+/** Fixed key of the advisory lock that serialises write transactions ("Soko" in ASCII). */
+export const STORE_LOCK_KEY = 0x536f6b6f
+
+const MIGRATIONS_TABLE = "sokoni_store_migrations"
+
+const migrations = PgMigrator.fromRecord({
+  "0001_store_tables": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE documents (
+      collection text NOT NULL,
+      id text NOT NULL,
+      partition text NOT NULL,
+      sort_key text NOT NULL,
+      sort_order text COLLATE "C" NOT NULL,
+      insert_seq bigint NOT NULL,
+      body text,
+      PRIMARY KEY (collection, id)
+    )`
+    yield* sql`CREATE INDEX documents_list_idx ON documents (collection, partition, sort_order, insert_seq)`
+    yield* sql`CREATE SEQUENCE documents_insert_seq`
+    yield* sql`CREATE TABLE counters (
+      name text PRIMARY KEY,
+      value bigint NOT NULL
+    )`
+    yield* sql`CREATE TABLE events (
+      partition text NOT NULL,
+      position bigint NOT NULL,
+      event_id text NOT NULL,
+      name text NOT NULL,
+      timestamp bigint NOT NULL,
+      payload text,
+      PRIMARY KEY (partition, position)
+    )`
+    yield* sql`CREATE TABLE jobs (
+      seq bigint PRIMARY KEY,
+      kind text NOT NULL,
+      due_at bigint NOT NULL,
+      payload text
+    )`
+    yield* sql`CREATE INDEX jobs_due_idx ON jobs (due_at, seq)`
+  })
+})
+
+/** Runs the store's migrations with the current SqlClient (idempotent; bookkeeping in `sokoni_store_migrations`). */
+export const migrate: Effect.Effect<void, StoreError, SqlClient.SqlClient> = Migrator.make({})({
+  loader: migrations,
+  table: MIGRATIONS_TABLE
+}).pipe(
+  Effect.asVoid,
+  Effect.mapError((cause) => new StoreError({ message: `postgres store: migration failed: ${cause.message}`, cause }))
+)
+
+const toStoreError = (operation: string) => (cause: SqlError.SqlError) =>
+  new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
+
+/** JSON text of a value; `undefined` (what JSON.stringify gives for undefined) is stored as SQL NULL. */
+const encodeJson = (operation: string, value: unknown): Effect.Effect<string | null, StoreError> =>
+  Effect.try({
+    try: () => JSON.stringify(value) ?? null,
+    catch: (cause) => new StoreError({ message: `postgres store: ${operation}: value is not JSON: ${String(cause)}`, cause })
+  })
+
+const decodeJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
+
+/** The string's UTF-16 code units as 4 hex digits each: "C"-collation order on it is JavaScript's `<` order. */
+export const sortOrderOf = (sortKey: string): string => {
+  let out = ""
+  for (let i = 0; i < sortKey.length; i++) out += sortKey.charCodeAt(i).toString(16).padStart(4, "0")
+  return out
+}
+
+const requireSafeInteger = (operation: string, field: string, value: number): Effect.Effect<number, StoreError> =>
+  Number.isSafeInteger(value)
+    ? Effect.succeed(value)
+    : Effect.fail(new StoreError({ message: `postgres store: ${operation}: ${field} must be a safe integer, got ${value}` }))
+
+/** LIMIT in SQL when it means the same as `Array.prototype.slice(0, limit)`, otherwise slice in JavaScript. */
+const sqlLimit = (limit: number): number | undefined => (Number.isSafeInteger(limit) && limit >= 0 ? limit : undefined)
+
+/**
+ * PostgreSQL text holds neither NUL nor lone surrogates (the driver would turn those into U+FFFD). Writes of such
+ * strings fail with StoreError before reaching the server (so the transaction stays usable); reads of them find nothing,
+ * as nothing can have been stored under them.
+ */
+const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
+
+const requireText = (operation: string, fields: Record<string, string>): Effect.Effect<void, StoreError> => {
+  for (const [field, value] of Object.entries(fields)) {
+    if (!representable(value)) {
+      return Effect.fail(
+        new StoreError({
+          message: `postgres store: ${operation}: ${field} ${JSON.stringify(value)} contains NUL or a lone surrogate`
+        })
+      )
+    }
+  }
+  return Effect.void
+}
+
+const toNumber = (value: unknown): number => (typeof value === "number" ? value : Number(value))
+
+interface DocRow {
+  readonly id: string
+  readonly partition: string
+  readonly sort_key: string
+  readonly body: string | null
+}
+
+interface EventRow {
+  readonly partition: string
+  readonly position: bigint | number | string
+  readonly event_id: string
+  readonly name: string
+  readonly timestamp: bigint | number | string
+  readonly payload: string | null
+}
+
+interface JobRow {
+  readonly seq: bigint | number | string
+  readonly kind: string
+  readonly due_at: bigint | number | string
+  readonly payload: string | null
+}
+
+const docOf = (row: DocRow): Doc => ({
+  id: row.id,
+  partition: row.partition,
+  sortKey: row.sort_key,
+  body: decodeJson(row.body)
+})
+
+const eventOf = (row: EventRow): LoggedEvent => ({
+  position: toNumber(row.position),
+  partition: row.partition,
+  eventId: row.event_id,
+  name: row.name,
+  timestamp: toNumber(row.timestamp),
+  payload: decodeJson(row.payload)
+})
+
+const jobOf = (row: JobRow): Job => ({
+  seq: toNumber(row.seq),
+  kind: row.kind,
+  dueAt: toNumber(row.due_at),
+  payload: decodeJson(row.payload)
+})
+
+/** Carries the failure of `work` through `withTransaction`, so only the driver's own failures become StoreError. */
+class WorkFailure {
+  readonly error: unknown
+  constructor(error: unknown) {
+    this.error = error
+  }
+}
+
+/** The store on the current SqlClient, after running the migrations. */
+export const makePostgresStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* migrate
+  const lock = yield* Semaphore.make(1)
+
+  const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) =>
+    Effect.mapError(statement, toStoreError(operation))
+
+  const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
+    Effect.andThen(
+      requireText("nextSeq", { counter: name }),
+      query(
+        "nextSeq",
+        sql<{ readonly value: bigint | number | string }>`
+          INSERT INTO counters (name, value) VALUES (${name}, 1)
+          ON CONFLICT (name) DO UPDATE SET value = counters.value + 1
+          RETURNING value`
+      ).pipe(
+        Effect.flatMap((rows) =>
+          rows[0] === undefined
+            ? Effect.fail(new StoreError({ message: `postgres store: nextSeq returned no row for ${name}` }))
+            : Effect.succeed(toNumber(rows[0].value))
+        )
+      )
+    )
+
+  const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
+    get: (collection, id) =>
+      !representable(collection) || !representable(id)
+        ? Effect.succeed(Option.none())
+        : query(
+            "get",
+            sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`
+          ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))),
+
+    put: (collection, doc) =>
+      Effect.gen(function* () {
+        yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
+        const body = yield* encodeJson("put", doc.body)
+        // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
+        yield* query(
+          "put",
+          sql`
+            INSERT INTO documents (collection, id, partition, sort_key, sort_order, insert_seq, body)
+            VALUES (${collection}, ${doc.id}, ${doc.partition}, ${doc.sortKey}, ${sortOrderOf(doc.sortKey)},
+                    nextval('documents_insert_seq'), ${body})
+            ON CONFLICT (collection, id) DO UPDATE SET
+              partition = EXCLUDED.partition,
+              sort_key = EXCLUDED.sort_key,
+              sort_order = EXCLUDED.sort_order,
+              insert_seq = CASE WHEN documents.partition = EXCLUDED.partition
+                                THEN documents.insert_seq ELSE EXCLUDED.insert_seq END,
+              body = EXCLUDED.body`
+        )
+      }),
+
+    list: (collection, options) => {
+      if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
+      const asc = options.order === "asc"
+      const limit = sqlLimit(options.limit)
+      const after =
+        options.after === undefined
+          ? sql``
+          : asc
+            ? sql`AND sort_order > ${sortOrderOf(options.after)}`
+            : sql`AND sort_order < ${sortOrderOf(options.after)}`
+      const orderBy = asc ? sql`ORDER BY sort_order ASC, insert_seq ASC` : sql`ORDER BY sort_order DESC, insert_seq DESC`
+      return query(
+        "list",
+        sql<DocRow>`
+          SELECT id, partition, sort_key, body FROM documents
+          WHERE collection = ${collection} AND partition = ${options.partition} ${after}
+          ${orderBy} ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
+      ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
+    },
+
+    nextSeq,
+
+    appendEvent: (partition, event) =>
+      Effect.gen(function* () {
+        yield* requireText("appendEvent", { partition, eventId: event.eventId, name: event.name })
+        const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
+        const payload = yield* encodeJson("appendEvent", event.payload)
+        const position = yield* nextSeq(`log:${partition}`)
+        yield* query(
+          "appendEvent",
+          sql`
+            INSERT INTO events (partition, position, event_id, name, timestamp, payload)
+            VALUES (${partition}, ${position}, ${event.eventId}, ${event.name}, ${timestamp}, ${payload})`
+        )
+        const logged: LoggedEvent = {
+          position,
+          partition,
+          eventId: event.eventId,
+          name: event.name,
+          timestamp: event.timestamp,
+          payload: decodeJson(payload)
+        }
+        return logged
+      }),
+
+    readEvents: (partition, afterPosition, limit) => {
+      if (!representable(partition)) return Effect.succeed([])
+      const sqlLim = sqlLimit(limit)
+      return query(
+        "readEvents",
+        sql<EventRow>`
+          SELECT partition, position, event_id, name, timestamp, payload FROM events
+          WHERE partition = ${partition} AND position > ${afterPosition}
+          ORDER BY position ASC ${sqlLim === undefined ? sql`` : sql`LIMIT ${sqlLim}`}`
+      ).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
+    },
+
+    scheduleJob: (job) =>
+      Effect.gen(function* () {
+        yield* requireText("scheduleJob", { kind: job.kind })
+        const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
+        const payload = yield* encodeJson("scheduleJob", job.payload)
+        const seq = yield* nextSeq("jobs")
+        yield* query(
+          "scheduleJob",
+          sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`
+        )
+        const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+        return scheduled
+      }),
+
+    nextJob: query(
+      "nextJob",
+      sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`
+    ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
+
+    deleteJob: (seq) => query("deleteJob", sql`DELETE FROM jobs WHERE seq = ${seq}`).pipe(Effect.asVoid),
+
+    afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
+  })
+
+  const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    lock.withPermits(1)(
+      Effect.suspend(() => {
+        const hooks: Array<Effect.Effect<void>> = []
+        const tx = makeTx(hooks)
+        const unit = sql`SELECT pg_advisory_xact_lock(${STORE_LOCK_KEY})`.pipe(
+          Effect.andThen(Effect.suspend(() => work(tx))),
+          Effect.mapError((error) => new WorkFailure(error))
+        )
+        return sql.withTransaction(unit).pipe(
+          Effect.catch((failure): Effect.Effect<never, E | StoreError> =>
+            failure instanceof WorkFailure
+              ? Effect.fail(failure.error as E | StoreError)
+              : Effect.fail(toStoreError("transaction")(failure))
+          ),
+          // Only reached once COMMIT succeeded: a failed COMMIT fails `withTransaction` above.
+          Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+        )
+      })
+    )
+
+  return Store.of({ kind: "postgres", transact })
+})
+
+/** A `Store` on its own pooled PgClient for `databaseUrl`, migrated at startup; the pool closes with the layer. */
+export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, StoreError> =>
+  Layer.effect(
+    Store,
+    Effect.gen(function* () {
+      const client = yield* PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(
+        Effect.mapError(toStoreError("connect"))
+      )
+      return yield* Effect.provideService(makePostgresStore, SqlClient.SqlClient, client)
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
