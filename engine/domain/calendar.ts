@@ -77,3 +77,14 @@ export const phaseAt = (exchange: Exchange, epochMillis: number): MarketPhase =>
 }
 
 export const isOpen = (exchange: Exchange, epochMillis: number): boolean => phaseAt(exchange, epochMillis) === "OPEN"
+
+/** First instant at or after `from`, on a 15-minute grid, when every exchange in `exchanges` is open (one-week search). */
+export const nextInstantAllOpen = (from: number, exchanges: ReadonlyArray<Exchange> = EXCHANGES): number | undefined => {
+  const step = 15 * 60_000
+  if (exchanges.every((e) => isOpen(e, from))) return from
+  const first = Math.ceil(from / step) * step
+  for (let t = first; t < from + 8 * 86_400_000; t += step) {
+    if (exchanges.every((e) => isOpen(e, t))) return t
+  }
+  return undefined
+}

@@ -60,3 +60,6 @@ export class EngineClock extends Context.Service<
 }
 
 export const isoAt = (ms: number): string => new Date(ms).toISOString()
+
+/** Real wall time, for choosing a run's start instant only (the CLI); the engine itself reads `EngineClock.now`. */
+export const wallClockNow = (): number => Date.now()

@@ -1,0 +1,216 @@
+/**
+ * The scenario runner: loads a declarative scenario (YAML, format in scenarios/README.md), runs it in-process on a
+ * manual clock with a given seed and store, checks every expectation, and returns the trace and its hash.
+ * Owns: the scenario format, variable saving/substitution, expectations and the report. The engine is used only
+ * through HTTP (partner and control API), exactly as an outside client would.
+ */
+import { readFile } from "node:fs/promises"
+import { Effect } from "effect"
+import { parse } from "yaml"
+import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
+import { makeInProcessEngine } from "../engine/runtime.ts"
+import type { DeskMode } from "../engine/sim/desk.ts"
+
+export interface ScenarioStep {
+  readonly name?: string
+  /** "METHOD /path" on the partner API, with the scenario partner's key for that base. */
+  readonly request?: string
+  /** "METHOD /_sim/..." on the control API. */
+  readonly control?: string
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+  /** Which key to send: the sandbox or live key (default: the one matching the path), or none. */
+  readonly as?: "sandbox" | "live" | "none"
+  readonly advance?: { readonly seconds?: number; readonly to?: string }
+  readonly desk?: { readonly fill?: string; readonly reject?: string; readonly price?: number; readonly quantity?: number; readonly rejectionCode?: string; readonly rejectionReason?: string }
+  readonly expect?: { readonly status?: number; readonly body?: unknown; readonly events?: ReadonlyArray<string> }
+  /** name -> path into the response ("body.orderId"). */
+  readonly save?: Record<string, string>
+}
+
+export interface Scenario {
+  readonly name: string
+  readonly start: string
+  readonly desk?: DeskMode
+  readonly partner?: { readonly businessName: string; readonly email: string; readonly tier?: string }
+  readonly steps: ReadonlyArray<ScenarioStep>
+}
+
+export interface StepReport {
+  readonly index: number
+  readonly label: string
+  readonly ok: boolean
+  readonly problems: ReadonlyArray<string>
+}
+
+export interface RunResult {
+  readonly scenario: string
+  readonly seed: number
+  readonly store: "memory" | "postgres"
+  readonly steps: ReadonlyArray<StepReport>
+  readonly passed: boolean
+  readonly trace: ReadonlyArray<string>
+  readonly hash: string
+}
+
+export interface RunOptions {
+  readonly seed: number
+  readonly store: "memory" | "postgres"
+  readonly databaseUrl?: string | undefined
+  readonly onStep?: (report: StepReport) => void
+}
+
+const ADMIN = "scenario-admin-token"
+
+export const loadScenario = async (file: string): Promise<Scenario> => {
+  const parsed = parse(await readFile(file, "utf8")) as Scenario
+  if (typeof parsed?.name !== "string" || typeof parsed.start !== "string" || !Array.isArray(parsed.steps)) {
+    throw new Error(`${file}: a scenario needs name, start and steps (see scenarios/README.md)`)
+  }
+  return parsed
+}
+
+const substitute = (value: unknown, vars: Record<string, unknown>): unknown => {
+  if (typeof value === "string") {
+    const whole = /^\$\{(\w+)\}$/.exec(value)
+    if (whole?.[1] !== undefined && whole[1] in vars) return vars[whole[1]]
+    return value.replace(/\$\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m))
+  }
+  if (Array.isArray(value)) return value.map((v) => substitute(v, vars))
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, vars)]))
+  return value
+}
+
+const pick = (source: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key] : undefined), source)
+
+/** Every key of `expected` must match in `actual` (recursively); arrays must match element by element. */
+export const subsetProblems = (expected: unknown, actual: unknown, at = "body"): Array<string> => {
+  if (typeof expected !== "object" || expected === null) {
+    return Object.is(expected, actual) ? [] : [`${at}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
+  }
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length) return [`${at}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
+    return expected.flatMap((e, i) => subsetProblems(e, actual[i], `${at}[${i}]`))
+  }
+  if (typeof actual !== "object" || actual === null) return [`${at}: expected an object, got ${JSON.stringify(actual)}`]
+  return Object.entries(expected).flatMap(([k, v]) => subsetProblems(v, (actual as Record<string, unknown>)[k], `${at}.${k}`))
+}
+
+const labelOf = (step: ScenarioStep, index: number) =>
+  step.name ??
+  step.request ??
+  step.control ??
+  (step.advance !== undefined ? `advance ${JSON.stringify(step.advance)}` : step.desk !== undefined ? `desk ${JSON.stringify(step.desk)}` : `step ${index + 1}`)
+
+/**
+ * Runs `scenario`. On postgres every run gets a fresh database on the server of `databaseUrl` (dropped afterwards),
+ * so a run never sees another run's rows: the same seed must replay from nothing to be comparable.
+ */
+export const runScenario = (scenario: Scenario, options: RunOptions): Promise<RunResult> => {
+  if (options.store === "memory") return runOn(scenario, options)
+  const adminUrl = options.databaseUrl
+  if (adminUrl === undefined) return Promise.reject(new Error("--store postgres needs --database-url or DATABASE_URL"))
+  return Effect.runPromise(
+    Effect.scoped(Effect.flatMap(withTemporaryDatabase(adminUrl), (url) => Effect.promise(() => runOn(scenario, { ...options, databaseUrl: url }))))
+  )
+}
+
+const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult> => {
+  const start = Date.parse(scenario.start)
+  if (Number.isNaN(start)) throw new Error(`start ${scenario.start} is not an ISO date-time`)
+  const engine = makeInProcessEngine({
+    store: options.store,
+    databaseUrl: options.databaseUrl,
+    clock: "manual",
+    start,
+    seed: options.seed,
+    desk: scenario.desk ?? "manual",
+    adminToken: ADMIN
+  })
+  const vars: Record<string, unknown> = {}
+  const reports: Array<StepReport> = []
+  const call = async (method: string, path: string, headers: Record<string, string>, body: unknown) => {
+    const response = await engine.fetch(
+      new Request(`http://sokoni.local${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    )
+    const text = await response.text()
+    let parsed: unknown = text
+    try {
+      parsed = text === "" ? null : JSON.parse(text)
+    } catch {
+      // keep the text: an ndjson trace, for example
+    }
+    return { status: response.status, body: parsed }
+  }
+  const traceLength = async () => ((await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { lines: number }).lines
+  const eventsSince = async (from: number) => {
+    const trace = (await call("GET", "/_sim/trace", { authorization: `Bearer ${ADMIN}` }, undefined)).body
+    const lines = typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []
+    return lines.slice(from).map((l) => JSON.parse(l) as { kind: string; event?: string }).filter((l) => l.kind === "event").map((l) => l.event as string)
+  }
+
+  try {
+    const partner = scenario.partner ?? { businessName: "Scenario Partner", email: "partner@scenario.test" }
+    const created = await call("POST", "/_sim/partners", { authorization: `Bearer ${ADMIN}` }, { tier: "starter", ...partner })
+    if (created.status !== 201) throw new Error(`could not bootstrap the scenario partner: ${JSON.stringify(created.body)}`)
+    Object.assign(vars, created.body)
+
+    for (const [index, rawStep] of scenario.steps.entries()) {
+      const step = substitute(rawStep, vars) as ScenarioStep
+      const label = labelOf(rawStep, index)
+      const before = await traceLength()
+      let result: { status: number; body: unknown } | undefined
+      const admin = { authorization: `Bearer ${ADMIN}` }
+      if (step.request !== undefined) {
+        const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
+        const sandbox = path.startsWith("/api/sandbox/")
+        const who = step.as ?? (sandbox ? "sandbox" : "live")
+        const key = who === "none" ? {} : { "x-api-key": String(vars[who === "sandbox" ? "sandboxKey" : "liveKey"]) }
+        const idem = method === "GET" ? {} : { "idempotency-key": `scenario-step-${index + 1}` }
+        result = await call(method, path, { ...key, ...idem, ...(step.headers ?? {}) }, step.body)
+      } else if (step.control !== undefined) {
+        const [method = "GET", path = "/"] = step.control.split(/\s+/, 2)
+        result = await call(method, path, admin, step.body)
+      } else if (step.advance !== undefined) {
+        result = await call("POST", "/_sim/clock/advance", admin, step.advance)
+      } else if (step.desk !== undefined) {
+        const { fill, reject, ...rest } = step.desk
+        result =
+          fill !== undefined
+            ? await call("POST", `/_sim/desk/orders/${fill}/fill`, admin, { ...(rest.price === undefined ? {} : { price: rest.price }), ...(rest.quantity === undefined ? {} : { quantity: rest.quantity }) })
+            : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
+      }
+      const problems: Array<string> = []
+      const expect = step.expect
+      if (result !== undefined && expect?.status === undefined && result.status >= 400) problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)
+      if (expect?.status !== undefined && result?.status !== expect.status) problems.push(`status: expected ${expect.status}, got ${result?.status} ${JSON.stringify(result?.body)}`)
+      if (expect?.body !== undefined) problems.push(...subsetProblems(expect.body, result?.body))
+      if (expect?.events !== undefined) {
+        const seen = await eventsSince(before)
+        if (JSON.stringify(seen) !== JSON.stringify(expect.events)) problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
+      }
+      for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick(result, path)
+      const report = { index, label, ok: problems.length === 0, problems }
+      reports.push(report)
+      options.onStep?.(report)
+    }
+    const traceText = (await call("GET", "/_sim/trace", { authorization: `Bearer ${ADMIN}` }, undefined)).body
+    const hash = (await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { hash: string }
+    return {
+      scenario: scenario.name,
+      seed: options.seed,
+      store: options.store,
+      steps: reports,
+      passed: reports.every((r) => r.ok),
+      trace: typeof traceText === "string" ? traceText.split("\n").filter((l) => l !== "") : [],
+      hash: hash.hash
+    }
+  } finally {
+    await engine.dispose()
+  }
+}
