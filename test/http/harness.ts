@@ -1,0 +1,46 @@
+/**
+ * Test harness: an in-process engine on a manual clock, with helpers to call it as a partner or as the admin.
+ * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
+ */
+import { makeInProcessEngine } from "../../engine/runtime.ts"
+
+export const ADMIN = "test-admin"
+export const MONDAY_OPEN = Date.parse("2026-11-23T08:00:00.000Z")
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: any
+}
+
+export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; start?: number } = {}) => {
+  const engine = makeInProcessEngine({
+    store: "memory",
+    clock: "manual",
+    start: options.start ?? MONDAY_OPEN,
+    seed: options.seed ?? 1,
+    desk: options.desk ?? "manual",
+    adminToken: ADMIN
+  })
+  const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {}): Promise<Reply> => {
+    const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
+    const response = await engine.fetch(
+      new Request(`http://sokoni.test${path}`, { method, headers: { "content-type": "application/json", ...init.headers }, ...(body === undefined ? {} : { body }) })
+    )
+    const text = await response.text()
+    let parsed: unknown = text
+    try {
+      parsed = text === "" ? null : JSON.parse(text)
+    } catch {
+      // not JSON (the ndjson trace)
+    }
+    return { status: response.status, headers: response.headers, body: parsed }
+  }
+  const admin = (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${ADMIN}` }, body })
+  const newPartner = async () => {
+    const r = await admin("POST", "/_sim/partners", { businessName: "Test Partner", email: "test@partner.test", tier: "starter" })
+    if (r.status !== 201) throw new Error(`bootstrap failed: ${JSON.stringify(r.body)}`)
+    return r.body as { partnerId: string; sandboxKey: string; liveKey: string }
+  }
+  return { call, admin, newPartner, dispose: engine.dispose }
+}
