@@ -11,6 +11,7 @@ import { findExchange, isOpen } from "../domain/calendar.ts"
 import type { Instrument } from "../domain/instruments.ts"
 import type { Price4 } from "../domain/money.ts"
 import { EngineClock } from "./clock.ts"
+import { getOrCreate } from "../domain/maps.ts"
 
 export const REFRESH_SECONDS = 900
 export const DELAY_SECONDS = 900
@@ -61,8 +62,7 @@ export class MarketFeed extends Context.Service<
 
       /** Path value at the end of bucket `k` (k >= 0), extending the cached path as needed. */
       const pathAt = (instrument: Instrument, k: number): Array<Price4> => {
-        let path = paths.get(instrument.symbol)
-        if (path === undefined) paths.set(instrument.symbol, (path = [instrument.basePrice]))
+        const path = getOrCreate(paths, instrument.symbol, () => [instrument.basePrice])
         const exchange = findExchange(instrument.exchange)
         const salt = saltOf(instrument.symbol)
         while (path.length <= k) {

@@ -7,6 +7,7 @@
  */
 import { Effect, Layer, Option, Semaphore } from "effect"
 import { type Doc, type Job, type ListOptions, type LoggedEvent, Store, type Tx } from "./port.ts"
+import { getOrCreate } from "../domain/maps.ts"
 
 interface State {
   readonly docs: Map<string, Map<string, Doc>>
@@ -98,17 +99,15 @@ export const makeMemoryStore = Effect.gen(function* () {
 
         const commit = Effect.sync(() => {
           for (const { collection, doc } of putDocs.values()) {
+            const previous = byId.get(`${collection}\u0000${doc.id}`)
             byId.set(`${collection}\u0000${doc.id}`, doc)
-            const pk = partitionKey(collection, doc.partition)
-            let bucket = state.docs.get(pk)
-            if (bucket === undefined) state.docs.set(pk, (bucket = new Map()))
-            bucket.set(doc.id, doc)
+            // A document that changes partition leaves its old bucket (as a postgres row would).
+            if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
+            getOrCreate(state.docs, partitionKey(collection, doc.partition), () => new Map<string, Doc>()).set(doc.id, doc)
           }
           for (const [name, value] of counters) state.counters.set(name, value)
           for (const e of newEvents) {
-            let log = state.events.get(e.partition)
-            if (log === undefined) state.events.set(e.partition, (log = []))
-            log.push(e)
+            getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
           }
           for (const job of newJobs.values()) state.jobs.set(job.seq, job)
           for (const seq of deletedJobs) state.jobs.delete(seq)

@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Environment, Tier } from "../../app/principal.ts"
+import { getOrCreate } from "../../domain/maps.ts"
 
 export const WINDOW_MS = 60_000
 /** Production limits per tier (spec Limits); sandbox applies 300 (see decisions: the spec says 300 and 100). */
@@ -36,8 +37,7 @@ export class RateLimiter extends Context.Service<
     const windows = new Map<string, Array<number>>()
     const take = (bucket: string, limit: number, now: number) =>
       Effect.sync((): RateDecision => {
-        let hits = windows.get(bucket)
-        if (hits === undefined) windows.set(bucket, (hits = []))
+        const hits = getOrCreate(windows, bucket, (): Array<number> => [])
         while (hits.length > 0 && (hits[0] as number) <= now - WINDOW_MS) hits.shift()
         const allowed = hits.length < limit
         if (allowed) hits.push(now)
