@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { rateFor } from "../domain/fx.ts"
-import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
+import { INSTRUMENTS, type Instrument, lookupSymbol, tickerOf } from "../domain/instruments.ts"
 import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
@@ -149,7 +149,7 @@ export class MarketService extends Context.Service<
       const fee = gross === null ? null : fees(gross, principal.markupBps).fee
       return {
         quoteId,
-        symbol: instrument.symbol,
+        symbol: instrument.ticker,
         name: instrument.name,
         exchange: instrument.exchange,
         currency,
@@ -181,7 +181,7 @@ export class MarketService extends Context.Service<
         yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
         yield* events.append(tx, q.partition, "quote.expired", {
           quoteId,
-          symbol: q.symbol,
+          symbol: tickerOf(q.symbol),
           subAccountId: q.account === "master" ? null : q.account,
           side: q.side,
           quantity: q.quantity,
@@ -206,7 +206,7 @@ export const stockItemOf = (instrument: Instrument, o: Observation, now: number)
   const changeBps = o.previousClose === 0 ? 0n : divRound(BigInt(o.price - o.previousClose) * 10_000n, BigInt(o.previousClose))
   return {
     id: instrument.symbol,
-    symbol: instrument.symbol,
+    symbol: instrument.ticker,
     name: instrument.name,
     slug: instrument.symbol.toLowerCase(),
     exchange: instrument.exchange,

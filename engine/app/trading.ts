@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { findExchange, isOpen } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE } from "../domain/fx.ts"
+import { tickerOf } from "../domain/instruments.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import { applyFill, applyReject, awaitsDesk, type OrderRecord, orderToWire, placeMarket, remainingQuantity, type Side } from "../domain/order.ts"
 import { EventLog } from "../events/event-log.ts"
@@ -55,6 +56,8 @@ export interface FillRequest {
 const SCAN_LIMIT = 1000
 /** Index of orders handed to the desk (entries stay; the queue view keeps those still awaiting a decision). */
 const DESK_QUEUE = "deskQueue"
+/** `accountType` on master-account events (decision D-010). */
+const MASTER = "MASTER"
 const STATUS_FILTERS = ["PENDING", "WORKING", "PARTIALLY_FILLED", "PROCESSING", "COMPLETED", "FILLED", "REJECTED", "CANCELLED", "EXPIRED"]
 
 /** Parses a from/to bound: a UTC date (whole day) or a timezone-aware date-time. */
@@ -70,7 +73,7 @@ export const parseBound = (raw: string, edge: "from" | "to"): number | ApiFailur
 }
 
 const accountFields = (o: OrderRecord) =>
-  o.account === "master" ? { accountType: "master" } : { subAccountId: o.account }
+  o.account === "master" ? { accountType: MASTER } : { subAccountId: o.account }
 
 export class TradingService extends Context.Service<
   TradingService,
@@ -184,7 +187,7 @@ export class TradingService extends Context.Service<
             ...accountFields(order),
             externalId: order.externalId,
             type: order.side,
-            symbol: order.symbol,
+            symbol: tickerOf(order.symbol),
             quantity: order.quantity,
             priceAtOrder: price4ToWire(order.priceAtOrder),
             usdPriceAtOrder: price4ToWire(usdPrice4(order.priceAtOrder, order.fxRate)),
@@ -248,6 +251,11 @@ export class TradingService extends Context.Service<
       Effect.flatMap(Orders.get(tx, orderId), Option.match({ onNone: () => Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`)), onSome: Effect.succeed }))
 
     const getOrder = Effect.fn("TradingService.getOrder")(function* (principal: Principal, orderId: string) {
+      if (principal.environment === "sandbox") {
+        return yield* Effect.fail(
+          fail("FORBIDDEN", "GET /orders/{orderId} is not available in the sandbox (spec: sandbox unsupported); use GET /orders or GET /test-tools/orders")
+        )
+      }
       const now = yield* clock.now
       const order = yield* store.transact((tx) => findOrder(tx, orderId))
       if (order.partition !== principal.partition) return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`))
@@ -274,9 +282,9 @@ export class TradingService extends Context.Service<
             orderId: next.orderId,
             subAccountId: next.account === "master" ? null : next.account,
             externalId: next.externalId,
-            ...(next.account === "master" ? { accountType: "master" } : {}),
+            ...(next.account === "master" ? { accountType: MASTER } : {}),
             type: next.side,
-            symbol: next.symbol,
+            symbol: tickerOf(next.symbol),
             exchange: next.exchange,
             quantity: next.quantity,
             priceAtOrder: price4ToWire(next.priceAtOrder),
@@ -311,7 +319,7 @@ export class TradingService extends Context.Service<
             subAccountId: next.account === "master" ? null : next.account,
             externalId: next.externalId,
             type: next.side,
-            symbol: next.symbol,
+            symbol: tickerOf(next.symbol),
             exchange: next.exchange,
             quantity: next.quantity,
             priceAtOrder: price4ToWire(next.priceAtOrder),

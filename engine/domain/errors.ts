@@ -27,8 +27,10 @@ export const ERROR_STATUS = {
   INSUFFICIENT_FUNDS: 400,
   KYC_REQUIRED: 403,
   MARKET_CLOSED: 422,
-  /** Ours (spec 422 "requested units exceed holdings" names no code): see docs/decisions.md E-005. */
+  /** The next three are ours (docs/decisions.md D-003): the spec names the condition but no code. */
   INSUFFICIENT_HOLDINGS: 422,
+  OFFER_NOT_OPEN: 422,
+  WEBHOOK_TEST_FAILED: 502,
   FORBIDDEN: 403,
   INTERNAL_ERROR: 500,
   MAINTENANCE: 503,

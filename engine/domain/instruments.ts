@@ -48,6 +48,9 @@ export type SymbolLookup =
   | { readonly _tag: "NotFound" }
   | { readonly _tag: "Ambiguous"; readonly candidates: ReadonlyArray<string> }
 
+/** The ticker as the exchange publishes it: what `symbol` carries on the wire (decision D-080). */
+export const tickerOf = (qualified: string): string => qualified.split(".")[0] ?? qualified
+
 /** Resolves `SCOM`, `SCOM.NSE` or `SCOM` with exchange `NSE`, case-insensitively. */
 export const lookupSymbol = (raw: string, exchange?: string): SymbolLookup => {
   if (!SYMBOL_FORMAT.test(raw)) return { _tag: "InvalidFormat" }

@@ -5,6 +5,7 @@
  * Does not own: storing, events, the desk's decisions (app/trading.ts and sim/desk.ts do those).
  */
 import { fail, type ApiFailure } from "./errors.ts"
+import { tickerOf } from "./instruments.ts"
 import { type Cents, centsToWire, divRound, fees, grossCents, type Price4, price4ToWire, type Rate6, rate6ToWire, usdPrice4 } from "./money.ts"
 
 export type Side = "BUY" | "SELL"
@@ -262,7 +263,7 @@ export const orderToWire = (o: OrderRecord, now: number) => {
       : null
   return {
     orderId: o.orderId,
-    symbol: o.symbol,
+    symbol: tickerOf(o.symbol),
     name: o.name,
     exchange: o.exchange,
     orderType: o.orderType,

@@ -7,6 +7,8 @@
  * Why not HttpApiMiddleware: the same API is mounted under two bases, maintenance must answer before routing, and
  * idempotency must capture and replay whole responses; one explicit pipeline says all of that in one place (E-001).
  */
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpServerResponse as Response } from "effect/http"
@@ -23,7 +25,7 @@ import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
-import { forcedFailure } from "./guards/sandbox-force.ts"
+import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { PartnerApiRoutes } from "./handlers.ts"
 
 export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environment: Environment }> = [
@@ -32,6 +34,9 @@ export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environmen
 ]
 export const SANDBOX_ROOT = "/api/sandbox/v1"
 export const STATUS_PATH = "/api/v1/status"
+export const DOCS_PATH = "/docs"
+/** The rendered contract (npm run docs:api), served at /docs when it has been built. */
+const API_REFERENCE = join(import.meta.dirname, "..", "..", "docs", "api", "index.html")
 
 type ControlDeps = PartnerService | TradingService | EngineClock | Scheduler | Trace
 
@@ -74,6 +79,7 @@ export class Gateway extends Context.Service<
       const limiter = yield* RateLimiter
       const idempotency = yield* Idempotency
       const context = yield* Effect.context<ControlDeps>()
+      const apiReference = existsSync(API_REFERENCE) ? readFileSync(API_REFERENCE, "utf8") : undefined
 
       const callPartnerApi = (principal: Principal, method: string, rest: string, search: string, headers: Record<string, string>, body: string) => {
         const inner = HttpServerRequest.fromWeb(
@@ -115,7 +121,7 @@ export class Gateway extends Context.Service<
 
         if (environment === "sandbox") {
           const forced = forcedFailure(headers)
-          if (forced !== undefined) return withHeaders(errorResponse(forced), limitHeaders)
+          if (forced !== undefined) return withHeaders(errorResponse(forced, forcedHeaders(forced)), limitHeaders)
         }
         if (!MUTATING_METHODS.has(method)) return yield* respond(callPartnerApi(principal, method, rest, search, headers, body))
 
@@ -150,6 +156,13 @@ export class Gateway extends Context.Service<
         const path = url.pathname.replace(/\/+$/, "") || "/"
         const method = request.method.toUpperCase()
         const headers = request.headers as Record<string, string>
+        if (path === DOCS_PATH && method === "GET") {
+          return Effect.succeed(
+            apiReference === undefined
+              ? errorResponse(fail("NOT_FOUND", "the API reference is not built: run npm run docs:api"))
+              : Response.text(apiReference, { contentType: "text/html; charset=utf-8" })
+          )
+        }
         if (path === STATUS_PATH && method === "GET") {
           return Effect.map(clock.now, (now) => Response.jsonUnsafe({ status: "operational", apiVersion: "1", time: isoAt(now), maintenance: null, incidents: [] }))
         }

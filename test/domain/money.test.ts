@@ -32,7 +32,7 @@ const abs = (v: bigint): bigint => (v < 0n ? -v : v)
 
 /** Exact num/den rounded half away from zero, by quotient and remainder (compare 2*remainder with the divisor). */
 const refRound = (num: bigint, den: bigint): bigint => {
-  const sign = (num < 0n) !== (den < 0n) ? -1n : 1n
+  const sign = num < 0n !== den < 0n ? -1n : 1n
   const n = abs(num)
   const d = abs(den)
   let q = n / d
@@ -42,8 +42,7 @@ const refRound = (num: bigint, den: bigint): bigint => {
 }
 
 /** Cents of `quantity` units at `price4` local with `rate6` local per USD: q * (p/10^4) / (r/10^6) * 100 = q*p*10^4/r. */
-const refGross = (quantity: number, price4: number, rate6: number): bigint =>
-  refRound(BigInt(quantity) * BigInt(price4) * 10_000n, BigInt(rate6))
+const refGross = (quantity: number, price4: number, rate6: number): bigint => refRound(BigInt(quantity) * BigInt(price4) * 10_000n, BigInt(rate6))
 
 /** 1/10^4 USD of one unit: (p/10^4) / (r/10^6) * 10^4 = p*10^6/r. */
 const refUsdPrice4 = (price4: number, rate6: number): bigint => refRound(BigInt(price4) * 1_000_000n, BigInt(rate6))
@@ -493,11 +492,16 @@ describe("parseScaled", () => {
 
   it("property: rejects any value with one decimal too many", () => {
     fc.assert(
-      fc.property(fc.integer({ min: -1_000_000_000, max: 1_000_000_000 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 5 }), (whole, last, decimals) => {
-        // whole units, then `decimals` zero digits, then a non-zero digit: decimals+1 significant decimals
-        const text = `${whole < 0 ? "-" : ""}${Math.abs(whole)}.${"0".repeat(decimals)}${last}`
-        expect(parseScaled(Number(text), decimals)).toBeUndefined()
-      }),
+      fc.property(
+        fc.integer({ min: -1_000_000_000, max: 1_000_000_000 }),
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 0, max: 5 }),
+        (whole, last, decimals) => {
+          // whole units, then `decimals` zero digits, then a non-zero digit: decimals+1 significant decimals
+          const text = `${whole < 0 ? "-" : ""}${Math.abs(whole)}.${"0".repeat(decimals)}${last}`
+          expect(parseScaled(Number(text), decimals)).toBeUndefined()
+        }
+      ),
       { numRuns: RUNS }
     )
   })
@@ -505,9 +509,7 @@ describe("parseScaled", () => {
   it("property: parseScaled(toWireNumber(v, d), d) round-trips v", () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: 6 }).chain((decimals) =>
-          fc.tuple(fc.constant(decimals), fc.integer({ min: -(10 ** 15 - 1), max: 10 ** 15 - 1 }))
-        ),
+        fc.integer({ min: 0, max: 6 }).chain((decimals) => fc.tuple(fc.constant(decimals), fc.integer({ min: -(10 ** 15 - 1), max: 10 ** 15 - 1 }))),
         ([decimals, v]) => {
           expect(parseScaled(toWireNumber(v, decimals), decimals)).toBe(v)
         }

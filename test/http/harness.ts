@@ -3,6 +3,18 @@
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
 import { makeInProcessEngine } from "../../engine/runtime.ts"
+import { makeValidator } from "../../spec/validator.ts"
+
+/** One validator for every test file: every partner-API response is checked against spec/openapi.yaml. */
+const contract = makeValidator()
+
+/** Contract mismatches of one exchange; a forced sandbox error only has to be the error envelope (D-018). */
+export const contractProblems = (method: string, path: string, sent: Record<string, string>, reply: Reply): Array<string> => {
+  if (path.startsWith("/_sim") || path === "/docs" || contract.match(method, path) === undefined) return []
+  const forced = Object.keys(sent).some((h) => h.toLowerCase().startsWith("x-sandbox-force-")) && path.startsWith("/api/sandbox/")
+  if (forced) return typeof reply.body?.error?.code === "string" && typeof reply.body.error.message === "string" ? [] : [`forced answer is not the error envelope`]
+  return contract.check({ method, url: path, status: reply.status, headers: reply.headers, body: reply.body })
+}
 
 export const ADMIN = "test-admin"
 export const MONDAY_OPEN = Date.parse("2026-11-23T08:00:00.000Z")
@@ -34,7 +46,10 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
     } catch {
       // not JSON (the ndjson trace)
     }
-    return { status: response.status, headers: response.headers, body: parsed }
+    const reply = { status: response.status, headers: response.headers, body: parsed }
+    const problems = contractProblems(method, path, init.headers ?? {}, reply)
+    if (problems.length > 0) throw new Error(`response breaks the contract:\n  ${problems.join("\n  ")}`)
+    return reply
   }
   const admin = (method: string, path: string, body?: unknown) => call(method, path, { headers: { authorization: `Bearer ${ADMIN}` }, body })
   const newPartner = async () => {
