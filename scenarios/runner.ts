@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { parse } from "yaml"
 import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
+import { makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
 import type { DeskMode } from "../engine/sim/desk.ts"
 
@@ -61,6 +62,8 @@ export interface RunOptions {
 }
 
 const ADMIN = "scenario-admin-token"
+/** Every partner-API answer in a scenario is also checked against the contract. */
+const contract = makeValidator()
 
 export const loadScenario = async (file: string): Promise<Scenario> => {
   const parsed = parse(await readFile(file, "utf8")) as Scenario
@@ -145,7 +148,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
     } catch {
       // keep the text: an ndjson trace, for example
     }
-    return { status: response.status, body: parsed }
+    return { status: response.status, headers: response.headers, body: parsed }
   }
   const traceLength = async () => ((await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { lines: number }).lines
   const eventsSince = async (from: number) => {
@@ -164,7 +167,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       const step = substitute(rawStep, vars) as ScenarioStep
       const label = labelOf(rawStep, index)
       const before = await traceLength()
-      let result: { status: number; body: unknown } | undefined
+      let result: { status: number; headers: Headers; body: unknown } | undefined
       const admin = { authorization: `Bearer ${ADMIN}` }
       if (step.request !== undefined) {
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
@@ -190,6 +193,10 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       if (result !== undefined && expect?.status === undefined && result.status >= 400) problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)
       if (expect?.status !== undefined && result?.status !== expect.status) problems.push(`status: expected ${expect.status}, got ${result?.status} ${JSON.stringify(result?.body)}`)
       if (expect?.body !== undefined) problems.push(...subsetProblems(expect.body, result?.body))
+      if (result !== undefined && step.request !== undefined && !Object.keys(step.headers ?? {}).some((h) => /^x-sandbox-force-/i.test(h))) {
+        const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
+        problems.push(...contract.check({ method, url: path, status: result.status, headers: result.headers, body: result.body }).map((p) => `contract: ${p}`))
+      }
       if (expect?.events !== undefined) {
         const seen = await eventsSince(before)
         if (JSON.stringify(seen) !== JSON.stringify(expect.events)) problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)

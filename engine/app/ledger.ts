@@ -33,6 +33,15 @@ export const seedWallet = Effect.fn("Ledger.seedWallet")(function* (tx: Tx, part
   yield* Ledgers.put(tx, partition, partition, partition, { ...ledger, seeded: ledger.seeded + cents })
 })
 
+/** A master-wallet top-up fulfilled by the service operator (spec event wallet.credited); returns the new balance. */
+export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, partition: string, cents: number) {
+  const balance = (yield* walletBalance(tx, partition, "master")) + cents
+  yield* setWallet(tx, partition, "master", balance)
+  const ledger = yield* ledgerOf(tx, partition)
+  yield* Ledgers.put(tx, partition, partition, partition, { ...ledger, topUps: ledger.topUps + cents })
+  return balance
+})
+
 /** Applies an order transition's movements for `account` and `symbol`. */
 export const applyMovements = Effect.fn("Ledger.applyMovements")(function* (
   tx: Tx,

@@ -10,7 +10,9 @@ import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store } from "../store/port.ts"
 import { ApiKeys, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
-import { seedWallet } from "./ledger.ts"
+import { creditWallet, seedWallet } from "./ledger.ts"
+import { centsToWire, parseScaled } from "../domain/money.ts"
+import { EventLog } from "../events/event-log.ts"
 import { type Environment, partitionOf, type Principal, type Tier } from "./principal.ts"
 
 /** Virtual money seeded into a sandbox master wallet (spec: POST /register, walletBalance 100000). */
@@ -42,12 +44,15 @@ export class PartnerService extends Context.Service<
     readonly bootstrap: (input: BootstrapInput) => Effect.Effect<BootstrapResult, unknown>
     /** Resolves a raw key presented on `environment`'s base. */
     readonly authenticate: (raw: string, environment: Environment) => Effect.Effect<Principal, unknown>
+    /** Operator top-up of a master wallet (control API); emits wallet.credited. */
+    readonly creditMaster: (partnerId: string, environment: Environment, amount: number) => Effect.Effect<{ newBalance: number }, unknown>
   }
 >()("sokoni/PartnerService") {
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
     const entropy = yield* Entropy
+    const events = yield* EventLog
 
     const bootstrap = Effect.fn("PartnerService.bootstrap")(function* (input: BootstrapInput) {
       const now = yield* clock.now
@@ -111,7 +116,21 @@ export class PartnerService extends Context.Service<
       } satisfies Principal
     })
 
-    return PartnerService.of({ bootstrap, authenticate })
+    const creditMaster = Effect.fn("PartnerService.creditMaster")(function* (partnerId: string, environment: Environment, amount: number) {
+      const cents = parseScaled(amount, 2)
+      if (cents === undefined || cents <= 0) return yield* Effect.fail(fail("VALIDATION_ERROR", "amount must be a positive USD amount with at most 2 decimals", { param: "amount" }))
+      const partition = partitionOf(partnerId, environment)
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          if (Option.isNone(yield* PartnerDocs.get(tx, partnerId))) return yield* Effect.fail(fail("NOT_FOUND", `partner ${partnerId} was not found`))
+          const balance = yield* creditWallet(tx, partition, cents)
+          yield* events.append(tx, partition, "wallet.credited", { amount: centsToWire(cents), newBalance: centsToWire(balance), currency: "USD" })
+          return { newBalance: centsToWire(balance) }
+        })
+      )
+    })
+
+    return PartnerService.of({ bootstrap, authenticate, creditMaster })
   })
 
   static readonly layer = Layer.effect(PartnerService, PartnerService.make)

@@ -43,6 +43,9 @@ export const grossCents = (quantity: number, price: Price4, rate: Rate6): Cents 
   // quantity * price/1e4 local units / (rate/1e6) local per USD * 100 cents
   toSafe(divRound(BigInt(quantity) * BigInt(price) * RATE_SCALE * 100n, BigInt(rate) * PRICE_SCALE))
 
+/** Gross USD cents of a notional (sum of quantity × Price4) converted at `rate`, rounded to the cent. */
+export const grossOfNotional = (notional: bigint, rate: Rate6): Cents => toSafe(divRound(notional * RATE_SCALE * 100n, BigInt(rate) * PRICE_SCALE))
+
 /** A fee of `bps` basis points on `gross`, rounded to the cent. */
 export const bpsOf = (gross: Cents, bps: number): Cents => toSafe(divRound(BigInt(gross) * BigInt(bps), 10_000n))
 

@@ -6,7 +6,7 @@
  */
 import { fail, type ApiFailure } from "./errors.ts"
 import { tickerOf } from "./instruments.ts"
-import { type Cents, centsToWire, divRound, fees, grossCents, type Price4, price4ToWire, type Rate6, rate6ToWire, usdPrice4 } from "./money.ts"
+import { type Cents, centsToWire, divRound, fees, grossCents, grossOfNotional, type Price4, price4ToWire, type Rate6, rate6ToWire, usdPrice4 } from "./money.ts"
 
 export type Side = "BUY" | "SELL"
 export type OrderType = "MARKET" | "LIMIT" | "STOP" | "STOP_LIMIT"
@@ -183,8 +183,14 @@ export const applyFill = (order: OrderRecord, input: FillInput): Transition | Ap
     return fail("VALIDATION_ERROR", `fill quantity must be a whole number from 1 to ${remaining}`)
   }
   if (!Number.isSafeInteger(input.price) || input.price <= 0) return fail("VALIDATION_ERROR", "fill price must be positive")
-  const gross = grossCents(input.quantity, input.price, order.fxRate)
-  const fee = fees(gross, order.markupBps).fee
+  // Each fill is priced as the difference of cumulative totals, so partial fills add up to exactly what one fill of
+  // the whole quantity would cost: rounding never makes a BUY cost more than its escrow (E-002).
+  const notionalBefore = order.fills.reduce((n, f) => n + BigInt(f.quantity) * BigInt(f.price), 0n)
+  const notionalAfter = notionalBefore + BigInt(input.quantity) * BigInt(input.price)
+  const grossBefore = grossOfNotional(notionalBefore, order.fxRate)
+  const grossAfter = grossOfNotional(notionalAfter, order.fxRate)
+  const gross = grossAfter - grossBefore
+  const fee = fees(grossAfter, order.markupBps).fee - fees(grossBefore, order.markupBps).fee
   const complete = input.quantity === remaining
   const fill: Fill = { reportId: input.reportId, quantity: input.quantity, price: input.price, gross, fee, at: input.now }
   let movements: Movements

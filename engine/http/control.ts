@@ -18,6 +18,7 @@ const PartnerBody = Schema.Struct({
   tier: Schema.optionalKey(Schema.Literals(["starter", "growth", "enterprise"])),
   markupBps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })))
 })
+const CreditBody = Schema.Struct({ environment: Schema.Literals(["sandbox", "production"]), amount: Schema.Number })
 const AdvanceBody = Schema.Struct({ seconds: Schema.optionalKey(Schema.Number), to: Schema.optionalKey(Schema.String) })
 const FillBody = Schema.Struct({ price: Schema.optionalKey(Schema.Number), quantity: Schema.optionalKey(Schema.Int) })
 const RejectBody = Schema.Struct({ rejectionCode: Schema.String.check(Schema.isMinLength(1)), rejectionReason: Schema.String.check(Schema.isMinLength(1)) })
@@ -42,6 +43,11 @@ export const handleControl = Effect.fn("Control.handle")(function* (method: stri
   if (route === "POST /_sim/partners") {
     const input = yield* decodeBody(PartnerBody, body)
     return json(yield* partners.bootstrap({ ...input, tier: input.tier ?? "starter" }), 201)
+  }
+  const credit = /^\/_sim\/partners\/([^/]+)\/wallet\/credit$/.exec(path)
+  if (credit !== null && method === "POST") {
+    const input = yield* decodeBody(CreditBody, body)
+    return json(yield* partners.creditMaster(decodeURIComponent(credit[1] ?? ""), input.environment, input.amount))
   }
   if (route === "GET /_sim/clock") return json({ now: isoAt(yield* clock.now), mode: clock.mode })
   if (route === "POST /_sim/clock/advance") {
