@@ -57,10 +57,7 @@ export const engineLayer = (config: EngineConfig) => {
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
-  const services = Layer.provideMerge(
-    Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, Idempotency.layer),
-    withEvents
-  )
+  const services = Layer.provideMerge(Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, Idempotency.layer), withEvents)
   const gateway = Gateway.layer({ adminToken: config.adminToken }).pipe(Layer.provide(HttpServer.layerServices))
   return Layer.provideMerge(gateway, services)
 }
@@ -93,8 +90,5 @@ export const serverLayer = (config: EngineConfig, port: number, host = "127.0.0.
       yield* Effect.forkScoped(scheduler.loop(250))
     })
   )
-  return Layer.mergeAll(serve, background).pipe(
-    Layer.provide(engineLayer(config)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host }))
-  )
+  return Layer.mergeAll(serve, background).pipe(Layer.provide(engineLayer(config)), Layer.provide(NodeHttpServer.layer(createServer, { port, host })))
 }

@@ -23,7 +23,14 @@ export interface ScenarioStep {
   /** Which key to send: the sandbox or live key (default: the one matching the path), or none. */
   readonly as?: "sandbox" | "live" | "none"
   readonly advance?: { readonly seconds?: number; readonly to?: string }
-  readonly desk?: { readonly fill?: string; readonly reject?: string; readonly price?: number; readonly quantity?: number; readonly rejectionCode?: string; readonly rejectionReason?: string }
+  readonly desk?: {
+    readonly fill?: string
+    readonly reject?: string
+    readonly price?: number
+    readonly quantity?: number
+    readonly rejectionCode?: string
+    readonly rejectionReason?: string
+  }
   readonly expect?: { readonly status?: number; readonly body?: unknown; readonly events?: ReadonlyArray<string> }
   /** name -> path into the response ("body.orderId"). */
   readonly save?: Record<string, string>
@@ -154,7 +161,11 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
   const eventsSince = async (from: number) => {
     const trace = (await call("GET", "/_sim/trace", { authorization: `Bearer ${ADMIN}` }, undefined)).body
     const lines = typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []
-    return lines.slice(from).map((l) => JSON.parse(l) as { kind: string; event?: string }).filter((l) => l.kind === "event").map((l) => l.event as string)
+    return lines
+      .slice(from)
+      .map((l) => JSON.parse(l) as { kind: string; event?: string })
+      .filter((l) => l.kind === "event")
+      .map((l) => l.event as string)
   }
 
   try {
@@ -185,13 +196,18 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         const { fill, reject, ...rest } = step.desk
         result =
           fill !== undefined
-            ? await call("POST", `/_sim/desk/orders/${fill}/fill`, admin, { ...(rest.price === undefined ? {} : { price: rest.price }), ...(rest.quantity === undefined ? {} : { quantity: rest.quantity }) })
+            ? await call("POST", `/_sim/desk/orders/${fill}/fill`, admin, {
+                ...(rest.price === undefined ? {} : { price: rest.price }),
+                ...(rest.quantity === undefined ? {} : { quantity: rest.quantity })
+              })
             : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
       }
       const problems: Array<string> = []
       const expect = step.expect
-      if (result !== undefined && expect?.status === undefined && result.status >= 400) problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)
-      if (expect?.status !== undefined && result?.status !== expect.status) problems.push(`status: expected ${expect.status}, got ${result?.status} ${JSON.stringify(result?.body)}`)
+      if (result !== undefined && expect?.status === undefined && result.status >= 400)
+        problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)
+      if (expect?.status !== undefined && result?.status !== expect.status)
+        problems.push(`status: expected ${expect.status}, got ${result?.status} ${JSON.stringify(result?.body)}`)
       if (expect?.body !== undefined) problems.push(...subsetProblems(expect.body, result?.body))
       if (result !== undefined && step.request !== undefined && !Object.keys(step.headers ?? {}).some((h) => /^x-sandbox-force-/i.test(h))) {
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
@@ -199,7 +215,8 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       }
       if (expect?.events !== undefined) {
         const seen = await eventsSince(before)
-        if (JSON.stringify(seen) !== JSON.stringify(expect.events)) problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
+        if (JSON.stringify(seen) !== JSON.stringify(expect.events))
+          problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
       }
       for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick(result, path)
       const report = { index, label, ok: problems.length === 0, problems }

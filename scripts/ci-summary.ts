@@ -16,7 +16,13 @@ for (const file of reports) {
     failed += 1
     continue
   }
-  const r = JSON.parse(readFileSync(file, "utf8")) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numFailedTestSuites: number }
+  const r = JSON.parse(readFileSync(file, "utf8")) as {
+    numPassedTests: number
+    numFailedTests: number
+    numPendingTests: number
+    numTodoTests: number
+    numFailedTestSuites: number
+  }
   passed += r.numPassedTests
   failed += r.numFailedTests + (r.numFailedTests === 0 ? r.numFailedTestSuites : 0)
   skipped += r.numPendingTests + r.numTodoTests

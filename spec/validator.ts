@@ -35,7 +35,12 @@ export interface Match {
 }
 
 const templateToRegex = (template: string) =>
-  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^/}]+\\?\}/g, "[^/]+").replace(/\{[^/}]+\}/g, "[^/]+")}$`)
+  new RegExp(
+    `^${template
+      .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
+      .replace(/\\?\{[^/}]+\\?\}/g, "[^/]+")
+      .replace(/\{[^/}]+\}/g, "[^/]+")}$`
+  )
 
 export const makeValidator = (contractPath = CONTRACT_PATH) => {
   const doc = parse(readFileSync(contractPath, "utf8")) as Json
@@ -50,7 +55,10 @@ export const makeValidator = (contractPath = CONTRACT_PATH) => {
   const resolve = (node: Json | undefined): Json | undefined => {
     let current = node
     for (let i = 0; i < 10 && current?.$ref !== undefined; i++) {
-      const pointer = String(current.$ref).replace(/^#\//, "").split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+      const pointer = String(current.$ref)
+        .replace(/^#\//, "")
+        .split("/")
+        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
       current = pointer.reduce<any>((at, key) => at?.[key], doc)
     }
     return current
@@ -93,24 +101,31 @@ export const makeValidator = (contractPath = CONTRACT_PATH) => {
     const declared = resolve(responses[statusKey]) ?? {}
     const problems: Array<string> = []
     const headerOf = (name: string) =>
-      response.headers instanceof Headers ? response.headers.get(name) : (Object.entries(response.headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1] ?? null)
+      response.headers instanceof Headers
+        ? response.headers.get(name)
+        : (Object.entries(response.headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1] ?? null)
     for (const [name, rawHeader] of Object.entries((declared.headers ?? {}) as Json)) {
       const header = resolve(rawHeader) ?? {}
       if (header.required === true && headerOf(name) === null) problems.push(`${where}: missing required header ${name}`)
     }
     const content = declared.content as Json | undefined
     if (content === undefined) {
-      if (response.body !== null && response.body !== undefined && response.body !== "") problems.push(`${where}: the contract declares no body but one was sent`)
+      if (response.body !== null && response.body !== undefined && response.body !== "")
+        problems.push(`${where}: the contract declares no body but one was sent`)
       return problems
     }
     const jsonType = Object.keys(content).find((t) => t.includes("json"))
     if (jsonType === undefined) return problems // non-JSON (event stream, ndjson): body not checked here
-    const pointer = responses[statusKey].$ref !== undefined
-      ? `${String(responses[statusKey].$ref).replace(/^#/, "")}/content/${jsonType.replace(/\//g, "~1")}/schema`
-      : `${found.pointerBase}/responses/${statusKey}/content/${jsonType.replace(/\//g, "~1")}/schema`
+    const pointer =
+      responses[statusKey].$ref !== undefined
+        ? `${String(responses[statusKey].$ref).replace(/^#/, "")}/content/${jsonType.replace(/\//g, "~1")}/schema`
+        : `${found.pointerBase}/responses/${statusKey}/content/${jsonType.replace(/\//g, "~1")}/schema`
     const validate = validatorFor(pointer)
     if (!validate(response.body)) {
-      for (const e of validate.errors ?? []) problems.push(`${where}: body${e.instancePath} ${e.message ?? "is invalid"}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`)
+      for (const e of validate.errors ?? [])
+        problems.push(
+          `${where}: body${e.instancePath} ${e.message ?? "is invalid"}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`
+        )
     }
     return problems
   }

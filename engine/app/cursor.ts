@@ -7,8 +7,7 @@ import { fail, type ApiFailure } from "../domain/errors.ts"
 
 const scopeTag = (scope: string) => createHash("sha256").update(scope).digest("base64url").slice(0, 12)
 
-export const encodeCursor = (scope: string, sortKey: string): string =>
-  Buffer.from(JSON.stringify({ s: scopeTag(scope), k: sortKey })).toString("base64url")
+export const encodeCursor = (scope: string, sortKey: string): string => Buffer.from(JSON.stringify({ s: scopeTag(scope), k: sortKey })).toString("base64url")
 
 export const decodeCursor = (scope: string, cursor: string): string | ApiFailure => {
   try {

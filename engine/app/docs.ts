@@ -71,12 +71,20 @@ interface Collection<A> {
   readonly name: string
   readonly get: (tx: Tx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
   readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A) => Effect.Effect<void, StoreError>
-  readonly list: (tx: Tx, partition: string, options: { after?: string | undefined; limit: number; order: "asc" | "desc" }) => Effect.Effect<ReadonlyArray<A>, StoreError>
+  readonly list: (
+    tx: Tx,
+    partition: string,
+    options: { after?: string | undefined; limit: number; order: "asc" | "desc" }
+  ) => Effect.Effect<ReadonlyArray<A>, StoreError>
 }
 
 const collection = <A>(name: string): Collection<A> => ({
   name,
-  get: (tx, id) => Effect.map(tx.get(name, id), Option.map((d) => d.body as A)),
+  get: (tx, id) =>
+    Effect.map(
+      tx.get(name, id),
+      Option.map((d) => d.body as A)
+    ),
   put: (tx, id, partition, sortKey, body) => tx.put(name, { id, partition, sortKey, body }),
   list: (tx, partition, options) => Effect.map(tx.list(name, { partition, ...options }), (docs) => docs.map((d) => d.body as A))
 })

@@ -20,7 +20,10 @@ export const holding = (tx: Tx, partition: string, account: string, symbol: stri
   )
 
 export const ledgerOf = (tx: Tx, partition: string): Effect.Effect<LedgerDoc, StoreError> =>
-  Effect.map(Ledgers.get(tx, partition), Option.getOrElse(() => EMPTY_LEDGER))
+  Effect.map(
+    Ledgers.get(tx, partition),
+    Option.getOrElse(() => EMPTY_LEDGER)
+  )
 
 export const setWallet = (tx: Tx, partition: string, account: string, cents: number) =>
   Wallets.put(tx, walletId(partition, account), partition, account, { cents })
@@ -43,13 +46,7 @@ export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, 
 })
 
 /** Applies an order transition's movements for `account` and `symbol`. */
-export const applyMovements = Effect.fn("Ledger.applyMovements")(function* (
-  tx: Tx,
-  partition: string,
-  account: string,
-  symbol: string,
-  movements: Movements
-) {
+export const applyMovements = Effect.fn("Ledger.applyMovements")(function* (tx: Tx, partition: string, account: string, symbol: string, movements: Movements) {
   if (movements.wallet !== 0) {
     const balance = yield* walletBalance(tx, partition, account)
     yield* setWallet(tx, partition, account, balance + movements.wallet)

@@ -50,7 +50,9 @@ export const resolveInstrument = (symbol: string, exchange?: string): Instrument
     case "InvalidFormat":
       return fail("INVALID_SYMBOL", `symbol ${JSON.stringify(symbol)} must be 2-20 letters or digits, optionally dot-separated`, { param: "symbol" })
     case "Ambiguous":
-      return fail("VALIDATION_ERROR", `symbol ${symbol} matches several listings (${found.candidates.join(", ")}); use an exchange-qualified symbol`, { param: "symbol" })
+      return fail("VALIDATION_ERROR", `symbol ${symbol} matches several listings (${found.candidates.join(", ")}); use an exchange-qualified symbol`, {
+        param: "symbol"
+      })
     case "NotFound":
       return fail("NOT_FOUND", `symbol ${symbol} was not found`)
   }

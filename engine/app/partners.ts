@@ -70,7 +70,10 @@ export class PartnerService extends Context.Service<
             markupBps,
             createdAt: now
           })
-          for (const [raw, environment] of [[sandboxKey, "sandbox"], [liveKey, "production"]] as const) {
+          for (const [raw, environment] of [
+            [sandboxKey, "sandbox"],
+            [liveKey, "production"]
+          ] as const) {
             const keyHash = hashKey(raw)
             yield* ApiKeys.put(tx, keyHash, "global", timeSortKey(now, keyHash), {
               keyHash,
@@ -91,7 +94,9 @@ export class PartnerService extends Context.Service<
     const authenticate = Effect.fn("PartnerService.authenticate")(function* (raw: string, environment: Environment) {
       const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data]
       if (!expectedPrefix.some((p) => raw.startsWith(p))) {
-        return yield* Effect.fail(fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`))
+        return yield* Effect.fail(
+          fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`)
+        )
       }
       const found = yield* store.transact((tx) =>
         Effect.gen(function* () {
@@ -118,7 +123,8 @@ export class PartnerService extends Context.Service<
 
     const creditMaster = Effect.fn("PartnerService.creditMaster")(function* (partnerId: string, environment: Environment, amount: number) {
       const cents = parseScaled(amount, 2)
-      if (cents === undefined || cents <= 0) return yield* Effect.fail(fail("VALIDATION_ERROR", "amount must be a positive USD amount with at most 2 decimals", { param: "amount" }))
+      if (cents === undefined || cents <= 0)
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "amount must be a positive USD amount with at most 2 decimals", { param: "amount" }))
       const partition = partitionOf(partnerId, environment)
       return yield* store.transact((tx) =>
         Effect.gen(function* () {

@@ -72,8 +72,7 @@ export const parseBound = (raw: string, edge: "from" | "to"): number | ApiFailur
   return Number.isNaN(t) ? fail("VALIDATION_ERROR", `${edge} is not a valid date-time`, { param: edge }) : t
 }
 
-const accountFields = (o: OrderRecord) =>
-  o.account === "master" ? { accountType: MASTER } : { subAccountId: o.account }
+const accountFields = (o: OrderRecord) => (o.account === "master" ? { accountType: MASTER } : { subAccountId: o.account })
 
 export class TradingService extends Context.Service<
   TradingService,
@@ -99,9 +98,12 @@ export class TradingService extends Context.Service<
     const trade = Effect.fn("TradingService.trade")(function* (principal: Principal, account: string, input: TradeInput) {
       const orderType = input.orderType ?? "MARKET"
       if (orderType !== "MARKET") {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", `orderType ${orderType} is not simulated yet: this engine version takes MARKET orders`, { param: "orderType" }))
+        return yield* Effect.fail(
+          fail("VALIDATION_ERROR", `orderType ${orderType} is not simulated yet: this engine version takes MARKET orders`, { param: "orderType" })
+        )
       }
-      if (input.quoteId === undefined) return yield* Effect.fail(fail("QUOTE_REQUIRED", "a MARKET order needs a quoteId from GET /quote/{symbol}", { param: "quoteId" }))
+      if (input.quoteId === undefined)
+        return yield* Effect.fail(fail("QUOTE_REQUIRED", "a MARKET order needs a quoteId from GET /quote/{symbol}", { param: "quoteId" }))
       if ((input.quantity === undefined) === (input.cashValue === undefined)) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "give exactly one of quantity or cashValue", { params: ["quantity", "cashValue"] }))
       }
@@ -125,10 +127,16 @@ export class TradingService extends Context.Service<
           }
           const quote = found.value
           if (quote.account !== account) {
-            return yield* Effect.fail(fail("QUOTE_SCOPE_MISMATCH", "the quote was issued for another account: fetch it with the subAccountId you trade on", { param: "quoteId" }))
+            return yield* Effect.fail(
+              fail("QUOTE_SCOPE_MISMATCH", "the quote was issued for another account: fetch it with the subAccountId you trade on", { param: "quoteId" })
+            )
           }
           if (quote.status !== "OPEN" || now >= quote.expiresAt) {
-            return yield* Effect.fail(fail("STALE_QUOTE", quote.status === "USED" ? "the quote was already used" : "the quote expired (60 s TTL); fetch a new one", { param: "quoteId" }))
+            return yield* Effect.fail(
+              fail("STALE_QUOTE", quote.status === "USED" ? "the quote was already used" : "the quote expired (60 s TTL); fetch a new one", {
+                param: "quoteId"
+              })
+            )
           }
           const mismatch =
             quote.symbol !== instrument.symbol
@@ -147,7 +155,8 @@ export class TradingService extends Context.Service<
             return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
           }
           const quantity = input.quantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
-          if (quantity <= 0) return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the quoted price", { param: "cashValue" }))
+          if (quantity <= 0)
+            return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the quoted price", { param: "cashValue" }))
           const order = placeMarket({
             orderId: yield* entropy.id("ord"),
             partition: principal.partition,
@@ -170,15 +179,29 @@ export class TradingService extends Context.Service<
           if (order.side === "BUY") {
             const balance = yield* walletBalance(tx, principal.partition, account)
             if (balance < order.totalAmount) {
-              return yield* Effect.fail(fail("INSUFFICIENT_FUNDS", `the order needs ${centsToWire(order.totalAmount)} USD and the wallet holds ${centsToWire(balance)} USD`))
+              return yield* Effect.fail(
+                fail("INSUFFICIENT_FUNDS", `the order needs ${centsToWire(order.totalAmount)} USD and the wallet holds ${centsToWire(balance)} USD`)
+              )
             }
-            yield* applyMovements(tx, principal.partition, account, order.symbol, { wallet: -order.totalAmount, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: 0 })
+            yield* applyMovements(tx, principal.partition, account, order.symbol, {
+              wallet: -order.totalAmount,
+              feesCollected: 0,
+              marketNet: 0,
+              shares: 0,
+              sharesReserved: 0
+            })
           } else {
             const h = yield* holding(tx, principal.partition, account, order.symbol)
             if (h.quantity - h.reserved < quantity) {
               return yield* Effect.fail(fail("INSUFFICIENT_HOLDINGS", `the account holds ${h.quantity - h.reserved} free units of ${order.symbol}`))
             }
-            yield* applyMovements(tx, principal.partition, account, order.symbol, { wallet: 0, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: quantity })
+            yield* applyMovements(tx, principal.partition, account, order.symbol, {
+              wallet: 0,
+              feesCollected: 0,
+              marketNet: 0,
+              shares: 0,
+              sharesReserved: quantity
+            })
           }
           yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
           yield* saveOrder(tx, order)
@@ -214,7 +237,8 @@ export class TradingService extends Context.Service<
       const wanted = status === "COMPLETED" ? "FILLED" : status === "PROCESSING" ? "PENDING" : status
       const from = query.from === undefined ? undefined : yield* liftFailure(parseBound(query.from, "from"))
       const to = query.to === undefined ? undefined : yield* liftFailure(parseBound(query.to, "to"))
-      if (from !== undefined && to !== undefined && from > to) return yield* Effect.fail(fail("VALIDATION_ERROR", "from is after to", { params: ["from", "to"] }))
+      if (from !== undefined && to !== undefined && from > to)
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "from is after to", { params: ["from", "to"] }))
       const scope = `orders|${principal.partition}|${account}`
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
       const symbol = query.symbol?.toUpperCase()
@@ -248,7 +272,10 @@ export class TradingService extends Context.Service<
     })
 
     const findOrder = (tx: Tx, orderId: string) =>
-      Effect.flatMap(Orders.get(tx, orderId), Option.match({ onNone: () => Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`)), onSome: Effect.succeed }))
+      Effect.flatMap(
+        Orders.get(tx, orderId),
+        Option.match({ onNone: () => Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`)), onSome: Effect.succeed })
+      )
 
     const getOrder = Effect.fn("TradingService.getOrder")(function* (principal: Principal, orderId: string) {
       if (principal.environment === "sandbox") {

@@ -13,9 +13,15 @@ import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { freshSeed } from "../sim/random.ts"
 
-const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(Flag.withDescription("Where state lives: memory (embedded default) or postgres"), Flag.withDefault("memory" as const))
+const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
+  Flag.withDescription("Where state lives: memory (embedded default) or postgres"),
+  Flag.withDefault("memory" as const)
+)
 const databaseUrlFlag = Flag.String("database-url").pipe(Flag.withDescription("PostgreSQL URL for --store postgres (default: $DATABASE_URL)"), Flag.optional)
-const seedFlag = Flag.Int("seed").pipe(Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"), Flag.optional)
+const seedFlag = Flag.Int("seed").pipe(
+  Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
+  Flag.optional
+)
 
 const databaseUrlOf = (flag: Option.Option<string>) => Option.getOrUndefined(flag) ?? process.env.DATABASE_URL
 
@@ -25,10 +31,19 @@ const serve = Command.make(
     port: Flag.Int("port").pipe(Flag.withDefault(4010), Flag.withDescription("Port to listen on (127.0.0.1)")),
     store: storeFlag,
     databaseUrl: databaseUrlFlag,
-    clock: Flag.Literals("clock", CLOCK_MODES).pipe(Flag.withDefault("follow" as const), Flag.withDescription("system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced")),
-    start: Flag.String("start").pipe(Flag.optional, Flag.withDescription("ISO date-time the clock starts at, or `now` (default: now, or the next moment NSE and JSE are both open)")),
+    clock: Flag.Literals("clock", CLOCK_MODES).pipe(
+      Flag.withDefault("follow" as const),
+      Flag.withDescription("system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced")
+    ),
+    start: Flag.String("start").pipe(
+      Flag.optional,
+      Flag.withDescription("ISO date-time the clock starts at, or `now` (default: now, or the next moment NSE and JSE are both open)")
+    ),
     seed: seedFlag,
-    desk: Flag.Literals("desk", DESK_MODES).pipe(Flag.withDefault("auto" as const), Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds")),
+    desk: Flag.Literals("desk", DESK_MODES).pipe(
+      Flag.withDefault("auto" as const),
+      Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds")
+    ),
     deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling")),
     adminToken: Flag.String("admin-token").pipe(Flag.optional, Flag.withDescription("Bearer token of the /_sim control API (default: derived from the seed)")),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
@@ -57,7 +72,9 @@ const serve = Command.make(
       adminToken
     }
     const base = `http://127.0.0.1:${flags.port}`
-    yield* Console.log(`clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`)
+    yield* Console.log(
+      `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
+    )
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
     yield* Console.log(`production  ${base}/api/v1/partner`)
     yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)

@@ -20,8 +20,26 @@ export interface Exchange {
 const hm = (h: number, m = 0) => h * 60 + m
 
 export const EXCHANGES: ReadonlyArray<Exchange> = [
-  { code: "NSE", name: "Nairobi Securities Exchange", mic: "XNAI", timeZone: "Africa/Nairobi", currency: "KES", opensAt: hm(9), closesAt: hm(15), holidays: ["2026-12-25", "2026-12-26", "2027-01-01"] },
-  { code: "JSE", name: "Johannesburg Stock Exchange", mic: "XJSE", timeZone: "Africa/Johannesburg", currency: "ZAR", opensAt: hm(9), closesAt: hm(17), holidays: ["2026-12-16", "2026-12-25", "2026-12-26", "2027-01-01"] }
+  {
+    code: "NSE",
+    name: "Nairobi Securities Exchange",
+    mic: "XNAI",
+    timeZone: "Africa/Nairobi",
+    currency: "KES",
+    opensAt: hm(9),
+    closesAt: hm(15),
+    holidays: ["2026-12-25", "2026-12-26", "2027-01-01"]
+  },
+  {
+    code: "JSE",
+    name: "Johannesburg Stock Exchange",
+    mic: "XJSE",
+    timeZone: "Africa/Johannesburg",
+    currency: "ZAR",
+    opensAt: hm(9),
+    closesAt: hm(17),
+    holidays: ["2026-12-16", "2026-12-25", "2026-12-26", "2027-01-01"]
+  }
 ]
 
 /** Every exchange code the spec names; those without a calendar above are known but not yet simulated. */

@@ -64,15 +64,21 @@ export const fees = (gross: Cents, markupBps: number): FeeBreakdown => {
 
 /** Largest whole quantity whose BUY total (gross + fees) fits in `cash`. Used for cashValue orders. */
 export const quantityForCash = (cash: Cents, price: Price4, rate: Rate6, markupBps: number): number => {
-  const perUnit = grossCents(1, price, rate)
-  if (perUnit <= 0) return 0
-  let q = Math.floor(cash / perUnit)
-  while (q > 0) {
+  const cost = (q: number) => {
     const gross = grossCents(q, price, rate)
-    if (gross + fees(gross, markupBps).fee <= cash) return q
-    q -= 1
+    return gross + fees(gross, markupBps).fee
   }
-  return 0
+  if (cash <= 0 || price <= 0) return 0
+  // The cost never falls as the quantity grows, so binary-search the largest q with cost(q) <= cash. Rounding the
+  // gross can hide up to half a cent, so no q beyond what cash + 1 cent buys at the exact unit price can fit.
+  let low = 0
+  let high = Number((BigInt(cash + 1) * BigInt(rate) * PRICE_SCALE) / (BigInt(price) * RATE_SCALE * 100n)) + 1
+  while (low < high) {
+    const mid = Math.floor((low + high + 1) / 2)
+    if (cost(mid) <= cash) low = mid
+    else high = mid - 1
+  }
+  return low
 }
 
 /** Exact decimal string of an integer scaled by 10^decimals. */

@@ -142,8 +142,7 @@ export const placeMarket = (input: PlaceMarketInput): OrderRecord => {
 
 export const filledQuantity = (o: OrderRecord): number => o.fills.reduce((n, f) => n + f.quantity, 0)
 export const remainingQuantity = (o: OrderRecord): number => o.quantity - filledQuantity(o)
-export const isTerminal = (o: OrderRecord): boolean =>
-  o.status === "FILLED" || o.status === "REJECTED" || o.status === "CANCELLED" || o.status === "EXPIRED"
+export const isTerminal = (o: OrderRecord): boolean => o.status === "FILLED" || o.status === "REJECTED" || o.status === "CANCELLED" || o.status === "EXPIRED"
 /** Orders the desk may still decide on. */
 export const awaitsDesk = (o: OrderRecord): boolean => o.status === "PENDING" || o.status === "PARTIALLY_FILLED"
 
@@ -222,9 +221,7 @@ export const applyFill = (order: OrderRecord, input: FillInput): Transition | Ap
 }
 
 const releaseUnfilled = (order: OrderRecord): Movements =>
-  order.side === "BUY"
-    ? { ...NO_MOVEMENT, wallet: order.escrow }
-    : { ...NO_MOVEMENT, sharesReserved: -remainingQuantity(order) }
+  order.side === "BUY" ? { ...NO_MOVEMENT, wallet: order.escrow } : { ...NO_MOVEMENT, sharesReserved: -remainingQuantity(order) }
 
 /** The desk declines. BUY escrow goes back to the wallet first (spec: before `order.rejected` fires). */
 export const applyReject = (order: OrderRecord, code: string, reason: string, now: number): Transition | ApiFailure => {
@@ -255,7 +252,14 @@ export const orderToWire = (o: OrderRecord, now: number) => {
   const filled = filledQuantity(o)
   const lastFill = o.fills.at(-1)
   const avgPrice =
-    filled === 0 ? null : Number(divRound(o.fills.reduce((s, f) => s + BigInt(f.price) * BigInt(f.quantity), 0n), BigInt(filled)))
+    filled === 0
+      ? null
+      : Number(
+          divRound(
+            o.fills.reduce((s, f) => s + BigInt(f.price) * BigInt(f.quantity), 0n),
+            BigInt(filled)
+          )
+        )
   const inQueue = o.status === "PENDING" || o.status === "PARTIALLY_FILLED"
   const sla =
     inQueue && o.queuedAt !== null

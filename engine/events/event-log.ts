@@ -42,7 +42,15 @@ export class EventLog extends Context.Service<
       })
       yield* tx.afterCommit(
         Effect.andThen(
-          trace.record({ kind: "event", partition, position: logged.position, eventId: logged.eventId, event: name, timestamp: isoAt(logged.timestamp), data: payload }),
+          trace.record({
+            kind: "event",
+            partition,
+            position: logged.position,
+            eventId: logged.eventId,
+            event: name,
+            timestamp: isoAt(logged.timestamp),
+            data: payload
+          }),
           PubSub.publish(committed, logged)
         )
       )

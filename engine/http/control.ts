@@ -24,9 +24,15 @@ const FillBody = Schema.Struct({ price: Schema.optionalKey(Schema.Number), quant
 const RejectBody = Schema.Struct({ rejectionCode: Schema.String.check(Schema.isMinLength(1)), rejectionReason: Schema.String.check(Schema.isMinLength(1)) })
 
 const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, text: string) =>
-  Effect.try({ try: () => (text.trim() === "" ? {} : (JSON.parse(text) as unknown)), catch: () => fail("VALIDATION_ERROR", "the request body is not valid JSON") }).pipe(
+  Effect.try({
+    try: () => (text.trim() === "" ? {} : (JSON.parse(text) as unknown)),
+    catch: () => fail("VALIDATION_ERROR", "the request body is not valid JSON")
+  }).pipe(
     Effect.flatMap((json) => Schema.decodeUnknownEffect(schema)(json)),
-    Effect.mapError((e): ApiFailure => ("_tag" in e && e._tag === "ApiFailure" ? (e as ApiFailure) : fail("VALIDATION_ERROR", String(e.message).split("\n")[0] ?? "invalid body")))
+    Effect.mapError(
+      (e): ApiFailure =>
+        "_tag" in e && e._tag === "ApiFailure" ? (e as ApiFailure) : fail("VALIDATION_ERROR", String(e.message).split("\n")[0] ?? "invalid body")
+    )
   )
 
 const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })

@@ -8,10 +8,7 @@ import { HttpServerResponse } from "effect/http"
 import { ApiFailure, fail } from "../domain/errors.ts"
 
 export const errorResponse = (failure: ApiFailure, headers: Record<string, string> = {}) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: { code: failure.code, message: failure.message, ...(failure.extras ?? {}) } },
-    { status: failure.httpStatus, headers }
-  )
+  HttpServerResponse.jsonUnsafe({ error: { code: failure.code, message: failure.message, ...(failure.extras ?? {}) } }, { status: failure.httpStatus, headers })
 
 const tagOf = (value: unknown): string | undefined =>
   typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string" ? value._tag : undefined

@@ -117,7 +117,10 @@ export class Gateway extends Context.Service<
           return errorResponse(fail("RATE_LIMITED", message, { limit: decision.limit }), { ...limitHeaders, "retry-after": String(decision.retryAfterSeconds) })
         }
         const respond = (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
-          effect.pipe(Effect.catchCause(renderCause), Effect.map((r) => withHeaders(r, limitHeaders)))
+          effect.pipe(
+            Effect.catchCause(renderCause),
+            Effect.map((r) => withHeaders(r, limitHeaders))
+          )
 
         if (environment === "sandbox") {
           const forced = forcedFailure(headers)
@@ -127,7 +130,8 @@ export class Gateway extends Context.Service<
 
         const key = headers["idempotency-key"]
         const keyProblem = checkKey(key)
-        if (keyProblem !== undefined || key === undefined) return withHeaders(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")), limitHeaders)
+        if (keyProblem !== undefined || key === undefined)
+          return withHeaders(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")), limitHeaders)
         const fingerprint = fingerprintOf(method, rest + search, body)
         return yield* respond(
           Effect.gen(function* () {
@@ -152,7 +156,11 @@ export class Gateway extends Context.Service<
         )
       })
 
-      const route = (request: HttpServerRequest.HttpServerRequest, url: URL, body: string): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, ControlDeps> => {
+      const route = (
+        request: HttpServerRequest.HttpServerRequest,
+        url: URL,
+        body: string
+      ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, ControlDeps> => {
         const path = url.pathname.replace(/\/+$/, "") || "/"
         const method = request.method.toUpperCase()
         const headers = request.headers as Record<string, string>
@@ -164,7 +172,9 @@ export class Gateway extends Context.Service<
           )
         }
         if (path === STATUS_PATH && method === "GET") {
-          return Effect.map(clock.now, (now) => Response.jsonUnsafe({ status: "operational", apiVersion: "1", time: isoAt(now), maintenance: null, incidents: [] }))
+          return Effect.map(clock.now, (now) =>
+            Response.jsonUnsafe({ status: "operational", apiVersion: "1", time: isoAt(now), maintenance: null, incidents: [] })
+          )
         }
         if (path === "/_sim" || path.startsWith("/_sim/")) {
           if (options.adminToken === undefined) return Effect.succeed(errorResponse(fail("NOT_FOUND", "the control API exists only in simulation mode")))
@@ -181,7 +191,9 @@ export class Gateway extends Context.Service<
         if (path.startsWith(`${SANDBOX_ROOT}/`)) {
           return Effect.succeed(errorResponse(fail("NOT_FOUND", `${path} is not simulated yet (sandbox register and reset arrive with the accounts issue)`)))
         }
-        return Effect.succeed(errorResponse(fail("NOT_FOUND", `no route ${method} ${path}: partner routes live under /api/v1/partner and /api/sandbox/v1/partner`)))
+        return Effect.succeed(
+          errorResponse(fail("NOT_FOUND", `no route ${method} ${path}: partner routes live under /api/v1/partner and /api/sandbox/v1/partner`))
+        )
       }
 
       const handle = (request: HttpServerRequest.HttpServerRequest) =>

@@ -39,9 +39,7 @@ export class EngineClock extends Context.Service<
         now,
         moveTo: (target) =>
           Effect.flatMap(now, (current) =>
-            target < current
-              ? Effect.fail(fail("VALIDATION_ERROR", "the clock only moves forward"))
-              : Ref.update(offset, (o) => o + (target - current))
+            target < current ? Effect.fail(fail("VALIDATION_ERROR", "the clock only moves forward")) : Ref.update(offset, (o) => o + (target - current))
           )
       })
     }

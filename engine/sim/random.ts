@@ -68,8 +68,7 @@ export class Entropy extends Context.Service<
       })
     })
 
-  static readonly layer = (seed: number, options?: { readonly realEntropyForSecrets?: boolean }) =>
-    Layer.effect(Entropy, Entropy.make(seed, options))
+  static readonly layer = (seed: number, options?: { readonly realEntropyForSecrets?: boolean }) => Layer.effect(Entropy, Entropy.make(seed, options))
 }
 
 /** A fresh seed for a run that was not given one (printed first, so the run can be replayed). */

@@ -56,7 +56,12 @@ export class Scheduler extends Context.Service<
               yield* store.transact((tx) =>
                 Effect.andThen(
                   tx.deleteJob(job.seq),
-                  tx.put("deadJobs", { id: String(job.seq), partition: "global", sortKey: String(job.seq).padStart(12, "0"), body: { job, error: String(error) } })
+                  tx.put("deadJobs", {
+                    id: String(job.seq),
+                    partition: "global",
+                    sortKey: String(job.seq).padStart(12, "0"),
+                    body: { job, error: String(error) }
+                  })
                 )
               )
             })
@@ -100,11 +105,7 @@ export class Scheduler extends Context.Service<
       register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
       runDue: Effect.flatMap(clock.now, runUpTo),
       advance,
-      loop: (pollMillis) =>
-        Effect.flatMap(clock.now, runUpTo).pipe(
-          Effect.andThen(Effect.sleep(pollMillis)),
-          Effect.forever
-        )
+      loop: (pollMillis) => Effect.flatMap(clock.now, runUpTo).pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever)
     })
   })
 

@@ -24,8 +24,7 @@ export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): Readonly
   const sorted = [...docs].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0))
   if (options.order === "desc") sorted.reverse()
   const after = options.after
-  const filtered =
-    after === undefined ? sorted : sorted.filter((d) => (options.order === "asc" ? d.sortKey > after : d.sortKey < after))
+  const filtered = after === undefined ? sorted : sorted.filter((d) => (options.order === "asc" ? d.sortKey > after : d.sortKey < after))
   return filtered.slice(0, options.limit)
 }
 

@@ -20,9 +20,7 @@ const runAdmin = (adminUrl: string, statement: string): Effect.Effect<void, Stor
     })
   ).pipe(
     Effect.provide(Reactivity.layer),
-    Effect.mapError(
-      (cause) => new StoreError({ message: `temporary database: "${statement}" failed: ${cause.message}`, cause })
-    )
+    Effect.mapError((cause) => new StoreError({ message: `temporary database: "${statement}" failed: ${cause.message}`, cause }))
   )
 
 /** The URL of `adminUrl` with its database replaced by `database` (user, host, port and query kept). */

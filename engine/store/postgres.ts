@@ -181,8 +181,7 @@ export const makePostgresStore = Effect.gen(function* () {
   yield* migrate
   const lock = yield* Semaphore.make(1)
 
-  const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) =>
-    Effect.mapError(statement, toStoreError(operation))
+  const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
 
   const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
     Effect.andThen(
@@ -206,10 +205,9 @@ export const makePostgresStore = Effect.gen(function* () {
     get: (collection, id) =>
       !representable(collection) || !representable(id)
         ? Effect.succeed(Option.none())
-        : query(
-            "get",
-            sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`
-          ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))),
+        : query("get", sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
+            Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))
+          ),
 
     put: (collection, doc) =>
       Effect.gen(function* () {
@@ -237,11 +235,7 @@ export const makePostgresStore = Effect.gen(function* () {
       const asc = options.order === "asc"
       const limit = sqlLimit(options.limit)
       const after =
-        options.after === undefined
-          ? sql``
-          : asc
-            ? sql`AND sort_order > ${sortOrderOf(options.after)}`
-            : sql`AND sort_order < ${sortOrderOf(options.after)}`
+        options.after === undefined ? sql`` : asc ? sql`AND sort_order > ${sortOrderOf(options.after)}` : sql`AND sort_order < ${sortOrderOf(options.after)}`
       const orderBy = asc ? sql`ORDER BY sort_order ASC, insert_seq ASC` : sql`ORDER BY sort_order DESC, insert_seq DESC`
       return query(
         "list",
@@ -295,18 +289,14 @@ export const makePostgresStore = Effect.gen(function* () {
         const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
         const payload = yield* encodeJson("scheduleJob", job.payload)
         const seq = yield* nextSeq("jobs")
-        yield* query(
-          "scheduleJob",
-          sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`
-        )
+        yield* query("scheduleJob", sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`)
         const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
         return scheduled
       }),
 
-    nextJob: query(
-      "nextJob",
-      sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`
-    ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
+    nextJob: query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`).pipe(
+      Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
+    ),
 
     deleteJob: (seq) => query("deleteJob", sql`DELETE FROM jobs WHERE seq = ${seq}`).pipe(Effect.asVoid),
 
@@ -323,10 +313,9 @@ export const makePostgresStore = Effect.gen(function* () {
           Effect.mapError((error) => new WorkFailure(error))
         )
         return sql.withTransaction(unit).pipe(
-          Effect.catch((failure): Effect.Effect<never, E | StoreError> =>
-            failure instanceof WorkFailure
-              ? Effect.fail(failure.error as E | StoreError)
-              : Effect.fail(toStoreError("transaction")(failure))
+          Effect.catch(
+            (failure): Effect.Effect<never, E | StoreError> =>
+              failure instanceof WorkFailure ? Effect.fail(failure.error as E | StoreError) : Effect.fail(toStoreError("transaction")(failure))
           ),
           // Only reached once COMMIT succeeded: a failed COMMIT fails `withTransaction` above.
           Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
@@ -342,9 +331,7 @@ export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, Stor
   Layer.effect(
     Store,
     Effect.gen(function* () {
-      const client = yield* PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(
-        Effect.mapError(toStoreError("connect"))
-      )
+      const client = yield* PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(Effect.mapError(toStoreError("connect")))
       return yield* Effect.provideService(makePostgresStore, SqlClient.SqlClient, client)
     })
   ).pipe(Layer.provide(Reactivity.layer))

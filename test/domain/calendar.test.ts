@@ -166,6 +166,17 @@ describe("nextInstantAllOpen", () => {
     expect(nextInstantAllOpen(utc("2026-11-23T12:00:00Z"))).toBe(utc("2026-11-24T07:00:00Z"))
   })
 
+  it("steps on a 15-minute grid, not a coarser one", () => {
+    // NSE-like calendars opening at 09:15 and 09:45 local (06:15Z, 06:45Z)
+    const quarter: Exchange = { ...NSE, code: "Q15", opensAt: 9 * 60 + 15 }
+    expect(nextInstantAllOpen(utc("2026-11-23T05:01:00Z"), [quarter])).toBe(utc("2026-11-23T06:15:00Z"))
+    const threeQuarter: Exchange = { ...NSE, code: "Q45", opensAt: 9 * 60 + 45 }
+    expect(nextInstantAllOpen(utc("2026-11-23T06:31:00Z"), [threeQuarter])).toBe(utc("2026-11-23T06:45:00Z"))
+    // opening at 09:05 local: the first grid instant inside the session is 09:15 local (06:15Z), not 09:05
+    const offGrid: Exchange = { ...NSE, code: "X05", opensAt: 9 * 60 + 5 }
+    expect(nextInstantAllOpen(utc("2026-11-23T05:01:00Z"), [offGrid])).toBe(utc("2026-11-23T06:15:00Z"))
+  })
+
   it("skips holidays of either exchange", () => {
     // Thursday 24 Dec after close -> 25 holiday, 26-27 weekend -> Monday 28 Dec 07:00Z
     expect(nextInstantAllOpen(utc("2026-12-24T12:00:00Z"))).toBe(utc("2026-12-28T07:00:00Z"))

@@ -13,6 +13,7 @@ import {
   fees,
   formatScaled,
   grossCents,
+  grossOfNotional,
   parseScaled,
   price4ToWire,
   quantityForCash,
@@ -258,6 +259,24 @@ describe("grossCents", () => {
     )
   })
 
+  it("property: grossOfNotional(q * p) equals grossCents(q, p) and the exact rational", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 1_000_000_000 }),
+        fc.integer({ min: 100_000, max: 1_000_000_000 }),
+        (quantity, price4, rate6) => {
+          const expected = Number(refGross(quantity, price4, rate6))
+          expect(grossOfNotional(BigInt(quantity) * BigInt(price4), rate6)).toBe(expected)
+        }
+      ),
+      { numRuns: RUNS }
+    )
+    // a notional mixing two prices: 1 x 0.0050 + 1 x 0.0001 USD = 0.51 cents -> 1 cent
+    expect(grossOfNotional(51n, 1_000_000)).toBe(1)
+    expect(grossOfNotional(49n, 1_000_000)).toBe(0)
+  })
+
   it("throws a RangeError when the amount is not a safe integer", () => {
     // 1e6 units at 1e5 local at rate 1e-6: astronomically many cents
     expect(() => grossCents(1_000_000, 1_000_000_000, 1)).toThrow(RangeError)
@@ -341,25 +360,24 @@ describe("quantityForCash", () => {
     expect(quantityForCash(402, 10_000, 1_000_000, 0)).toBe(3)
   })
 
-  // BUG (engine/domain/money.ts quantityForCash): the search starts at floor(cash / grossCents(1, ...)), a per-unit
-  // price already rounded to the cent. When one unit rounds UP by more than the fee (unit price below ~67 cents),
-  // the start is below the true answer and the loop only counts down, so it under-buys.
-  it.fails("BUG: under-buys when the one-unit price rounds up (1.6 cents/unit, 10 USD)", () => {
+  // Regression: an earlier version started counting down from floor(cash / grossCents(1, ...)), a per-unit price
+  // already rounded to the cent, and under-bought whenever one unit rounded up by more than the fee.
+  it("buys the most units when the one-unit price rounds up (1.6 cents/unit, 10 USD)", () => {
     // 0.016 USD per unit: grossCents(1) = 2, start = 500; but 620 units cost 992 + 7 = 999 cents <= 1000
     expect(refQuantityForCash(1000, 160, 1_000_000, 0)).toBe(620)
-    expect(quantityForCash(1000, 160, 1_000_000, 0)).toBe(620) // actual: 500
+    expect(quantityForCash(1000, 160, 1_000_000, 0)).toBe(620) // the old version bought 500
   })
 
-  // BUG: when one unit is worth less than half a cent, grossCents(1, ...) is 0 and the function returns 0,
+  // Regression: when one unit is worth less than half a cent, grossCents(1, ...) is 0 and the old version returned 0,
   // although many units are affordable (e.g. a 0.20 KES penny stock at 129.25 KES/USD with 100 USD).
-  it.fails("BUG: returns 0 when one unit is worth under half a cent", () => {
+  it("buys units worth under half a cent each", () => {
     const expected = refQuantityForCash(10_000, 2_000, 129_250_000, 0)
     expect(expected).toBeGreaterThan(60_000)
     expect(quantityForCash(10_000, 2_000, 129_250_000, 0)).toBe(expected) // actual: 0
   })
 
   it("property: q fits and q+1 does not, for unit prices of at least one dollar", () => {
-    // Restricted to unit prices >= 100 cents, where the rounding of one unit cannot exceed the fee (see BUG tests).
+    // Restricted to unit prices >= 100 cents, where the rounding of one unit cannot exceed the fee (the regression tests above cover smaller units).
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 10_000_000 }),
@@ -378,7 +396,7 @@ describe("quantityForCash", () => {
     )
   })
 
-  it.fails("BUG property: q fits and q+1 does not, for any unit price (fails on sub-dollar units)", () => {
+  it("property: q fits and q+1 does not, for any unit price", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1_000, max: 100_000 }),

@@ -35,6 +35,8 @@ const refRound = (num: bigint, den: bigint): bigint => {
 const refGross = (q: number, price4: number, rate6: number): number => Number(refRound(BigInt(q) * BigInt(price4) * 10_000n, BigInt(rate6)))
 const refBps = (gross: number, bps: number): number => Number(refRound(BigInt(gross) * BigInt(bps), 10_000n))
 const refFee = (gross: number, markupBps: number): number => refBps(gross, 75) + (markupBps === 0 ? 0 : refBps(gross, markupBps))
+/** Cents of a notional (sum of quantity x Price4) at rate6: notional*10^4/r, rounded half up. */
+const refGrossOfNotional = (notional: bigint, rate6: number): number => Number(refRound(notional * 10_000n, BigInt(rate6)))
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures
@@ -327,12 +329,16 @@ interface Run {
   readonly refusals: number
 }
 
-/** Plays a scenario. A fill refused with CONFLICT must be justified (cost > escrow) and must leave nothing changed. */
+/**
+ * Plays a scenario. Each fill must be priced as the difference of cumulative totals (gross and fee of everything filled
+ * so far, minus the same before this fill: engine E-002). A fill refused with CONFLICT must be justified (cost > escrow).
+ */
 const play = (s: Scenario): Run => {
   let order = placeMarket(input({ side: s.side, quantity: s.quantity, price: s.price, rate: s.rate, markupBps: s.markupBps }))
   const movements: Array<Movements> = []
   let refusals = 0
   let now = T0
+  let notional = 0n
   s.fills.forEach((step, i) => {
     if (order.status !== "PENDING" && order.status !== "PARTIALLY_FILLED") return
     const remaining = order.quantity - order.fills.reduce((n, f) => n + f.quantity, 0)
@@ -341,18 +347,22 @@ const play = (s: Scenario): Run => {
     const price = Math.max(1, Math.floor(step.priceFactor * s.price)) // never above the order price
     now += 1_000
     const result = applyFill(order, { reportId: `exr_${i}`, quantity, price, now })
+    const after = notional + BigInt(quantity) * BigInt(price)
+    const grossBefore = refGrossOfNotional(notional, s.rate)
+    const grossAfter = refGrossOfNotional(after, s.rate)
+    const gross = grossAfter - grossBefore
+    const fee = refFee(grossAfter, s.markupBps) - refFee(grossBefore, s.markupBps)
     if (result instanceof ApiFailure) {
       expect(result.code).toBe("CONFLICT")
       expect(s.side).toBe("BUY")
-      const gross = refGross(quantity, price, s.rate)
-      expect(gross + refFee(gross, s.markupBps)).toBeGreaterThan(order.escrow)
+      expect(gross + fee).toBeGreaterThan(order.escrow)
       refusals += 1
       return
     }
-    // the fill is booked at the exact rational price
-    const gross = refGross(quantity, price, s.rate)
-    expect(result.movements.marketNet).toBe(s.side === "BUY" ? -gross : gross)
-    expect(result.movements.feesCollected).toBe(refFee(gross, s.markupBps))
+    // + 0 folds the engine's -0 (a zero-cent fill on a BUY) into 0
+    expect(result.movements.marketNet + 0).toBe(s.side === "BUY" ? 0 - gross : gross)
+    expect(result.movements.feesCollected).toBe(fee)
+    notional = after
     order = result.order
     movements.push(result.movements)
   })
@@ -371,7 +381,9 @@ describe("money conservation", () => {
     fc.assert(
       fc.property(scenario, (s0) => {
         const s = { ...s0, side: "BUY" as const }
-        const { order, movements } = play(s)
+        const { order, movements, refusals } = play(s)
+        // every fill price is at or below the order price, so the escrow always suffices
+        expect(refusals).toBe(0)
         const initialWalletDebit = order.totalAmount
         const refunds = sum(movements, "wallet")
         const feesCollected = sum(movements, "feesCollected")
@@ -386,6 +398,10 @@ describe("money conservation", () => {
         // fees and market outflow equal the per-fill amounts recorded on the order
         expect(feesCollected).toBe(order.fills.reduce((n, f) => n + f.fee, 0))
         expect(paidToMarket).toBe(order.fills.reduce((n, f) => n + f.gross, 0))
+        // in total, the fills cost exactly what one fill of their whole notional would
+        const notional = order.fills.reduce((n, f) => n + BigInt(f.quantity) * BigInt(f.price), 0n)
+        expect(paidToMarket).toBe(refGrossOfNotional(notional, s.rate))
+        expect(feesCollected).toBe(refFee(refGrossOfNotional(notional, s.rate), s.markupBps))
       }),
       { numRuns: RUNS }
     )
@@ -422,33 +438,41 @@ describe("money conservation", () => {
     )
   })
 
-  // BUG (engine/domain/order.ts applyFill): escrow is gross+fee of the whole order, rounded once, but each partial
-  // fill rounds its own gross and fee. Partial fills AT the order price can therefore cost a cent or more beyond the
-  // escrow, and the last fill is refused with CONFLICT: the order can never complete at the price it was quoted at.
-  it.fails("BUG: 40 units at 1.00 USD filled 10 + 30 at the order price: the second fill is refused", () => {
-    // escrow: gross 4000, fee 30 (0.75% exactly) = 4030. Fill 10: 1000 + fee 7.5 -> 8 = 1008, escrow 3022.
-    // Fill 30: 3000 + fee 22.5 -> 23 = 3023 > 3022 -> CONFLICT, although every unit was bought at the quoted price.
+  // Regression (E-002): partial fills used to be rounded one by one, so fills AT the order price could cost more than
+  // the escrow (rounded once on the whole order) and the last fill was refused with CONFLICT.
+  it("40 units at 1.00 USD filled 10 + 30 at the order price complete exactly on the escrow", () => {
+    // escrow: gross 4000 + fee 30 = 4030. Fill 10: gross 1000, fee 7.5 -> 8, cost 1008, escrow 3022.
+    // Fill 30: cumulative gross 4000 (fee 30) minus 1000 (fee 8) = 3000 + 22 = 3022 == escrow, no refund.
     const o = placeMarket(input({ quantity: 40, price: 10_000, rate: 1_000_000 }))
     expect(o.escrow).toBe(4030)
     const t1 = ok(applyFill(o, { reportId: "exr_1", quantity: 10, price: 10_000, now: T0 }))
     expect(t1.order.escrow).toBe(3022)
-    ok(applyFill(t1.order, { reportId: "exr_2", quantity: 30, price: 10_000, now: T0 + 1 })) // actual: CONFLICT
+    const t2 = ok(applyFill(t1.order, { reportId: "exr_2", quantity: 30, price: 10_000, now: T0 + 1 }))
+    expect(t2.movements).toEqual({ wallet: 0, feesCollected: 22, marketNet: -3000, shares: 30, sharesReserved: 0 })
+    expect(t2.order.status).toBe("FILLED")
+    expect(t2.order.escrow).toBe(0)
   })
 
-  it.fails("BUG: two partial fills at the order price exceed the escrow (2 units at 0.105 USD)", () => {
-    // 2 x 0.105 USD: gross 21 cents, fee 0.1575 -> 0, escrow 21. Each 1-unit fill: gross 10.5 -> 11, fee 0 -> cost 11.
-    const o = placeMarket(input({ quantity: 2, price: 1_050, rate: 1_000_000 }))
-    expect(o.escrow).toBe(21)
-    const t1 = ok(applyFill(o, { reportId: "exr_1", quantity: 1, price: 1_050, now: T0 }))
-    expect(t1.order.escrow).toBe(10)
-    ok(applyFill(t1.order, { reportId: "exr_2", quantity: 1, price: 1_050, now: T0 + 1 })) // actual: CONFLICT
+  it("1-unit fills at 0.105 USD are priced as differences of cumulative totals (11, 10, 11 cents)", () => {
+    // cumulative gross: 10.5 -> 11, 21, 31.5 -> 32; fees stay 0 (0.75% of 32 = 0.24 -> 0); escrow 32
+    const o = placeMarket(input({ quantity: 3, price: 1_050, rate: 1_000_000 }))
+    expect(o.escrow).toBe(32)
+    const t1 = ok(applyFill(o, { reportId: "a", quantity: 1, price: 1_050, now: T0 }))
+    const t2 = ok(applyFill(t1.order, { reportId: "b", quantity: 1, price: 1_050, now: T0 }))
+    const t3 = ok(applyFill(t2.order, { reportId: "c", quantity: 1, price: 1_050, now: T0 }))
+    expect([t1, t2, t3].map((t) => t.movements.marketNet)).toEqual([-11, -10, -11])
+    expect(t3.order.fills.map((f) => f.gross)).toEqual([11, 10, 11])
+    expect(t3.order.escrow).toBe(0)
+    expect(t3.movements.wallet).toBe(0)
   })
 
-  it.fails("BUG property: partial BUY fills at the order price are never refused", () => {
+  it("property: partial BUY fills at exactly the order price are never refused and leave no refund", () => {
     fc.assert(
       fc.property(scenario, (s0) => {
         const atOrderPrice = s0.fills.map((f) => ({ ...f, priceFactor: 1 }))
-        expect(play({ ...s0, side: "BUY", fills: atOrderPrice }).refusals).toBe(0)
+        const { order, movements, refusals } = play({ ...s0, side: "BUY", fills: atOrderPrice, endWithReject: false })
+        expect(refusals).toBe(0)
+        if (order.status === "FILLED") expect(sum(movements, "wallet")).toBe(0)
       }),
       { numRuns: RUNS }
     )
@@ -540,7 +564,7 @@ describe("orderToWire", () => {
     const w = orderToWire(placeMarket(input({ markupBps: 50 })), T0)
     expect(w).toMatchObject({
       orderId: "ord_1",
-      symbol: "SCOM.NSE",
+      symbol: "SCOM", // the bare ticker on the wire (D-080)
       type: "BUY",
       orderType: "MARKET",
       quantity: 100,

@@ -97,7 +97,10 @@ describe("gateway", () => {
 
   it("keeps environments apart: a sandbox order is invisible on production", async () => {
     const quote = await sandbox("GET", "/quote/SCOM?side=BUY&quantity=1")
-    const order = await sandbox("POST", "/trade", { body: { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: quote.body.quoteId }, headers: { "idempotency-key": "iso-key-001" } })
+    const order = await sandbox("POST", "/trade", {
+      body: { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: quote.body.quoteId },
+      headers: { "idempotency-key": "iso-key-001" }
+    })
     expect(order.status).toBe(202)
     const prod = await engine.call("GET", `${PROD}/orders/${order.body.orderId}`, { headers: { "x-api-key": keys.liveKey } })
     expectEnvelope(prod, 404, "NOT_FOUND")
@@ -106,7 +109,10 @@ describe("gateway", () => {
   it("refuses a BUY the production wallet (0 USD) cannot pay", async () => {
     const headers = { "x-api-key": keys.liveKey }
     const quote = await engine.call("GET", `${PROD}/quote/SCOM?side=BUY&quantity=1`, { headers })
-    const r = await engine.call("POST", `${PROD}/trade`, { headers: { ...headers, "idempotency-key": "prod-key-01" }, body: { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: quote.body.quoteId } })
+    const r = await engine.call("POST", `${PROD}/trade`, {
+      headers: { ...headers, "idempotency-key": "prod-key-01" },
+      body: { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: quote.body.quoteId }
+    })
     expectEnvelope(r, 400, "INSUFFICIENT_FUNDS")
   })
 

@@ -12,7 +12,8 @@ const contract = makeValidator()
 export const contractProblems = (method: string, path: string, sent: Record<string, string>, reply: Reply): Array<string> => {
   if (path.startsWith("/_sim") || path === "/docs" || contract.match(method, path) === undefined) return []
   const forced = Object.keys(sent).some((h) => h.toLowerCase().startsWith("x-sandbox-force-")) && path.startsWith("/api/sandbox/")
-  if (forced) return typeof reply.body?.error?.code === "string" && typeof reply.body.error.message === "string" ? [] : [`forced answer is not the error envelope`]
+  if (forced)
+    return typeof reply.body?.error?.code === "string" && typeof reply.body.error.message === "string" ? [] : [`forced answer is not the error envelope`]
   return contract.check({ method, url: path, status: reply.status, headers: reply.headers, body: reply.body })
 }
 
@@ -37,7 +38,11 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
   const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {}): Promise<Reply> => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const response = await engine.fetch(
-      new Request(`http://sokoni.test${path}`, { method, headers: { "content-type": "application/json", ...init.headers }, ...(body === undefined ? {} : { body }) })
+      new Request(`http://sokoni.test${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...init.headers },
+        ...(body === undefined ? {} : { body })
+      })
     )
     const text = await response.text()
     let parsed: unknown = text

@@ -24,7 +24,8 @@ const recorder = Effect.gen(function* () {
   const clock = yield* EngineClock
   const ran: Array<string> = []
   yield* scheduler.register("record", (_tx, payload) => Effect.map(clock.now, (now) => void ran.push(`${String(payload)}@${now - T0}`)))
-  const at = (ms: number, payload: string) => Effect.flatMap(Effect.service(Store), (store) => store.transact((tx) => scheduler.schedule(tx, "record", T0 + ms, payload)))
+  const at = (ms: number, payload: string) =>
+    Effect.flatMap(Effect.service(Store), (store) => store.transact((tx) => scheduler.schedule(tx, "record", T0 + ms, payload)))
   return { ran, at, scheduler, clock }
 })
 
@@ -42,14 +43,16 @@ describe("scheduler on a manual clock", () => {
       assert.strictEqual(yield* clock.now, T0 + 60_000)
       yield* scheduler.advance({ seconds: 60 })
       assert.deepStrictEqual(ran.at(-1), "later@90000")
-    }).pipe(Effect.provide(layerFor("manual", T0))))
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
 
   it.effect("refuses to move the clock backwards", () =>
     Effect.gen(function* () {
       const { scheduler } = yield* recorder
       const error = yield* Effect.flip(scheduler.advance({ to: T0 - 1 }))
       assert.strictEqual((error as { code?: string }).code, "VALIDATION_ERROR")
-    }).pipe(Effect.provide(layerFor("manual", T0))))
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
 
   it.effect("moves a failing job to deadJobs instead of retrying it forever", () =>
     Effect.gen(function* () {
@@ -62,7 +65,8 @@ describe("scheduler on a manual clock", () => {
       const dead = yield* store.transact((tx) => tx.list("deadJobs", { partition: "global", limit: 10, order: "asc" }))
       assert.strictEqual(dead.length, 1)
       assert.isTrue((yield* store.transact((tx) => tx.nextJob))._tag === "None")
-    }).pipe(Effect.provide(layerFor("manual", T0))))
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
 })
 
 describe("scheduler on Effect's clock (system mode, driven by TestClock)", () => {
@@ -76,7 +80,8 @@ describe("scheduler on Effect's clock (system mode, driven by TestClock)", () =>
       yield* TestClock.adjust("2 seconds")
       assert.deepStrictEqual(ran, ["x@30000"])
       yield* Fiber.interrupt(loop)
-    }).pipe(Effect.provide(layerFor("system")), startingAtT0))
+    }).pipe(Effect.provide(layerFor("system")), startingAtT0)
+  )
 
   it.effect("follow mode is Effect's clock plus an offset that grows when advanced", () =>
     Effect.gen(function* () {
@@ -86,5 +91,6 @@ describe("scheduler on Effect's clock (system mode, driven by TestClock)", () =>
       assert.strictEqual(yield* clock.now, T0 + 3_610_000)
       yield* clock.moveTo(T0 + 7_200_000)
       assert.strictEqual(yield* clock.now, T0 + 7_200_000)
-    }).pipe(Effect.provide(layerFor("follow", T0 + 3_600_000)), startingAtT0))
+    }).pipe(Effect.provide(layerFor("follow", T0 + 3_600_000)), startingAtT0)
+  )
 })

@@ -23,154 +23,149 @@ const databaseExists = (url: string, name: string) =>
     })
   ).pipe(Effect.provide(Reactivity.layer))
 
-describe.skipIf(adminUrl === undefined)(
-  adminUrl === undefined ? "postgres store (skipped: set DATABASE_URL to run)" : "postgres store",
-  () => {
-    const admin = adminUrl ?? ""
+describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store (skipped: set DATABASE_URL to run)" : "postgres store", () => {
+  const admin = adminUrl ?? ""
 
-    storeContract(
-      "contract on a temporary database",
-      Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer))
-    )
+  storeContract("contract on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
 
-    it.live(
-      "afterCommit hooks run once the commit is visible to other connections, never before",
-      () =>
-        Effect.scoped(
+  it.live(
+    "afterCommit hooks run once the commit is visible to other connections, never before",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(admin)
+          const other = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer))
+          const visible = other`SELECT 1 AS one FROM documents WHERE collection = 'c' AND id = 'd'`.pipe(
+            Effect.map((rows) => rows.length > 0),
+            Effect.orDie
+          )
+          const seen: Array<string> = []
+          yield* Effect.gen(function* () {
+            const store = yield* Store
+            yield* store.transact((tx) =>
+              Effect.gen(function* () {
+                yield* tx.put("c", { id: "d", partition: "p", sortKey: "1", body: {} })
+                yield* tx.afterCommit(Effect.flatMap(visible, (v) => Effect.sync(() => void seen.push(`hook: ${v}`))))
+                seen.push(`work: ${yield* visible}`)
+              })
+            )
+          }).pipe(Effect.provide(PostgresStoreLayer(url)))
+          assert.deepStrictEqual(seen, ["work: false", "hook: true"])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "driver and input failures are StoreErrors; strings PostgreSQL cannot hold are refused without aborting the transaction",
+    () =>
+      Effect.gen(function* () {
+        const unreachable = yield* Effect.exit(Effect.provide(Effect.void, PostgresStoreLayer("postgres://postgres@127.0.0.1:1/nowhere")))
+        assert.isTrue(Exit.isFailure(unreachable))
+        if (Exit.isFailure(unreachable)) {
+          const error = Cause.findErrorOption(unreachable.cause)
+          assert.isTrue(Option.isSome(error) && error.value instanceof StoreError)
+        }
+        yield* Effect.scoped(
           Effect.gen(function* () {
             const url = yield* withTemporaryDatabase(admin)
-            const other = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer))
-            const visible = other`SELECT 1 AS one FROM documents WHERE collection = 'c' AND id = 'd'`.pipe(
-              Effect.map((rows) => rows.length > 0),
-              Effect.orDie
-            )
-            const seen: Array<string> = []
             yield* Effect.gen(function* () {
               const store = yield* Store
-              yield* store.transact((tx) =>
+              const outcome = yield* store.transact((tx) =>
                 Effect.gen(function* () {
-                  yield* tx.put("c", { id: "d", partition: "p", sortKey: "1", body: {} })
-                  yield* tx.afterCommit(Effect.flatMap(visible, (v) => Effect.sync(() => void seen.push(`hook: ${v}`))))
-                  seen.push(`work: ${yield* visible}`)
+                  const refused: Array<string> = []
+                  for (const bad of ["nul\u0000", "lone\ud800"]) {
+                    for (const attempt of [
+                      tx.put("c", { id: bad, partition: "p", sortKey: "1", body: {} }),
+                      tx.put("c", { id: "ok", partition: bad, sortKey: "1", body: {} }),
+                      tx.put("c", { id: "ok", partition: "p", sortKey: bad, body: {} }),
+                      tx.nextSeq(bad),
+                      tx.appendEvent(bad, { eventId: "e", name: "n", timestamp: 1, payload: {} }),
+                      tx.scheduleJob({ kind: bad, dueAt: 1, payload: {} })
+                    ]) {
+                      const exit = yield* Effect.exit(attempt)
+                      if (Exit.isFailure(exit)) {
+                        const error = Cause.findErrorOption(exit.cause)
+                        refused.push(Option.isSome(error) && error.value instanceof StoreError ? "StoreError" : "other")
+                      }
+                    }
+                    assert.isTrue(Option.isNone(yield* tx.get("c", bad)))
+                    assert.deepStrictEqual(yield* tx.list("c", { partition: bad, limit: 10, order: "asc" }), [])
+                    assert.deepStrictEqual(yield* tx.readEvents(bad, 0, 10), [])
+                  }
+                  // non-JSON bodies are refused too (memory keeps the reference, JSON cannot hold it)
+                  const cyclic: Record<string, unknown> = {}
+                  cyclic.self = cyclic
+                  const exit = yield* Effect.exit(tx.put("c", { id: "cyclic", partition: "p", sortKey: "1", body: cyclic }))
+                  assert.isTrue(Exit.isFailure(exit))
+                  // the transaction is still usable and commits
+                  yield* tx.put("c", { id: "fine", partition: "p", sortKey: "1", body: { ok: true } })
+                  return refused
+                })
+              )
+              assert.deepStrictEqual(
+                outcome,
+                Array.from({ length: 12 }, () => "StoreError")
+              )
+              const fine = yield* store.transact((tx) => tx.get("c", "fine"))
+              assert.deepStrictEqual(Option.getOrThrow(fine).body, { ok: true })
+            }).pipe(Effect.provide(PostgresStoreLayer(url)))
+          })
+        )
+      }),
+    60_000
+  )
+
+  it.live(
+    "jobs, events, documents and counters survive a restart; the temporary database is dropped",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const url = yield* withTemporaryDatabase(admin)
+            const before = yield* Effect.gen(function* () {
+              const store = yield* Store
+              assert.strictEqual(store.kind, "postgres")
+              return yield* store.transact((tx) =>
+                Effect.all({
+                  job: tx.scheduleJob({ kind: "expire-order", dueAt: 1_700_000_060_000, payload: { order: "o-1", b: 1, a: 2 } }),
+                  e1: tx.appendEvent("partner-1:sandbox", { eventId: "ev-1", name: "OrderPlaced", timestamp: 1_700_000_000_000, payload: { z: 1, a: 2 } }),
+                  e2: tx.appendEvent("partner-1:sandbox", { eventId: "ev-2", name: "OrderFilled", timestamp: 1_700_000_000_001, payload: null }),
+                  seq: tx.nextSeq("orders"),
+                  put: tx.put("orders", { id: "o-1", partition: "partner-1:sandbox", sortKey: "1700000000000#o-1", body: { y: 1, x: [2] } })
                 })
               )
             }).pipe(Effect.provide(PostgresStoreLayer(url)))
-            assert.deepStrictEqual(seen, ["work: false", "hook: true"])
+
+            // a new layer (new pool, migrations run again) on the same database: a restart
+            yield* Effect.gen(function* () {
+              const store = yield* Store
+              const after = yield* store.transact((tx) =>
+                Effect.all({
+                  job: tx.nextJob,
+                  events: tx.readEvents("partner-1:sandbox", 0, 10),
+                  doc: tx.get("orders", "o-1"),
+                  seq: tx.nextSeq("orders"),
+                  nextJob: tx.scheduleJob({ kind: "next", dueAt: 1_700_000_070_000, payload: {} }),
+                  e3: tx.appendEvent("partner-1:sandbox", { eventId: "ev-3", name: "OrderSettled", timestamp: 1_700_000_000_002, payload: {} })
+                })
+              )
+              assert.deepStrictEqual(after.job, Option.some(before.job))
+              assert.strictEqual(JSON.stringify(Option.getOrThrow(after.job).payload), JSON.stringify({ order: "o-1", b: 1, a: 2 }))
+              assert.deepStrictEqual(after.events, [before.e1, before.e2])
+              assert.strictEqual(JSON.stringify(after.events[0]?.payload), JSON.stringify({ z: 1, a: 2 }))
+              assert.deepStrictEqual(Option.getOrThrow(after.doc).body, { y: 1, x: [2] })
+              assert.strictEqual(after.seq, before.seq + 1)
+              assert.strictEqual(after.nextJob.seq, before.job.seq + 1)
+              assert.strictEqual(after.e3.position, 3)
+            }).pipe(Effect.provide(PostgresStoreLayer(url)))
+
+            assert.isTrue(yield* databaseExists(admin, new URL(url).pathname.slice(1)))
+            return url
           })
-        ),
-      60_000
-    )
-
-    it.live(
-      "driver and input failures are StoreErrors; strings PostgreSQL cannot hold are refused without aborting the transaction",
-      () =>
-        Effect.gen(function* () {
-          const unreachable = yield* Effect.exit(
-            Effect.provide(Effect.void, PostgresStoreLayer("postgres://postgres@127.0.0.1:1/nowhere"))
-          )
-          assert.isTrue(Exit.isFailure(unreachable))
-          if (Exit.isFailure(unreachable)) {
-            const error = Cause.findErrorOption(unreachable.cause)
-            assert.isTrue(Option.isSome(error) && error.value instanceof StoreError)
-          }
-          yield* Effect.scoped(
-            Effect.gen(function* () {
-              const url = yield* withTemporaryDatabase(admin)
-              yield* Effect.gen(function* () {
-                const store = yield* Store
-                const outcome = yield* store.transact((tx) =>
-                  Effect.gen(function* () {
-                    const refused: Array<string> = []
-                    for (const bad of ["nul\u0000", "lone\ud800"]) {
-                      for (const attempt of [
-                        tx.put("c", { id: bad, partition: "p", sortKey: "1", body: {} }),
-                        tx.put("c", { id: "ok", partition: bad, sortKey: "1", body: {} }),
-                        tx.put("c", { id: "ok", partition: "p", sortKey: bad, body: {} }),
-                        tx.nextSeq(bad),
-                        tx.appendEvent(bad, { eventId: "e", name: "n", timestamp: 1, payload: {} }),
-                        tx.scheduleJob({ kind: bad, dueAt: 1, payload: {} })
-                      ]) {
-                        const exit = yield* Effect.exit(attempt)
-                        if (Exit.isFailure(exit)) {
-                          const error = Cause.findErrorOption(exit.cause)
-                          refused.push(Option.isSome(error) && error.value instanceof StoreError ? "StoreError" : "other")
-                        }
-                      }
-                      assert.isTrue(Option.isNone(yield* tx.get("c", bad)))
-                      assert.deepStrictEqual(yield* tx.list("c", { partition: bad, limit: 10, order: "asc" }), [])
-                      assert.deepStrictEqual(yield* tx.readEvents(bad, 0, 10), [])
-                    }
-                    // non-JSON bodies are refused too (memory keeps the reference, JSON cannot hold it)
-                    const cyclic: Record<string, unknown> = {}
-                    cyclic.self = cyclic
-                    const exit = yield* Effect.exit(tx.put("c", { id: "cyclic", partition: "p", sortKey: "1", body: cyclic }))
-                    assert.isTrue(Exit.isFailure(exit))
-                    // the transaction is still usable and commits
-                    yield* tx.put("c", { id: "fine", partition: "p", sortKey: "1", body: { ok: true } })
-                    return refused
-                  })
-                )
-                assert.deepStrictEqual(outcome, Array.from({ length: 12 }, () => "StoreError"))
-                const fine = yield* store.transact((tx) => tx.get("c", "fine"))
-                assert.deepStrictEqual(Option.getOrThrow(fine).body, { ok: true })
-              }).pipe(Effect.provide(PostgresStoreLayer(url)))
-            })
-          )
-        }),
-      60_000
-    )
-
-    it.live(
-      "jobs, events, documents and counters survive a restart; the temporary database is dropped",
-      () =>
-        Effect.gen(function* () {
-          const url = yield* Effect.scoped(
-            Effect.gen(function* () {
-              const url = yield* withTemporaryDatabase(admin)
-              const before = yield* Effect.gen(function* () {
-                const store = yield* Store
-                assert.strictEqual(store.kind, "postgres")
-                return yield* store.transact((tx) =>
-                  Effect.all({
-                    job: tx.scheduleJob({ kind: "expire-order", dueAt: 1_700_000_060_000, payload: { order: "o-1", b: 1, a: 2 } }),
-                    e1: tx.appendEvent("partner-1:sandbox", { eventId: "ev-1", name: "OrderPlaced", timestamp: 1_700_000_000_000, payload: { z: 1, a: 2 } }),
-                    e2: tx.appendEvent("partner-1:sandbox", { eventId: "ev-2", name: "OrderFilled", timestamp: 1_700_000_000_001, payload: null }),
-                    seq: tx.nextSeq("orders"),
-                    put: tx.put("orders", { id: "o-1", partition: "partner-1:sandbox", sortKey: "1700000000000#o-1", body: { y: 1, x: [2] } })
-                  })
-                )
-              }).pipe(Effect.provide(PostgresStoreLayer(url)))
-
-              // a new layer (new pool, migrations run again) on the same database: a restart
-              yield* Effect.gen(function* () {
-                const store = yield* Store
-                const after = yield* store.transact((tx) =>
-                  Effect.all({
-                    job: tx.nextJob,
-                    events: tx.readEvents("partner-1:sandbox", 0, 10),
-                    doc: tx.get("orders", "o-1"),
-                    seq: tx.nextSeq("orders"),
-                    nextJob: tx.scheduleJob({ kind: "next", dueAt: 1_700_000_070_000, payload: {} }),
-                    e3: tx.appendEvent("partner-1:sandbox", { eventId: "ev-3", name: "OrderSettled", timestamp: 1_700_000_000_002, payload: {} })
-                  })
-                )
-                assert.deepStrictEqual(after.job, Option.some(before.job))
-                assert.strictEqual(JSON.stringify(Option.getOrThrow(after.job).payload), JSON.stringify({ order: "o-1", b: 1, a: 2 }))
-                assert.deepStrictEqual(after.events, [before.e1, before.e2])
-                assert.strictEqual(JSON.stringify(after.events[0]?.payload), JSON.stringify({ z: 1, a: 2 }))
-                assert.deepStrictEqual(Option.getOrThrow(after.doc).body, { y: 1, x: [2] })
-                assert.strictEqual(after.seq, before.seq + 1)
-                assert.strictEqual(after.nextJob.seq, before.job.seq + 1)
-                assert.strictEqual(after.e3.position, 3)
-              }).pipe(Effect.provide(PostgresStoreLayer(url)))
-
-              assert.isTrue(yield* databaseExists(admin, new URL(url).pathname.slice(1)))
-              return url
-            })
-          )
-          assert.isFalse(yield* databaseExists(admin, new URL(url).pathname.slice(1)))
-        }),
-      60_000
-    )
-  }
-)
+        )
+        assert.isFalse(yield* databaseExists(admin, new URL(url).pathname.slice(1)))
+      }),
+    60_000
+  )
+})

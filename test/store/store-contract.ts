@@ -32,7 +32,7 @@ const ids = (docs: ReadonlyArray<Doc>) => docs.map((d) => d.id)
 const richBody = {
   zebra: 1,
   apple: { yak: 2, bee: [3, { dog: 4, cat: 5 }], "10": "numeric-like key", "2": "another" },
-  mixed: "ü😀\u0000\"quoted\"\n",
+  mixed: 'ü😀\u0000"quoted"\n',
   nothing: null,
   yes: true,
   fraction: 1.5,
@@ -64,14 +64,16 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
           yield* transact((tx) => tx.put("rt", d))
           assert.deepStrictEqual(Option.getOrThrow(yield* transact((tx) => tx.get("rt", d.id))), d)
         }
-      }))
+      })
+    )
 
     it.effect("get of a missing id, or of an id in another collection, is none", () =>
       Effect.gen(function* () {
         yield* transact((tx) => tx.put("missing-a", { id: "x", partition: "p", sortKey: "1", body: {} }))
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.get("missing-a", "y"))))
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.get("missing-b", "x"))))
-      }))
+      })
+    )
 
     it.effect("put overwrites a document with the same id", () =>
       Effect.gen(function* () {
@@ -81,7 +83,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.deepStrictEqual(got, { id: "a", partition: "p", sortKey: "2", body: { v: 2 } })
         const listed = yield* transact((tx) => tx.list("ow", { partition: "p", limit: 10, order: "asc" }))
         assert.deepStrictEqual(listed, [got])
-      }))
+      })
+    )
 
     it.effect("list orders by sort key asc/desc with an exclusive after bound, a limit, per collection and partition", () =>
       Effect.gen(function* () {
@@ -114,7 +117,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.deepStrictEqual(yield* list({ partition: "p3", limit: 10, order: "asc" }), [])
         const otherCollection = yield* transact((tx) => tx.list("ls-other", { partition: "p1", limit: 10, order: "asc" }))
         assert.deepStrictEqual(ids(otherCollection), ["other-collection"])
-      }))
+      })
+    )
 
     it.effect("list compares sort keys by UTF-16 code units, as JavaScript does", () =>
       Effect.gen(function* () {
@@ -130,14 +134,13 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
           listed.map((d) => d.sortKey),
           [...keys].sort()
         )
-        const after = yield* transact((tx) =>
-          tx.list("utf16", { partition: "p", after: "\u{1f600}", limit: 100, order: "asc" })
-        )
+        const after = yield* transact((tx) => tx.list("utf16", { partition: "p", after: "\u{1f600}", limit: 100, order: "asc" }))
         assert.deepStrictEqual(
           after.map((d) => d.sortKey),
           ["\uff21"]
         )
-      }))
+      })
+    )
 
     it.effect("equal sort keys keep first-insertion order (reversed for desc), also across overwrites", () =>
       Effect.gen(function* () {
@@ -161,7 +164,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
           desc.map((d) => d.body),
           [{ v: 1 }, { v: 1 }, { v: 2 }, { v: 2 }]
         )
-      }))
+      })
+    )
 
     it.effect("reads inside a transaction see its own writes", () =>
       Effect.gen(function* () {
@@ -195,7 +199,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.strictEqual(yield* transact((tx) => tx.nextSeq("own-counter")), 3)
         assert.strictEqual((yield* transact((tx) => tx.readEvents("own-log", 0, 10))).length, 2)
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.nextJob)))
-      }))
+      })
+    )
 
     it.effect("a failed transaction rolls back docs, counters, events and jobs, and runs no afterCommit hook", () =>
       Effect.gen(function* () {
@@ -263,7 +268,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.strictEqual(next.event.position, seenInside?.position)
         assert.strictEqual(next.job.seq, seenInside?.jobSeq)
         yield* drainJobs
-      }))
+      })
+    )
 
     it.effect("a defect in the work also rolls back", () =>
       Effect.gen(function* () {
@@ -279,7 +285,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.isTrue(Exit.isFailure(exit))
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.get("rb-die", "x"))))
         assert.strictEqual(yield* transact((tx) => tx.nextSeq("rb-die-counter")), 1)
-      }))
+      })
+    )
 
     it.effect("afterCommit hooks run after the work, in registration order, only on commit", () =>
       Effect.gen(function* () {
@@ -298,7 +305,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.deepStrictEqual(log, ["work done", "first", "second", "third"])
         // the hook's transaction is visible to the next one
         assert.isTrue(Option.isSome(yield* transact((tx) => tx.get("hooks", "h"))))
-      }))
+      })
+    )
 
     it.effect("nextSeq counts from 1 per counter, across transactions", () =>
       Effect.gen(function* () {
@@ -306,7 +314,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.deepStrictEqual(first, [1, 2, 1])
         const second = yield* transact((tx) => Effect.all([tx.nextSeq("seq-a"), tx.nextSeq("seq-b")]))
         assert.deepStrictEqual(second, [3, 2])
-      }))
+      })
+    )
 
     it.effect("event positions are 1..n per partition, gapless, in commit order; readEvents pages by position", () =>
       Effect.gen(function* () {
@@ -359,7 +368,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         const b = yield* transact((tx) => tx.readEvents("ev-b", 0, 10))
         assert.deepStrictEqual(b, [appended[1]])
         assert.deepStrictEqual(yield* transact((tx) => tx.readEvents("ev-none", 0, 10)), [])
-      }))
+      })
+    )
 
     it.effect("jobs come out by (dueAt, seq), with gapless seqs, until deleted", () =>
       Effect.gen(function* () {
@@ -396,7 +406,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         // deleting a job that is not there is a no-op
         yield* transact((tx) => tx.deleteJob(late.seq))
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.nextJob)))
-      }))
+      })
+    )
 
     it.effect("concurrent transactions are serialised: 20 appends get positions 1..20, no lost updates", () =>
       Effect.gen(function* () {
@@ -427,5 +438,6 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.strictEqual(new Set(log.map((e) => e.eventId)).size, 20)
         const count = Option.getOrThrow(yield* transact((tx) => tx.get("conc", "count"))).body
         assert.deepStrictEqual(count, { n: 20 })
-      }))
+      })
+    )
   })

@@ -28,8 +28,6 @@ export const walk = (dir: string): Array<string> =>
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1")
 
 export const violations = (files: ReadonlyArray<{ path: string; text: string }>) =>
-  files.flatMap(({ path, text }) =>
-    SEAMS.has(path) ? [] : FORBIDDEN.filter(([, re]) => re.test(code(text))).map(([what]) => `${path}: ${what}`)
-  )
+  files.flatMap(({ path, text }) => (SEAMS.has(path) ? [] : FORBIDDEN.filter(([, re]) => re.test(code(text))).map(([what]) => `${path}: ${what}`)))
 
 export const engineFiles = () => walk(join(ROOT, "engine")).map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, "utf8") }))

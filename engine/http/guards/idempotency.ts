@@ -14,7 +14,8 @@ export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
 
 export const checkKey = (key: string | undefined): ApiFailure | undefined => {
-  if (key === undefined || key === "") return fail("MISSING_IDEMPOTENCY_KEY", "this request changes state and needs an Idempotency-Key header (8-200 characters)")
+  if (key === undefined || key === "")
+    return fail("MISSING_IDEMPOTENCY_KEY", "this request changes state and needs an Idempotency-Key header (8-200 characters)")
   if (key.length < 8 || key.length > 200) return fail("VALIDATION_ERROR", "Idempotency-Key must be 8 to 200 characters", { param: "Idempotency-Key" })
   return undefined
 }

@@ -29,10 +29,9 @@ export const rateHeaders = (d: RateDecision): Record<string, string> => ({
   "x-ratelimit-reset": String(d.reset)
 })
 
-export class RateLimiter extends Context.Service<
-  RateLimiter,
-  { readonly take: (bucket: string, limit: number, now: number) => Effect.Effect<RateDecision> }
->()("sokoni/RateLimiter") {
+export class RateLimiter extends Context.Service<RateLimiter, { readonly take: (bucket: string, limit: number, now: number) => Effect.Effect<RateDecision> }>()(
+  "sokoni/RateLimiter"
+) {
   static readonly make = Effect.sync(() => {
     const windows = new Map<string, Array<number>>()
     const take = (bucket: string, limit: number, now: number) =>
