@@ -306,19 +306,8 @@ export class TradingService extends Context.Service<
           const filledGross = next.fills.reduce((s, f) => s + f.gross, 0)
           const filledFee = next.fills.reduce((s, f) => s + f.fee, 0)
           const payload = {
-            orderId: next.orderId,
-            subAccountId: next.account === "master" ? null : next.account,
-            externalId: next.externalId,
+            ...decisionPayload(next, "FILLED", filledFee, now),
             ...(next.account === "master" ? { accountType: MASTER } : {}),
-            type: next.side,
-            symbol: tickerOf(next.symbol),
-            exchange: next.exchange,
-            quantity: next.quantity,
-            priceAtOrder: price4ToWire(next.priceAtOrder),
-            usdPriceAtOrder: price4ToWire(usdPrice4(next.priceAtOrder, next.fxRate)),
-            feeAmount: centsToWire(filledFee),
-            status: "FILLED",
-            settledAt: isoAt(now),
             settlementUsdPrice: price4ToWire(usdPrice4(price, next.fxRate)),
             ...(next.side === "BUY" ? { totalCost: centsToWire(filledGross + filledFee) } : { proceeds: centsToWire(filledGross - filledFee) })
           }
@@ -342,18 +331,7 @@ export class TradingService extends Context.Service<
           yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
           yield* saveOrder(tx, next)
           const payload = {
-            orderId: next.orderId,
-            subAccountId: next.account === "master" ? null : next.account,
-            externalId: next.externalId,
-            type: next.side,
-            symbol: tickerOf(next.symbol),
-            exchange: next.exchange,
-            quantity: next.quantity,
-            priceAtOrder: price4ToWire(next.priceAtOrder),
-            usdPriceAtOrder: price4ToWire(usdPrice4(next.priceAtOrder, next.fxRate)),
-            feeAmount: centsToWire(next.fills.reduce((s, f) => s + f.fee, 0)),
-            status: "REJECTED",
-            settledAt: isoAt(now),
+            ...decisionPayload(next, "REJECTED", next.fills.reduce((sum, f) => sum + f.fee, 0), now),
             rejectionCode: code,
             rejectionReason: reason
           }
@@ -391,6 +369,22 @@ export class TradingService extends Context.Service<
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)
 }
+
+/** Fields order.filled and order.rejected share (spec "Payloads"). */
+const decisionPayload = (o: OrderRecord, status: "FILLED" | "REJECTED", feeCents: number, now: number) => ({
+  orderId: o.orderId,
+  subAccountId: o.account === "master" ? null : o.account,
+  externalId: o.externalId,
+  type: o.side,
+  symbol: tickerOf(o.symbol),
+  exchange: o.exchange,
+  quantity: o.quantity,
+  priceAtOrder: price4ToWire(o.priceAtOrder),
+  usdPriceAtOrder: price4ToWire(usdPrice4(o.priceAtOrder, o.fxRate)),
+  feeAmount: centsToWire(feeCents),
+  status,
+  settledAt: isoAt(now)
+})
 
 /** Whole units a cashValue buys (BUY: gross + fee within cash; SELL: gross within cash). */
 const quantityFromCash = (cash: number, price: number, rate: number, markupBps: number, side: Side): number =>
