@@ -331,7 +331,12 @@ export class TradingService extends Context.Service<
           yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
           yield* saveOrder(tx, next)
           const payload = {
-            ...decisionPayload(next, "REJECTED", next.fills.reduce((sum, f) => sum + f.fee, 0), now),
+            ...decisionPayload(
+              next,
+              "REJECTED",
+              next.fills.reduce((sum, f) => sum + f.fee, 0),
+              now
+            ),
             rejectionCode: code,
             rejectionReason: reason
           }
