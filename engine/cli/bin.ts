@@ -6,7 +6,6 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { loadScenario, runScenario } from "../../scenarios/runner.ts"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { serverLayer } from "../runtime.ts"
 import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
@@ -115,6 +114,8 @@ const run = Command.make(
   Effect.fn("sokoni.scenario.run")(function* (flags) {
     const seed = Option.getOrElse(flags.seed, freshSeed)
     yield* Console.log(`seed ${seed}`)
+    // Loaded on demand: the runner brings the contract validator, which `serve` does not need at start-up.
+    const { loadScenario, runScenario } = yield* Effect.promise(() => import("../../scenarios/runner.ts"))
     const scenario = yield* Effect.promise(() => loadScenario(flags.file))
     yield* Console.log(`scenario: ${scenario.name} (${scenario.steps.length} steps, store ${flags.store})`)
     const result = yield* Effect.promise(() =>

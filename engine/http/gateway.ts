@@ -45,6 +45,16 @@ export interface GatewayOptions {
   readonly adminToken: string | undefined
 }
 
+/** The public status document (contract ServiceStatus, D-014). Incidents and maintenance windows come later. */
+const statusBody = (now: number) => ({
+  status: "operational",
+  version: "1",
+  timestamp: isoAt(now),
+  maintenance: null,
+  services: ["api", "trading", "market-data", "webhooks", "stream"].map((name) => ({ name, status: "operational" })),
+  incidents: []
+})
+
 const bodyTextOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
   const body = response.body
   if (body._tag === "Uint8Array") return new TextDecoder().decode(body.body)
@@ -172,9 +182,7 @@ export class Gateway extends Context.Service<
           )
         }
         if (path === STATUS_PATH && method === "GET") {
-          return Effect.map(clock.now, (now) =>
-            Response.jsonUnsafe({ status: "operational", apiVersion: "1", time: isoAt(now), maintenance: null, incidents: [] })
-          )
+          return Effect.map(clock.now, (now) => Response.jsonUnsafe(statusBody(now)))
         }
         if (path === "/_sim" || path.startsWith("/_sim/")) {
           if (options.adminToken === undefined) return Effect.succeed(errorResponse(fail("NOT_FOUND", "the control API exists only in simulation mode")))

@@ -37,6 +37,12 @@ describe("gateway", () => {
     expect(s.headers.get("x-ratelimit-limit")).toBe("300")
   })
 
+  it("serves the public status document without a key", async () => {
+    const status = await engine.call("GET", "/api/v1/status")
+    expect(status.status).toBe(200)
+    expect(status.body).toMatchObject({ status: "operational", version: "1", timestamp: "2026-11-23T08:00:00.000Z" })
+  })
+
   it("answers 401 AUTH_MISSING without a key", async () => {
     expectEnvelope(await engine.call("GET", `${SANDBOX}/stocks`), 401, "AUTH_MISSING")
   })
