@@ -9,6 +9,9 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 
 const Side = Schema.Literals(["BUY", "SELL"])
 
+/** The spec's pagination parameters, shared by every list endpoint. */
+const PageQuery = { limit: Schema.optional(Schema.Number), cursor: Schema.optional(Schema.String) }
+
 export class MarketGroup extends HttpApiGroup.make("market").add(
   HttpApiEndpoint.get("listStocks", "/stocks", {
     query: {
@@ -16,8 +19,7 @@ export class MarketGroup extends HttpApiGroup.make("market").add(
       sector: Schema.optional(Schema.String),
       assetType: Schema.optional(Schema.Literals(["STOCK", "ETF"])),
       search: Schema.optional(Schema.String),
-      limit: Schema.optional(Schema.Number),
-      cursor: Schema.optional(Schema.String)
+      ...PageQuery
     },
     success: Schema.Unknown
   }),
@@ -60,8 +62,7 @@ export class OrdersGroup extends HttpApiGroup.make("orders").add(
       symbol: Schema.optional(Schema.String),
       from: Schema.optional(Schema.String),
       to: Schema.optional(Schema.String),
-      cursor: Schema.optional(Schema.String),
-      limit: Schema.optional(Schema.Number)
+      ...PageQuery
     },
     success: Schema.Unknown
   }),

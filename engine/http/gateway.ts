@@ -15,9 +15,9 @@ import { HttpServerResponse as Response } from "effect/http"
 import { PartnerService } from "../app/partners.ts"
 import { CurrentPrincipal, type Environment, type Principal } from "../app/principal.ts"
 import { fail } from "../domain/errors.ts"
-import { TradingService } from "../app/trading.ts"
+import type { TradingService } from "../app/trading.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { Scheduler } from "../sim/scheduler.ts"
+import type { Scheduler } from "../sim/scheduler.ts"
 import { Trace } from "../sim/trace.ts"
 import { handleControl } from "./control.ts"
 import { errorResponse, renderCause } from "./errors.ts"
@@ -81,8 +81,6 @@ export class Gateway extends Context.Service<
     Effect.gen(function* () {
       const partnerApp = yield* HttpRouter.toHttpEffect(PartnerApiRoutes)
       const partners = yield* PartnerService
-      yield* TradingService
-      yield* Scheduler
       const clock = yield* EngineClock
       const trace = yield* Trace
       const maintenance = yield* Maintenance
