@@ -36,6 +36,8 @@ export interface EngineConfig {
   readonly deskDelaySeconds?: number | undefined
   /** Enables the control API under /_sim. */
   readonly adminToken?: string | undefined
+  /** `off` lifts tier limits (benchmarks); headers are still sent. Default `on`. */
+  readonly rateLimit?: "on" | "off" | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, unknown> => {
@@ -51,7 +53,7 @@ export const engineLayer = (config: EngineConfig) => {
     EngineClock.layer(config.clock, config.start),
     Entropy.layer(config.seed),
     Trace.layer,
-    RateLimiter.layer,
+    config.rateLimit === "off" ? RateLimiter.layerOff : RateLimiter.layer,
     Maintenance.layer
   )
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)

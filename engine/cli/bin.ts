@@ -45,6 +45,10 @@ const serve = Command.make(
     ),
     deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling")),
     adminToken: Flag.String("admin-token").pipe(Flag.optional, Flag.withDescription("Bearer token of the /_sim control API (default: derived from the seed)")),
+    rateLimit: Flag.Literals("rate-limit", ["on", "off"]).pipe(
+      Flag.withDefault("on" as const),
+      Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
+    ),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
   },
   Effect.fn("sokoni.serve")(function* (flags) {
@@ -68,7 +72,8 @@ const serve = Command.make(
       seed,
       desk: flags.desk,
       deskDelaySeconds: flags.deskDelay,
-      adminToken
+      adminToken,
+      rateLimit: flags.rateLimit
     }
     const base = `http://127.0.0.1:${flags.port}`
     yield* Console.log(

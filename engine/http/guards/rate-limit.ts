@@ -54,4 +54,12 @@ export class RateLimiter extends Context.Service<RateLimiter, { readonly take: (
   })
 
   static readonly layer = Layer.effect(RateLimiter, RateLimiter.make)
+
+  /** Admits everything and still reports the tier's headers: for benchmarks (`serve --rate-limit off`) only. */
+  static readonly layerOff = Layer.succeed(
+    RateLimiter,
+    RateLimiter.of({
+      take: (_bucket, limit, now) => Effect.succeed({ allowed: true, limit, remaining: limit, reset: Math.ceil((now + WINDOW_MS) / 1000), retryAfterSeconds: 0 })
+    })
+  )
 }
