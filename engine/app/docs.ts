@@ -52,6 +52,8 @@ export interface QuoteDoc {
   readonly side: "BUY" | "SELL" | null
   readonly quantity: number | null
   readonly cashValue: number | null
+  /** Whole units a cashValue quote buys at its price: the quantity an order on this quote gets. */
+  readonly derivedQuantity: number | null
   readonly price: number
   readonly rate: number
   readonly issuedAt: number
@@ -97,6 +99,18 @@ export const Ledgers = collection<LedgerDoc>("ledgers")
 export const Quotes = collection<QuoteDoc>("quotes")
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
+
+/** End-user sub-accounts (served with the accounts issue); quotes and orders check that an id exists here. */
+export interface SubAccountDoc {
+  readonly subAccountId: string
+  readonly partition: string
+  readonly status: "active" | "frozen" | "closed"
+}
+export const SubAccounts = collection<SubAccountDoc>("subAccounts")
+
+/** True when `subAccountId` exists in `partition` (another partner's or environment's id does not). */
+export const subAccountExists = (tx: Tx, partition: string, subAccountId: string) =>
+  Effect.map(SubAccounts.get(tx, subAccountId), (found) => Option.isSome(found) && found.value.partition === partition)
 
 /** Sort key that orders by creation time, then id: the same order on every store. */
 export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`

@@ -7,16 +7,17 @@ import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { rateFor } from "../domain/fx.ts"
 import { INSTRUMENTS, type Instrument, lookupSymbol, tickerOf } from "../domain/instruments.ts"
-import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
+import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, quantityForCash, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DELAY_SECONDS, MarketFeed, type Observation, REFRESH_SECONDS, STALE_AFTER_SECONDS } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
-import { Store } from "../store/port.ts"
+import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
+import { type QuoteDoc, Quotes, subAccountExists, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
+import type { Schemas } from "../contract/wire.ts"
 
 export const QUOTE_TTL_SECONDS = 60
 export const QUOTE_EXPIRE_JOB = "quote.expire"
@@ -61,9 +62,9 @@ export const resolveInstrument = (symbol: string, exchange?: string): Instrument
 export class MarketService extends Context.Service<
   MarketService,
   {
-    readonly listStocks: (query: StockQuery, scope: string) => Effect.Effect<unknown, ApiFailure>
-    readonly stockItem: (instrument: Instrument) => Effect.Effect<ReturnType<typeof stockItemOf>>
-    readonly issueQuote: (principal: Principal, symbol: string, query: QuoteQuery) => Effect.Effect<unknown, unknown>
+    readonly listStocks: (query: StockQuery, scope: string) => Effect.Effect<Schemas["StockList"], ApiFailure>
+    readonly stockItem: (instrument: Instrument) => Effect.Effect<Schemas["StockItem"]>
+    readonly issueQuote: (principal: Principal, symbol: string, query: QuoteQuery) => Effect.Effect<Schemas["Quote"], ApiFailure | StoreError>
   }
 >()("sokoni/MarketService") {
   static readonly make = Effect.gen(function* () {
@@ -98,13 +99,14 @@ export class MarketService extends Context.Service<
       const page = rest.slice(0, limit)
       const hasMore = rest.length > page.length
       const last = page.at(-1)
-      return {
+      const list: Schemas["StockList"] = {
         stocks: yield* Effect.forEach(page, stockItem),
         count: page.length,
         totalCount: matching.length,
         hasMore,
         nextCursor: hasMore && last !== undefined ? encodeCursor(`stocks|${scope}`, last.symbol) : null
       }
+      return list
     })
 
     const issueQuote = Effect.fn("MarketService.issueQuote")(function* (principal: Principal, symbol: string, query: QuoteQuery) {
@@ -123,18 +125,29 @@ export class MarketService extends Context.Service<
       const currency = exchange?.currency ?? "USD"
       const rate = rateFor(currency)
       if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
+      const account = query.subAccountId ?? "master"
+      if (account !== "master" && !(yield* store.transact((tx) => subAccountExists(tx, principal.partition, account)))) {
+        return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
+      }
       const now = yield* clock.now
       const observation = yield* feed.observe(instrument, now)
+      const side = query.side ?? null
+      // A cashValue quote shows, and binds, the whole units it buys (BUY: gross + fee within cash) at this price.
+      const derived =
+        cashValue === null || cashValue === undefined ? null : quantityForCash(cashValue, observation.price, rate, side === "SELL" ? 0 : principal.markupBps)
+      if (derived === 0) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the current price", { param: "cashValue" }))
+      }
       const quoteId = yield* entropy.id("qt")
-      const account = query.subAccountId ?? "master"
       const doc: QuoteDoc = {
         quoteId,
         partition: principal.partition,
         account,
         symbol: instrument.symbol,
-        side: query.side ?? null,
+        side,
         quantity: query.quantity ?? null,
         cashValue: cashValue ?? null,
+        derivedQuantity: derived,
         price: observation.price,
         rate,
         issuedAt: now,
@@ -147,9 +160,10 @@ export class MarketService extends Context.Service<
           scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
         )
       )
-      const gross = doc.quantity === null ? null : grossCents(doc.quantity, doc.price, rate)
+      const units = doc.quantity ?? doc.derivedQuantity
+      const gross = units === null ? null : grossCents(units, doc.price, rate)
       const fee = gross === null ? null : fees(gross, principal.markupBps).fee
-      return {
+      const quote: Schemas["Quote"] = {
         quoteId,
         symbol: instrument.ticker,
         name: instrument.name,
@@ -159,7 +173,7 @@ export class MarketService extends Context.Service<
         usdPrice: price4ToWire(usdPrice4(doc.price, rate)),
         fxRate: rate6ToWire(rate),
         side: doc.side,
-        quantity: doc.quantity,
+        quantity: units,
         cashValue: doc.cashValue === null ? null : centsToWire(doc.cashValue),
         subAccountId: query.subAccountId ?? null,
         estimatedGross: gross === null ? null : centsToWire(gross),
@@ -171,6 +185,7 @@ export class MarketService extends Context.Service<
         ttlSeconds: QUOTE_TTL_SECONDS,
         singleUse: true
       }
+      return quote
     })
 
     // A quote that reached its TTL unused is marked expired and announced (spec event quote.expired).
@@ -200,7 +215,7 @@ export class MarketService extends Context.Service<
 }
 
 /** The spec's stock / quote item for an instrument and its latest published observation. */
-export const stockItemOf = (instrument: Instrument, o: Observation, now: number) => {
+export const stockItemOf = (instrument: Instrument, o: Observation, now: number): Schemas["StockItem"] => {
   const exchange = findExchange(instrument.exchange)
   const currency = exchange?.currency ?? "USD"
   const rate = rateFor(currency) ?? 1_000_000

@@ -5,10 +5,11 @@
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { fail } from "../domain/errors.ts"
+import type { ControlResponseBody } from "../contract/wire.ts"
+import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
-import { Store } from "../store/port.ts"
+import { Store, type StoreError } from "../store/port.ts"
 import { ApiKeys, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
 import { creditWallet, seedWallet } from "./ledger.ts"
 import { centsToWire, parseScaled } from "../domain/money.ts"
@@ -41,11 +42,15 @@ export interface BootstrapResult {
 export class PartnerService extends Context.Service<
   PartnerService,
   {
-    readonly bootstrap: (input: BootstrapInput) => Effect.Effect<BootstrapResult, unknown>
+    readonly bootstrap: (input: BootstrapInput) => Effect.Effect<BootstrapResult, StoreError>
     /** Resolves a raw key presented on `environment`'s base. */
-    readonly authenticate: (raw: string, environment: Environment) => Effect.Effect<Principal, unknown>
+    readonly authenticate: (raw: string, environment: Environment) => Effect.Effect<Principal, ApiFailure | StoreError>
     /** Operator top-up of a master wallet (control API); emits wallet.credited. */
-    readonly creditMaster: (partnerId: string, environment: Environment, amount: number) => Effect.Effect<{ newBalance: number }, unknown>
+    readonly creditMaster: (
+      partnerId: string,
+      environment: Environment,
+      amount: number
+    ) => Effect.Effect<ControlResponseBody<"creditSimMasterWallet", 200>, ApiFailure | StoreError>
   }
 >()("sokoni/PartnerService") {
   static readonly make = Effect.gen(function* () {

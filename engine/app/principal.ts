@@ -2,7 +2,6 @@
  * Who is calling and where: the authenticated partner, its environment and the partition its data lives in.
  * Plain data shared by the app services and the HTTP gateway.
  */
-import { Context } from "effect"
 
 export type Environment = "sandbox" | "production"
 export type KeyKind = "full" | "data"
@@ -20,6 +19,3 @@ export interface Principal {
 
 export const partitionOf = (partnerId: string, environment: Environment) => `${partnerId}:${environment}`
 export const isSandboxPartition = (partition: string) => partition.endsWith(":sandbox")
-
-/** The caller of the current request, set by the gateway once auth succeeded; undefined on public routes. */
-export const CurrentPrincipal = Context.Reference<Principal | undefined>("sokoni/CurrentPrincipal", { defaultValue: () => undefined })

@@ -10,15 +10,27 @@ import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE } from "../domain/fx.ts"
 import { tickerOf } from "../domain/instruments.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
-import { applyFill, applyReject, awaitsDesk, type OrderRecord, orderToWire, placeMarket, remainingQuantity, type Side } from "../domain/order.ts"
+import {
+  applyFill,
+  applyReject,
+  awaitsDesk,
+  type OrderRecord,
+  orderToWire,
+  placeMarket,
+  remainingQuantity,
+  type OrderStatusFilter,
+  type Side,
+  type TimeInForce
+} from "../domain/order.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DESK_FILL_JOB, type DeskFillJob, ExecutionDesk } from "../sim/desk.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
-import { Store, type Tx } from "../store/port.ts"
+import { Store, type StoreError, type Tx } from "../store/port.ts"
+import type { Schemas } from "../contract/wire.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { Orders, Quotes, timeSortKey } from "./docs.ts"
+import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import { applyMovements, holding, walletBalance } from "./ledger.ts"
 import { resolveInstrument } from "./market.ts"
 import type { Principal } from "./principal.ts"
@@ -33,16 +45,17 @@ export interface TradeInput {
   readonly quoteId?: string | undefined
   readonly limitPrice?: number | undefined
   readonly stopPrice?: number | undefined
-  readonly timeInForce?: string | undefined
+  readonly timeInForce?: TimeInForce | undefined
   readonly expiresAt?: string | undefined
   readonly clientOrderId?: string | undefined
 }
 
 export interface OrderListQuery {
-  readonly status?: string | undefined
+  readonly status?: OrderStatusFilter | undefined
   readonly symbol?: string | undefined
-  readonly from?: string | undefined
-  readonly to?: string | undefined
+  /** Epoch millis, inclusive (decoded by the route: dates cover the whole UTC day). */
+  readonly from?: number | undefined
+  readonly to?: number | undefined
   readonly cursor?: string | undefined
   readonly limit?: number | undefined
 }
@@ -58,31 +71,18 @@ const SCAN_LIMIT = 1000
 const DESK_QUEUE = "deskQueue"
 /** `accountType` on master-account events (decision D-010). */
 const MASTER = "MASTER"
-const STATUS_FILTERS = ["PENDING", "WORKING", "PARTIALLY_FILLED", "PROCESSING", "COMPLETED", "FILLED", "REJECTED", "CANCELLED", "EXPIRED"]
-
-/** Parses a from/to bound: a UTC date (whole day) or a timezone-aware date-time. */
-export const parseBound = (raw: string, edge: "from" | "to"): number | ApiFailure => {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) {
-    const start = Date.parse(`${raw}T00:00:00.000Z`)
-    if (Number.isNaN(start)) return fail("VALIDATION_ERROR", `${edge} is not a valid date`, { param: edge })
-    return edge === "from" ? start : start + 86_400_000 - 1
-  }
-  if (!/(Z|[+-]\d{2}:?\d{2})$/.test(raw)) return fail("VALIDATION_ERROR", `${edge} must be a date or a timezone-aware date-time`, { param: edge })
-  const t = Date.parse(raw)
-  return Number.isNaN(t) ? fail("VALIDATION_ERROR", `${edge} is not a valid date-time`, { param: edge }) : t
-}
 
 const accountFields = (o: OrderRecord) => (o.account === "master" ? { accountType: MASTER } : { subAccountId: o.account })
 
 export class TradingService extends Context.Service<
   TradingService,
   {
-    readonly trade: (principal: Principal, account: string, input: TradeInput) => Effect.Effect<unknown, unknown>
-    readonly listOrders: (principal: Principal, account: string, query: OrderListQuery) => Effect.Effect<unknown, unknown>
-    readonly getOrder: (principal: Principal, orderId: string) => Effect.Effect<unknown, unknown>
-    readonly deskQueue: Effect.Effect<ReadonlyArray<unknown>, unknown>
-    readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<unknown, unknown>
-    readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<unknown, unknown>
+    readonly trade: (principal: Principal, account: string, input: TradeInput) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    readonly listOrders: (principal: Principal, account: string, query: OrderListQuery) => Effect.Effect<Schemas["OrderList"], ApiFailure | StoreError>
+    readonly getOrder: (principal: Principal, orderId: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    readonly deskQueue: Effect.Effect<ReadonlyArray<Schemas["Order"]>, StoreError>
+    readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
   }
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
@@ -138,23 +138,14 @@ export class TradingService extends Context.Service<
               })
             )
           }
-          const mismatch =
-            quote.symbol !== instrument.symbol
-              ? "symbol"
-              : quote.side !== null && quote.side !== input.type
-                ? "side"
-                : quote.quantity !== null && input.quantity !== undefined && quote.quantity !== input.quantity
-                  ? "quantity"
-                  : quote.cashValue !== null && cashValue !== undefined && quote.cashValue !== cashValue
-                    ? "cashValue"
-                    : undefined
+          const mismatch = quoteMismatch(quote, instrument.symbol, input.type, input.quantity, cashValue)
           if (mismatch !== undefined) {
             return yield* Effect.fail(fail("QUOTE_ORDER_MISMATCH", `the quote does not match the order's ${mismatch}`, { param: mismatch }))
           }
           if (exchange !== undefined && !isOpen(exchange, now)) {
             return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
           }
-          const quantity = input.quantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
+          const quantity = input.quantity ?? quote.derivedQuantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
           if (quantity <= 0)
             return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the quoted price", { param: "cashValue" }))
           const order = placeMarket({
@@ -230,13 +221,9 @@ export class TradingService extends Context.Service<
 
     const listOrders = Effect.fn("TradingService.listOrders")(function* (principal: Principal, account: string, query: OrderListQuery) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
-      const status = query.status?.toUpperCase()
-      if (status !== undefined && !STATUS_FILTERS.includes(status)) {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", `status must be one of ${STATUS_FILTERS.join(", ")}`, { param: "status" }))
-      }
+      const status = query.status
       const wanted = status === "COMPLETED" ? "FILLED" : status === "PROCESSING" ? "PENDING" : status
-      const from = query.from === undefined ? undefined : yield* liftFailure(parseBound(query.from, "from"))
-      const to = query.to === undefined ? undefined : yield* liftFailure(parseBound(query.to, "to"))
+      const { from, to } = query
       if (from !== undefined && to !== undefined && from > to)
         return yield* Effect.fail(fail("VALIDATION_ERROR", "from is after to", { params: ["from", "to"] }))
       const scope = `orders|${principal.partition}|${account}`
@@ -261,12 +248,13 @@ export class TradingService extends Context.Service<
             matches.push(o)
           }
           const hasMore = lastKey !== undefined && (window.at(-1)?.sortKey !== lastKey || scanned.length > SCAN_LIMIT)
-          return {
+          const list: Schemas["OrderList"] = {
             orders: matches.map((o) => orderToWire(o, now)),
             count: matches.length,
             hasMore,
             nextCursor: hasMore && lastKey !== undefined ? encodeCursor(scope, lastKey) : null
           }
+          return list
         })
       )
     })
@@ -390,6 +378,24 @@ const decisionPayload = (o: OrderRecord, status: "FILLED" | "REJECTED", feeCents
   status,
   settledAt: isoAt(now)
 })
+
+/**
+ * Which field of the order differs from what its quote was issued for (spec QUOTE_ORDER_MISMATCH: symbol, side,
+ * quantity or cashValue). A quote binds what it names: a side, and either a quantity or a cashValue, never the other.
+ */
+export const quoteMismatch = (
+  quote: QuoteDoc,
+  symbol: string,
+  side: Side,
+  quantity: number | undefined,
+  cashValue: number | undefined
+): "symbol" | "side" | "quantity" | "cashValue" | undefined => {
+  if (quote.symbol !== symbol) return "symbol"
+  if (quote.side !== null && quote.side !== side) return "side"
+  if (quote.quantity !== null && quote.quantity !== quantity) return "quantity"
+  if (quote.cashValue !== null && quote.cashValue !== cashValue) return "cashValue"
+  return undefined
+}
 
 /** Whole units a cashValue buys (BUY: gross + fee within cash; SELL: gross within cash). */
 const quantityFromCash = (cash: number, price: number, rate: number, markupBps: number, side: Side): number =>

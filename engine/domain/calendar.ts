@@ -5,7 +5,7 @@
  */
 
 export interface Exchange {
-  readonly code: string
+  readonly code: ExchangeCode
   readonly name: string
   readonly mic: string
   readonly timeZone: string
@@ -44,6 +44,7 @@ export const EXCHANGES: ReadonlyArray<Exchange> = [
 
 /** Every exchange code the spec names; those without a calendar above are known but not yet simulated. */
 export const SPEC_EXCHANGE_CODES = ["NSE", "NGX", "JSE", "GSE", "BRVM", "ZSE", "BSE", "LUSE", "EGX", "DSE", "USE", "MSE", "CSE", "SEM"] as const
+export type ExchangeCode = (typeof SPEC_EXCHANGE_CODES)[number]
 
 export const findExchange = (code: string): Exchange | undefined => EXCHANGES.find((e) => e.code === code)
 

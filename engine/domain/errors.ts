@@ -1,41 +1,12 @@
 /**
- * The spec's error catalogue: every error code with its HTTP status, and the one failure type the engine raises.
- * Owns: code -> status. Does not own: how a failure is rendered (http/errors.ts does that).
+ * The failure type the engine raises, typed by the contract's error catalogue. The table of codes and statuses lives
+ * once, in spec/openapi.yaml (ErrorCode, x-error-statuses); `npm run spec:gen` derives ERROR_STATUS from it.
+ * Owns: ApiFailure and its status. Does not own rendering (http/exchange.ts).
  */
 import { Data, Effect } from "effect"
+import { ERROR_STATUS } from "../contract/catalogue.gen.ts"
 
-export const ERROR_STATUS = {
-  AUTH_MISSING: 401,
-  AUTH_INVALID: 401,
-  AUTH_SUSPENDED: 403,
-  AUTH_REVOKED: 403,
-  RATE_LIMITED: 429,
-  MISSING_PARAM: 400,
-  MISSING_IDEMPOTENCY_KEY: 400,
-  INVALID_SYMBOL: 400,
-  UNKNOWN_EXCHANGE: 400,
-  INVALID_TYPE: 400,
-  VALIDATION_ERROR: 400,
-  BATCH_LIMIT_EXCEEDED: 400,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  QUOTE_REQUIRED: 400,
-  QUOTE_NOT_FOUND: 404,
-  QUOTE_SCOPE_MISMATCH: 403,
-  STALE_QUOTE: 409,
-  QUOTE_ORDER_MISMATCH: 409,
-  INSUFFICIENT_FUNDS: 400,
-  KYC_REQUIRED: 403,
-  MARKET_CLOSED: 422,
-  /** The next three are ours (docs/decisions.md D-003): the spec names the condition but no code. */
-  INSUFFICIENT_HOLDINGS: 422,
-  OFFER_NOT_OPEN: 422,
-  WEBHOOK_TEST_FAILED: 502,
-  FORBIDDEN: 403,
-  INTERNAL_ERROR: 500,
-  MAINTENANCE: 503,
-  SERVICE_UNAVAILABLE: 503
-} as const
+export { ERROR_STATUS }
 
 export type ErrorCode = keyof typeof ERROR_STATUS
 
@@ -55,7 +26,7 @@ export interface ErrorExtras {
   readonly limit?: number
 }
 
-/** A failure the API reports to the caller: a spec error code, a message, and optional extras. */
+/** A failure the API reports to the caller: a contract error code, a message, and optional extras. */
 export class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly code: ErrorCode
   readonly message: string

@@ -2,13 +2,14 @@
  * The instrument catalogue the simulator lists: symbol, exchange, name, sector, asset type and the seed price of
  * its path. Pure data plus lookup. Does not own live prices (sim/market-feed) nor FX (domain/fx.ts).
  */
+import type { ExchangeCode } from "./calendar.ts"
 import type { Price4 } from "./money.ts"
 
 export interface Instrument {
   /** Exchange-qualified ticker, `TICKER.EXCHANGE`; also the instrument id. */
   readonly symbol: string
   readonly ticker: string
-  readonly exchange: string
+  readonly exchange: ExchangeCode
   readonly name: string
   readonly sector: string | null
   readonly assetType: "STOCK" | "ETF"
@@ -17,7 +18,7 @@ export interface Instrument {
   readonly basePrice: Price4
 }
 
-const stock = (ticker: string, exchange: string, name: string, sector: string, basePrice: number, assetType: "STOCK" | "ETF" = "STOCK"): Instrument => ({
+const stock = (ticker: string, exchange: ExchangeCode, name: string, sector: string, basePrice: number, assetType: "STOCK" | "ETF" = "STOCK"): Instrument => ({
   symbol: `${ticker}.${exchange}`,
   ticker,
   exchange,

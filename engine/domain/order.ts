@@ -4,6 +4,7 @@
  * Owns: statuses and their legal moves, escrow accounting per order, the wire projection of an order.
  * Does not own: storing, events, the desk's decisions (app/trading.ts and sim/desk.ts do those).
  */
+import type { Schemas } from "../contract/wire.ts"
 import { fail, type ApiFailure } from "./errors.ts"
 import { tickerOf } from "./instruments.ts"
 import { type Cents, centsToWire, divRound, fees, grossCents, grossOfNotional, type Price4, price4ToWire, type Rate6, rate6ToWire, usdPrice4 } from "./money.ts"
@@ -12,6 +13,11 @@ export type Side = "BUY" | "SELL"
 export type OrderType = "MARKET" | "LIMIT" | "STOP" | "STOP_LIMIT"
 export type CanonicalStatus = "PENDING" | "WORKING" | "PARTIALLY_FILLED" | "FILLED" | "REJECTED" | "CANCELLED" | "EXPIRED"
 export type SettlementStatus = "PENDING" | "SETTLED" | "FAILED"
+export type TimeInForce = "DAY" | "GTC" | "GTD"
+
+/** Status filters `GET /orders` accepts: the canonical statuses and the v1 aliases PROCESSING and COMPLETED. */
+export const ORDER_STATUS_FILTERS = ["PENDING", "WORKING", "PARTIALLY_FILLED", "PROCESSING", "COMPLETED", "FILLED", "REJECTED", "CANCELLED", "EXPIRED"] as const
+export type OrderStatusFilter = (typeof ORDER_STATUS_FILTERS)[number]
 
 export interface Fill {
   readonly reportId: string
@@ -37,7 +43,7 @@ export interface OrderRecord {
   readonly quantity: number
   readonly limitPrice: Price4 | null
   readonly stopPrice: Price4 | null
-  readonly timeInForce: string | null
+  readonly timeInForce: TimeInForce | null
   readonly clientOrderId: string | null
   readonly quoteId: string | null
   readonly quoteExpiresAt: number | null
@@ -86,7 +92,7 @@ export interface PlaceMarketInput {
   readonly markupBps: number
   readonly quote: { readonly quoteId: string; readonly expiresAt: number }
   readonly clientOrderId: string | null
-  readonly timeInForce: string | null
+  readonly timeInForce: TimeInForce | null
   readonly now: number
 }
 
@@ -245,10 +251,11 @@ export const applyReject = (order: OrderRecord, code: string, reason: string, no
 /** Default service-level target for the dealing desk queue (spec: "live SLA clock"; value is ours, see E-004). */
 export const EXECUTION_SLA_SECONDS = 300
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
+const isoOf = (ms: number): string => new Date(ms).toISOString()
+const iso = (ms: number | null): string | null => (ms === null ? null : isoOf(ms))
 
 /** The Order resource as the spec shows it, at instant `now` (the SLA clock depends on it). */
-export const orderToWire = (o: OrderRecord, now: number) => {
+export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
   const filled = filledQuantity(o)
   const lastFill = o.fills.at(-1)
   const avgPrice =
@@ -264,9 +271,9 @@ export const orderToWire = (o: OrderRecord, now: number) => {
   const sla =
     inQueue && o.queuedAt !== null
       ? {
-          queuedAt: iso(o.queuedAt),
+          queuedAt: isoOf(o.queuedAt),
           targetSeconds: EXECUTION_SLA_SECONDS,
-          deadlineAt: iso(o.queuedAt + EXECUTION_SLA_SECONDS * 1000),
+          deadlineAt: isoOf(o.queuedAt + EXECUTION_SLA_SECONDS * 1000),
           elapsedSeconds: Math.max(0, Math.floor((now - o.queuedAt) / 1000)),
           breached: now - o.queuedAt > EXECUTION_SLA_SECONDS * 1000
         }
@@ -308,7 +315,7 @@ export const orderToWire = (o: OrderRecord, now: number) => {
       toCurrency: "USD",
       rate: rate6ToWire(o.fxRate),
       source: o.fxSource,
-      asOf: iso(o.fxRateAsOf)
+      asOf: isoOf(o.fxRateAsOf)
     },
     fee: centsToWire(o.fee),
     baseFee: centsToWire(o.baseFee),
@@ -320,10 +327,10 @@ export const orderToWire = (o: OrderRecord, now: number) => {
     rejectionReason: o.rejectionReason,
     cancelledAt: iso(o.cancelledAt),
     settledAt: iso(o.settledAt),
-    createdAt: iso(o.createdAt) as string,
+    createdAt: isoOf(o.createdAt),
     orderLifecycle: o.orderLifecycle,
     cancelReason: o.cancelReason
   }
 }
 
-export type OrderWire = ReturnType<typeof orderToWire>
+export type OrderWire = Schemas["Order"]

@@ -1,227 +1,238 @@
 /**
- * The gateway: every HTTP request enters here. It picks the surface from the path (production base, sandbox base,
- * status, control API), runs the guard pipeline in the order the design fixes (maintenance > auth > rate limit >
- * sandbox force headers > idempotency > handler), renders every failure in the spec's envelope, and records the
- * exchange in the trace. It owns that order and nothing else: each guard and handler lives in its own module.
- *
- * Why not HttpApiMiddleware: the same API is mounted under two bases, maintenance must answer before routing, and
- * idempotency must capture and replay whole responses; one explicit pipeline says all of that in one place (E-001).
+ * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
+ * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
+ * order the design fixes: maintenance > auth > rate limit > sandbox force > decode > idempotency > handler. Every
+ * failure leaves in the spec's envelope; a 5xx is never stored under an Idempotency-Key; the exchange goes to the
+ * trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
-import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import { Context, Effect, Layer } from "effect"
-import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { HttpServerResponse as Response } from "effect/http"
+import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import { PartnerService } from "../app/partners.ts"
-import { CurrentPrincipal, type Environment, type Principal } from "../app/principal.ts"
-import { fail } from "../domain/errors.ts"
-import type { TradingService } from "../app/trading.ts"
-import { EngineClock, isoAt } from "../sim/clock.ts"
-import type { Scheduler } from "../sim/scheduler.ts"
+import type { Environment, Principal } from "../app/principal.ts"
+import { ApiFailure, fail } from "../domain/errors.ts"
+import { EngineClock } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
-import { handleControl } from "./control.ts"
-import { errorResponse, renderCause } from "./errors.ts"
+import { isFailure, parseJsonBody } from "./body.ts"
+import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
-import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS } from "./guards/idempotency.ts"
+import { checkKey, fingerprintOf, Idempotency } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
-import { PartnerApiRoutes } from "./handlers.ts"
+import { RawBody, type Mount, type Route } from "./route.ts"
+import { makeRouter } from "./router.ts"
 
 export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environment: Environment }> = [
   { prefix: "/api/sandbox/v1/partner", environment: "sandbox" },
   { prefix: "/api/v1/partner", environment: "production" }
 ]
 export const SANDBOX_ROOT = "/api/sandbox/v1"
-export const STATUS_PATH = "/api/v1/status"
-export const DOCS_PATH = "/docs"
-/** The rendered contract (npm run docs:api), served at /docs when it has been built. */
-const API_REFERENCE = join(import.meta.dirname, "..", "..", "docs", "api", "index.html")
+export const PUBLIC_ROOT = "/api/v1"
+export const CONTROL_ROOT = "/_sim"
 
-type ControlDeps = PartnerService | TradingService | EngineClock | Scheduler | Trace
+/** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
+export const MAX_HEADER_BYTES = 16 * 1024
 
 export interface GatewayOptions {
   /** Admin bearer token of the control API; undefined disables `/_sim` (not a simulation). */
   readonly adminToken: string | undefined
 }
 
-/** The public status document (contract ServiceStatus, D-014). Incidents and maintenance windows come later. */
-const statusBody = (now: number) => ({
-  status: "operational",
-  version: "1",
-  timestamp: isoAt(now),
-  maintenance: null,
-  services: ["api", "trading", "market-data", "webhooks", "stream"].map((name) => ({ name, status: "operational" })),
-  incidents: []
-})
-
-const bodyTextOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
-  const body = response.body
-  if (body._tag === "Uint8Array") return new TextDecoder().decode(body.body)
-  if (body._tag === "Empty") return ""
-  return undefined // streams are passed through untouched
+interface Located {
+  readonly mount: Mount
+  readonly environment: Environment
+  readonly rest: string
 }
 
-const parseOrText = (text: string | undefined): unknown => {
-  if (text === undefined || text === "") return null
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
+/** Which surface a path belongs to, and the path within it. */
+export const locate = (path: string): Located | undefined => {
+  for (const base of BASES) {
+    if (path === base.prefix || path.startsWith(`${base.prefix}/`))
+      return { mount: "partner", environment: base.environment, rest: path.slice(base.prefix.length) || "/" }
   }
+  if (path.startsWith(`${SANDBOX_ROOT}/`)) return { mount: "sandboxRoot", environment: "sandbox", rest: path.slice(SANDBOX_ROOT.length) }
+  if (path.startsWith(`${PUBLIC_ROOT}/`)) return { mount: "public", environment: "production", rest: path.slice(PUBLIC_ROOT.length) }
+  if (path === CONTROL_ROOT || path.startsWith(`${CONTROL_ROOT}/`)) return { mount: "control", environment: "sandbox", rest: path }
+  return undefined
 }
 
-const withHeaders = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => Response.setHeaders(response, headers)
+const headerBytes = (headers: Readonly<Record<string, string | undefined>>) => {
+  let total = 0
+  for (const [name, value] of Object.entries(headers)) total += name.length + (value?.length ?? 0)
+  return total
+}
 
-export class Gateway extends Context.Service<
-  Gateway,
-  { readonly handle: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse> }
->()("sokoni/Gateway") {
-  static readonly make = (options: GatewayOptions) =>
+/** Operations the contract names that this engine does not serve yet: answered 404 with a clear message. */
+const contractRouter = makeRouter(PARTNER_OPERATIONS.map((o) => ({ method: o.method, path: o.path, mount: o.mount, operationId: o.operationId })))
+
+export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>> ? R : never
+
+export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
+  static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const partnerApp = yield* HttpRouter.toHttpEffect(PartnerApiRoutes)
+      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency>()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
-      const maintenance = yield* Maintenance
       const limiter = yield* RateLimiter
+      const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
-      const context = yield* Effect.context<ControlDeps>()
-      const apiReference = existsSync(API_REFERENCE) ? readFileSync(API_REFERENCE, "utf8") : undefined
+      const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
+      for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
-      const callPartnerApi = (principal: Principal, method: string, rest: string, search: string, headers: Record<string, string>, body: string) => {
-        const inner = HttpServerRequest.fromWeb(
-          new Request(`http://sokoni.local${rest}${search}`, { method, headers, ...(body === "" || method === "GET" ? {} : { body }) })
-        )
-        return partnerApp.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, inner),
-          Effect.provideService(CurrentPrincipal, principal),
-          Effect.scoped,
-          Effect.catchCause(renderCause)
+      const notRouted = (request: EngineRequest, where: Located): EngineResponse => {
+        const known = where.mount === "control" ? { _tag: "NotFound" as const } : contractRouter.find(request.method, where.rest)
+        if (known._tag === "Found")
+          return errorResponse(
+            fail("NOT_FOUND", `${known.route.operationId} (${request.method} ${known.route.path}) is in the contract but not simulated yet: see the README`)
+          )
+        const allowed = routers.get(where.mount)?.find(request.method, where.rest)
+        if (allowed?._tag === "MethodNotAllowed" || known._tag === "MethodNotAllowed") {
+          const allow = allowed?._tag === "MethodNotAllowed" ? allowed.allow : known._tag === "MethodNotAllowed" ? known.allow : []
+          // The catalogue has no 405 code; the spec's "unlisted codes are those in Errors" makes it a 404 (E-015).
+          return errorResponse(fail("NOT_FOUND", `${request.method} is not an operation of ${request.path}; it takes ${allow.join(", ")}`), {
+            allow: allow.join(", ")
+          })
+        }
+        return errorResponse(
+          fail("NOT_FOUND", `no route ${request.method} ${request.path}: partner routes live under /api/v1/partner and /api/sandbox/v1/partner`)
         )
       }
 
-      /** Guards and handler for one partner request; failures are returned as envelope responses. */
-      const partnerPipeline = Effect.fn("Gateway.partner")(function* (
-        environment: Environment,
-        method: string,
-        rest: string,
-        search: string,
-        headers: Record<string, string>,
-        body: string
-      ) {
-        const now = yield* clock.now
-        const down = yield* maintenance.check(method, now)
-        if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
+      const success = (route: Route<R>, value: unknown): EngineResponse =>
+        value instanceof RawBody
+          ? { status: route.successStatus, headers: { "content-type": value.contentType }, body: value.text }
+          : jsonResponse(route.successStatus, value)
 
-        const raw = apiKeyFrom(headers)
-        if (raw === undefined) return errorResponse(fail("AUTH_MISSING", "send your API key as `Authorization: Bearer <key>` or `x-api-key: <key>`"))
-        const principal = yield* partners.authenticate(raw, environment)
-
-        const decision = yield* limiter.take(`${principal.partnerId}:${environment}`, limitFor(principal.tier, environment), now)
-        const limitHeaders = rateHeaders(decision)
-        if (!decision.allowed) {
-          const message = `rate limit exceeded: tier ${environment === "sandbox" ? "sandbox" : principal.tier}, ${decision.limit} requests per minute, resets in ${decision.retryAfterSeconds} s`
-          return errorResponse(fail("RATE_LIMITED", message, { limit: decision.limit }), { ...limitHeaders, "retry-after": String(decision.retryAfterSeconds) })
-        }
-        const respond = (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
-          effect.pipe(
-            Effect.catchCause(renderCause),
-            Effect.map((r) => withHeaders(r, limitHeaders))
-          )
-
-        if (environment === "sandbox") {
-          const forced = forcedFailure(headers)
-          if (forced !== undefined) return withHeaders(errorResponse(forced, forcedHeaders(forced)), limitHeaders)
-        }
-        if (!MUTATING_METHODS.has(method)) return yield* respond(callPartnerApi(principal, method, rest, search, headers, body))
-
-        const key = headers["idempotency-key"]
-        const keyProblem = checkKey(key)
-        if (keyProblem !== undefined || key === undefined)
-          return withHeaders(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")), limitHeaders)
-        const fingerprint = fingerprintOf(method, rest + search, body)
-        return yield* respond(
-          Effect.gen(function* () {
-            const outcome = yield* idempotency.begin(principal.partition, key, fingerprint, now)
-            if (outcome._tag === "Replay") {
-              return Response.text(outcome.record.body, {
-                status: outcome.record.status,
-                contentType: "application/json",
-                headers: { ...outcome.record.headers, "idempotent-replayed": "true" }
-              })
-            }
-            return yield* callPartnerApi(principal, method, rest, search, headers, body).pipe(
-              Effect.tap((response) => {
-                const text = bodyTextOf(response)
-                // 5xx answers are not stored: the spec says such a request is safe to resend with the same key.
-                if (response.status >= 500 || text === undefined) return Effect.void
-                return idempotency.complete(principal.partition, key, { fingerprint, status: response.status, headers: {}, body: text, storedAt: now })
-              }),
-              Effect.ensuring(outcome.release)
+      /** Runs the handler; business failures become envelopes, anything else a 500 that is logged, never stored. */
+      const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined) =>
+        route.run(input, principal).pipe(
+          Effect.map((value) => success(route, value)),
+          Effect.catchCause((cause) => {
+            const failure = cause.reasons.flatMap((r) => (r._tag === "Fail" && r.error instanceof ApiFailure ? [r.error] : []))[0]
+            if (failure !== undefined) return Effect.succeed(errorResponse(failure))
+            return Effect.logError(`unexpected failure in ${route.operationId}`, cause).pipe(
+              Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry with the same Idempotency-Key")))
             )
           })
         )
+
+      const authenticate = Effect.fn("Gateway.authenticate")(function* (request: EngineRequest, route: Route<R>, where: Located) {
+        if (route.auth === "none") return undefined
+        if (route.auth === "admin") {
+          const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1]
+          if (token === undefined) return yield* fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`")
+          if (token !== options.adminToken) return yield* fail("AUTH_INVALID", "wrong admin token")
+          return undefined
+        }
+        const raw = apiKeyFrom(request.headers)
+        if (raw === undefined) return yield* fail("AUTH_MISSING", "send your API key as `Authorization: Bearer <key>` or `x-api-key: <key>`")
+        return yield* partners.authenticate(raw, where.environment)
       })
 
-      const route = (
-        request: HttpServerRequest.HttpServerRequest,
-        url: URL,
-        body: string
-      ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, ControlDeps> => {
-        const path = url.pathname.replace(/\/+$/, "") || "/"
-        const method = request.method.toUpperCase()
-        const headers = request.headers as Record<string, string>
-        if (path === DOCS_PATH && method === "GET") {
-          return Effect.succeed(
-            apiReference === undefined
-              ? errorResponse(fail("NOT_FOUND", "the API reference is not built: run npm run docs:api"))
-              : Response.text(apiReference, { contentType: "text/html; charset=utf-8" })
+      const serve = Effect.fn("Gateway.serve")(function* (request: EngineRequest) {
+        if (headerBytes(request.headers) > MAX_HEADER_BYTES)
+          return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
+        const where = locate(request.path)
+        if (where === undefined || (where.mount === "control" && options.adminToken === undefined)) {
+          return errorResponse(
+            fail("NOT_FOUND", where === undefined ? `no route ${request.method} ${request.path}` : "the control API exists only in simulation mode")
           )
         }
-        if (path === STATUS_PATH && method === "GET") {
-          return Effect.map(clock.now, (now) => Response.jsonUnsafe(statusBody(now)))
+        const found = routers.get(where.mount)?.find(request.method, where.rest)
+        if (found?._tag !== "Found") return notRouted(request, where)
+        const route = found.route
+        const now = yield* clock.now
+        if (where.mount !== "control") {
+          const down = yield* maintenance.check(request.method, now)
+          if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
-        if (path === "/_sim" || path.startsWith("/_sim/")) {
-          if (options.adminToken === undefined) return Effect.succeed(errorResponse(fail("NOT_FOUND", "the control API exists only in simulation mode")))
-          const token = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? "")?.[1]
-          if (token === undefined) return Effect.succeed(errorResponse(fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`")))
-          if (token !== options.adminToken) return Effect.succeed(errorResponse(fail("AUTH_INVALID", "wrong admin token")))
-          return handleControl(method, path, body)
+        const principal = yield* authenticate(request, route, where)
+        if (route.mount === "partner" && !route.environments.includes(where.environment)) {
+          return errorResponse(
+            fail("FORBIDDEN", `${route.operationId} is not available in the ${where.environment} environment (spec: ${where.environment} unsupported)`)
+          )
         }
-        for (const base of BASES) {
-          if (path === base.prefix || path.startsWith(`${base.prefix}/`)) {
-            return partnerPipeline(base.environment, method, path.slice(base.prefix.length) || "/", url.search, headers, body)
-          }
-        }
-        if (path.startsWith(`${SANDBOX_ROOT}/`)) {
-          return Effect.succeed(errorResponse(fail("NOT_FOUND", `${path} is not simulated yet (sandbox register and reset arrive with the accounts issue)`)))
-        }
-        return Effect.succeed(
-          errorResponse(fail("NOT_FOUND", `no route ${method} ${path}: partner routes live under /api/v1/partner and /api/sandbox/v1/partner`))
-        )
-      }
-
-      const handle = (request: HttpServerRequest.HttpServerRequest) =>
-        Effect.gen(function* () {
-          const url = new URL(request.url, "http://sokoni.local")
-          const body = yield* request.text.pipe(Effect.catch(() => Effect.succeed("")))
-          const response = yield* route(request, url, body).pipe(Effect.catchCause(renderCause))
-          if (!url.pathname.startsWith("/_sim/trace")) {
-            yield* trace.record({
-              kind: "http",
-              method: request.method,
-              path: url.pathname + url.search,
-              request: parseOrText(body),
-              status: response.status,
-              response: parseOrText(bodyTextOf(response))
+        let limitHeaders: Record<string, string> = {}
+        if (principal !== undefined) {
+          const decision = yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
+          limitHeaders = rateHeaders(decision)
+          if (!decision.allowed) {
+            const tier = where.environment === "sandbox" ? "sandbox" : principal.tier
+            const message = `rate limit exceeded: tier ${tier}, ${decision.limit} requests per minute, resets in ${decision.retryAfterSeconds} s`
+            return errorResponse(fail("RATE_LIMITED", message, { limit: decision.limit }), {
+              ...limitHeaders,
+              "retry-after": String(decision.retryAfterSeconds)
             })
           }
-          return response
-        }).pipe(Effect.provideContext(context))
+          if (principal.keyKind === "data" && (!route.dataKeyAllowed || request.method !== "GET")) {
+            return errorResponse(fail("FORBIDDEN", "data keys are read-only: GET on the market-data families only"), limitHeaders)
+          }
+        }
+        const respond = (response: EngineResponse) => withHeaders(response, limitHeaders)
+        if (where.environment === "sandbox" && where.mount !== "control") {
+          const forced = forcedFailure(request.headers, route.statuses)
+          if (forced !== undefined) return respond(errorResponse(forced, forcedHeaders(forced)))
+        }
+        const input = route.decode(request, found.params)
+        if (isFailure(input)) return respond(errorResponse(input))
+        if (!route.idempotent || principal === undefined) return respond(yield* invoke(route, input, principal))
+
+        const key = request.headers["idempotency-key"]
+        const keyProblem = checkKey(key)
+        if (keyProblem !== undefined || key === undefined) return respond(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")))
+        const fingerprint = fingerprintOf(request.method, where.rest + request.search, request.body ?? "")
+        const outcome = yield* idempotency.begin(principal.partition, key, fingerprint, now)
+        if (outcome._tag === "Replay") {
+          const r = outcome.record
+          return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
+        }
+        const response = yield* invoke(route, input, principal).pipe(Effect.ensuring(outcome.release))
+        // 5xx answers are not stored: the spec says such a request is safe to resend with the same key. A failure to
+        // store the record is logged and the committed answer still goes out.
+        if (response.status < 500) {
+          yield* idempotency
+            .complete(principal.partition, key, { fingerprint, status: response.status, headers: {}, body: response.body, storedAt: now })
+            .pipe(Effect.catchCause((cause) => Effect.logError("could not store an idempotency record", cause)))
+        }
+        return respond(response)
+      })
+
+      /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
+      const traceValue = (text: string | undefined, value: unknown) => {
+        if (value !== undefined) return value
+        const parsed = parseJsonBody(text)
+        return isFailure(parsed) ? text : (parsed ?? null)
+      }
+
+      const handle = (request: EngineRequest): Effect.Effect<EngineResponse> =>
+        serve(request).pipe(
+          Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
+            failure instanceof ApiFailure
+              ? Effect.succeed(errorResponse(failure))
+              : Effect.logError("store failure in the gateway", failure).pipe(
+                  Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
+                )
+          ),
+          Effect.tap((response) =>
+            request.path.startsWith("/_sim/trace")
+              ? Effect.void
+              : trace
+                  .record({
+                    kind: "http",
+                    method: request.method,
+                    path: request.path + request.search,
+                    request: traceValue(request.body, undefined),
+                    status: response.status,
+                    response: traceValue(response.body, response.value)
+                  })
+                  .pipe(Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)))
+          ),
+          Effect.provideContext(context)
+        )
 
       return Gateway.of({ handle })
     })
 
-  static readonly layer = (options: GatewayOptions) => Layer.effect(Gateway, Gateway.make(options))
+  static readonly layer = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) => Layer.effect(Gateway, Gateway.make(options, routes))
 }

@@ -168,12 +168,12 @@ describe("nextInstantAllOpen", () => {
 
   it("steps on a 15-minute grid, not a coarser one", () => {
     // NSE-like calendars opening at 09:15 and 09:45 local (06:15Z, 06:45Z)
-    const quarter: Exchange = { ...NSE, code: "Q15", opensAt: 9 * 60 + 15 }
+    const quarter: Exchange = { ...NSE, code: "GSE", opensAt: 9 * 60 + 15 }
     expect(nextInstantAllOpen(utc("2026-11-23T05:01:00Z"), [quarter])).toBe(utc("2026-11-23T06:15:00Z"))
-    const threeQuarter: Exchange = { ...NSE, code: "Q45", opensAt: 9 * 60 + 45 }
+    const threeQuarter: Exchange = { ...NSE, code: "ZSE", opensAt: 9 * 60 + 45 }
     expect(nextInstantAllOpen(utc("2026-11-23T06:31:00Z"), [threeQuarter])).toBe(utc("2026-11-23T06:45:00Z"))
     // opening at 09:05 local: the first grid instant inside the session is 09:15 local (06:15Z), not 09:05
-    const offGrid: Exchange = { ...NSE, code: "X05", opensAt: 9 * 60 + 5 }
+    const offGrid: Exchange = { ...NSE, code: "BSE", opensAt: 9 * 60 + 5 }
     expect(nextInstantAllOpen(utc("2026-11-23T05:01:00Z"), [offGrid])).toBe(utc("2026-11-23T06:15:00Z"))
   })
 
@@ -186,7 +186,7 @@ describe("nextInstantAllOpen", () => {
 
   it("works with a single exchange and returns undefined when nothing opens within the week", () => {
     expect(nextInstantAllOpen(utc("2026-11-23T13:00:00Z"), [NSE])).toBe(utc("2026-11-24T06:00:00Z"))
-    const never: Exchange = { ...NSE, code: "NEVER", opensAt: 600, closesAt: 600 }
+    const never: Exchange = { ...NSE, code: "SEM", opensAt: 600, closesAt: 600 }
     expect(nextInstantAllOpen(utc("2026-11-23T08:00:00Z"), [never])).toBeUndefined()
   })
 

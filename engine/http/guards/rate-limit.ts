@@ -59,7 +59,8 @@ export class RateLimiter extends Context.Service<RateLimiter, { readonly take: (
   static readonly layerOff = Layer.succeed(
     RateLimiter,
     RateLimiter.of({
-      take: (_bucket, limit, now) => Effect.succeed({ allowed: true, limit, remaining: limit, reset: Math.ceil((now + WINDOW_MS) / 1000), retryAfterSeconds: 0 })
+      take: (_bucket, limit, now) =>
+        Effect.succeed({ allowed: true, limit, remaining: limit, reset: Math.ceil((now + WINDOW_MS) / 1000), retryAfterSeconds: 0 })
     })
   )
 }

@@ -1,0 +1,179 @@
+/**
+ * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process.
+ * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Console, Data, Effect, Exit, Option, Runtime } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { nextInstantAllOpen } from "../domain/calendar.ts"
+import { startServer } from "../http/node-server.ts"
+import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
+import { DESK_MODES } from "../sim/desk.ts"
+import { freshSeed } from "../sim/random.ts"
+
+const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
+  Flag.withDescription("Where state lives: memory (embedded default) or postgres"),
+  Flag.withDefault("memory" as const)
+)
+const databaseUrlFlag = Flag.String("database-url").pipe(Flag.withDescription("PostgreSQL URL for --store postgres (default: $DATABASE_URL)"), Flag.optional)
+const seedFlag = Flag.Int("seed").pipe(
+  Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
+  Flag.optional
+)
+
+class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
+
+/** One line that says what stopped the engine from starting and what to do about it (no stack). */
+const startupProblem = (error: unknown, port: number): string => {
+  const e = error as { code?: string; message?: string; cause?: unknown }
+  if (e?.code === "EADDRINUSE") return `port ${port} is already in use: stop the other process or pass --port`
+  if (e?.code === "EACCES") return `no permission to listen on port ${port}: pass --port above 1023`
+  const text = String(e?.message ?? error)
+  const cause = e?.cause === undefined ? "" : ` (${String((e.cause as { message?: string }).message ?? e.cause).split("\n")[0]})`
+  return `could not start the engine: ${text.split("\n")[0]}${cause}`
+}
+
+const databaseUrlOf = (flag: Option.Option<string>) => Option.getOrUndefined(flag) ?? process.env.DATABASE_URL
+
+const serve = Command.make(
+  "serve",
+  {
+    port: Flag.Int("port").pipe(Flag.withDefault(4010), Flag.withDescription("Port to listen on (127.0.0.1)")),
+    store: storeFlag,
+    databaseUrl: databaseUrlFlag,
+    clock: Flag.Literals("clock", CLOCK_MODES).pipe(
+      Flag.withDefault("follow" as const),
+      Flag.withDescription("system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced")
+    ),
+    start: Flag.String("start").pipe(
+      Flag.optional,
+      Flag.withDescription("ISO date-time the clock starts at, or `now` (default: now, or the next moment NSE and JSE are both open)")
+    ),
+    seed: seedFlag,
+    desk: Flag.Literals("desk", DESK_MODES).pipe(
+      Flag.withDefault("auto" as const),
+      Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds")
+    ),
+    deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling")),
+    adminToken: Flag.String("admin-token").pipe(Flag.optional, Flag.withDescription("Bearer token of the /_sim control API (default: derived from the seed)")),
+    rateLimit: Flag.Literals("rate-limit", ["on", "off"]).pipe(
+      Flag.withDefault("on" as const),
+      Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
+    ),
+    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
+  },
+  Effect.fn("sokoni.serve")(function* (flags) {
+    const seed = Option.getOrElse(flags.seed, freshSeed)
+    yield* Console.log(`seed ${seed}`)
+    const wall = wallClockNow()
+    const rawStart = Option.getOrUndefined(flags.start)
+    let start: number
+    if (rawStart === undefined) start = flags.clock === "system" ? wall : (nextInstantAllOpen(wall) ?? wall)
+    else if (rawStart === "now") start = wall
+    else {
+      start = Date.parse(rawStart)
+      if (Number.isNaN(start)) return yield* Effect.fail(new Error(`--start ${rawStart} is not an ISO date-time`))
+    }
+    const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
+    const config = {
+      store: flags.store,
+      databaseUrl: databaseUrlOf(flags.databaseUrl),
+      clock: flags.clock,
+      start,
+      seed,
+      desk: flags.desk,
+      deskDelaySeconds: flags.deskDelay,
+      adminToken,
+      rateLimit: flags.rateLimit
+    }
+    const base = `http://127.0.0.1:${flags.port}`
+    const running = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => startServer(config, flags.port), catch: (error) => new StartupError({ message: startupProblem(error, flags.port) }) }),
+      (server) => Effect.promise(() => server.stop())
+    ).pipe(
+      Effect.catchTag("StartupError", (e) =>
+        Console.error(`sokoni: ${e.message}`).pipe(Effect.andThen(Effect.sync(() => process.exit(1))), Effect.as(undefined))
+      )
+    )
+    if (running === undefined) return
+    yield* Console.log(
+      `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
+    )
+    yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
+    yield* Console.log(`production  ${base}/api/v1/partner`)
+    yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)
+    yield* Console.log(`control     ${base}/_sim   (Authorization: Bearer ${adminToken})`)
+    if (flags.demo) {
+      const response = yield* Effect.promise(() =>
+        fetch(`${base}/_sim/partners`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+          body: JSON.stringify({ businessName: "Demo Partner", email: "demo@sokoni.test", tier: "starter" })
+        }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
+      )
+      yield* Console.log(`demo partner: sandbox key ${response.sandboxKey}`)
+      yield* Console.log(`              live key    ${response.liveKey} (production wallet starts at 0)`)
+      yield* Console.log(`try: curl -s -H "x-api-key: ${response.sandboxKey}" ${base}/api/sandbox/v1/partner/stocks`)
+    }
+    yield* Console.log(`ready in ${Math.round(performance.now())} ms (Ctrl-C stops: in-flight requests finish first)`)
+    return yield* Effect.never
+  }, Effect.scoped)
+).pipe(Command.withDescription("Run the engine over HTTP"))
+
+const run = Command.make(
+  "run",
+  {
+    file: Argument.String("file").pipe(Argument.withDescription("Scenario file (YAML)")),
+    seed: seedFlag,
+    store: storeFlag,
+    databaseUrl: databaseUrlFlag,
+    trace: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Write the trace (JSON lines) to this file"))
+  },
+  Effect.fn("sokoni.scenario.run")(function* (flags) {
+    const seed = Option.getOrElse(flags.seed, freshSeed)
+    yield* Console.log(`seed ${seed}`)
+    // Loaded on demand: the runner brings the contract validator, which `serve` does not need at start-up.
+    const { loadScenario, runScenario } = yield* Effect.promise(() => import("../../scenarios/runner.ts"))
+    const scenario = yield* Effect.promise(() => loadScenario(flags.file))
+    yield* Console.log(`scenario: ${scenario.name} (${scenario.steps.length} steps, store ${flags.store})`)
+    const result = yield* Effect.promise(() =>
+      runScenario(scenario, {
+        seed,
+        store: flags.store,
+        databaseUrl: databaseUrlOf(flags.databaseUrl),
+        onStep: (r) => {
+          console.log(`  ${r.ok ? "ok  " : "FAIL"} ${String(r.index + 1).padStart(2)} ${r.label}`)
+          for (const p of r.problems) console.log(`         ${p}`)
+        }
+      })
+    )
+    const tracePath = Option.getOrUndefined(flags.trace)
+    if (tracePath !== undefined) {
+      const { writeFile } = yield* Effect.promise(() => import("node:fs/promises"))
+      yield* Effect.promise(() => writeFile(tracePath, result.trace.map((l) => `${l}\n`).join("")))
+      yield* Console.log(`trace written to ${tracePath} (${result.trace.length} lines)`)
+    }
+    const failed = result.steps.filter((s) => !s.ok).length
+    yield* Console.log(`${result.steps.length - failed} passed, ${failed} failed`)
+    if (failed > 0) {
+      yield* Console.log(`replay: npx sokoni scenario run ${flags.file} --seed ${seed} --store ${flags.store}`)
+    }
+    yield* Console.log(`trace hash ${result.hash}`)
+    if (failed > 0) process.exitCode = 1
+  })
+).pipe(Command.withDescription("Run a scenario file in-process on a virtual clock and print its trace hash"))
+
+const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
+
+Command.make("sokoni").pipe(
+  Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
+  Command.withSubcommands([serve, scenario]),
+  Command.run({ version: "0.1.0" }),
+  Effect.provide(NodeServices.layer),
+  // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean
+  // exit (0), not the 130 Effect's default teardown gives an interrupted program.
+  NodeRuntime.runMain({
+    teardown: (exit, onExit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit))
+  })
+)

@@ -1,0 +1,46 @@
+/**
+ * One HTTP exchange as the engine sees it, independent of the transport: the Node server (http/node-server.ts) and
+ * the in-process `fetch` (runtime.ts) both turn their requests into an EngineRequest and write back an
+ * EngineResponse. Plain data; building JSON answers and envelopes lives here so every surface answers alike.
+ */
+import type { ApiFailure } from "../domain/errors.ts"
+
+export interface EngineRequest {
+  /** Upper-case method. */
+  readonly method: string
+  /** Path without query string. */
+  readonly path: string
+  readonly query: URLSearchParams
+  /** The query string as sent, with its `?` (or ""): traces and idempotency fingerprints use it verbatim. */
+  readonly search: string
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string | undefined>>
+  /** The raw body text; undefined when the request had none. */
+  readonly body: string | undefined
+}
+
+export interface EngineResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  /** The value `body` serialises, kept for the trace so it is not parsed again. */
+  readonly value?: unknown
+}
+
+export const JSON_TYPE = "application/json"
+
+export const jsonResponse = (status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): EngineResponse => ({
+  status,
+  headers: { "content-type": JSON_TYPE, ...headers },
+  body: JSON.stringify(value),
+  value
+})
+
+/** The spec's error envelope `{ error: { code, message, ...extras } }` with the failure's status. */
+export const errorResponse = (failure: ApiFailure, headers: Readonly<Record<string, string>> = {}): EngineResponse =>
+  jsonResponse(failure.httpStatus, { error: { code: failure.code, message: failure.message, ...(failure.extras ?? {}) } }, headers)
+
+export const withHeaders = (response: EngineResponse, headers: Readonly<Record<string, string>>): EngineResponse => ({
+  ...response,
+  headers: { ...response.headers, ...headers }
+})

@@ -1,0 +1,185 @@
+/**
+ * Declaring a route: an operationId of the contract, its success status, decoders for its inputs and a handler.
+ * Everything else (method, path, mount, credential kind, environments, whether it needs an Idempotency-Key, the
+ * statuses it may answer) comes from the contract's generated catalogue, so a route cannot disagree with
+ * spec/openapi.yaml or spec/control.yaml. The handler's success type is the contract's body for that status: a
+ * missing required field fails `npm run typecheck`, and wire objects are built in literals annotated with their
+ * contract type, so an extra field fails it too.
+ */
+import type { Effect, Schema } from "effect"
+import { CONTROL_OPERATIONS, PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
+import type { ControlOperationId, ControlResponseBody, OperationId, ResponseBody } from "../contract/wire.ts"
+import type { Environment, Principal } from "../app/principal.ts"
+import type { ApiFailure } from "../domain/errors.ts"
+import type { StoreError } from "../store/port.ts"
+import { decodeBody, isFailure, parseJsonBody } from "./body.ts"
+import type { EngineRequest } from "./exchange.ts"
+import { decodeParams, type Field, type QueryOf } from "./query.ts"
+import type { operations } from "../contract/openapi.gen.ts"
+import type { operations as ControlOperations } from "../contract/control.gen.ts"
+
+/** Where a path is served: partner bases, the sandbox root, the public `/api/v1`, or the control API. */
+export type Mount = "partner" | "sandboxRoot" | "public" | "control"
+/** The credential an operation takes (contract `security`). */
+export type AuthKind = "apiKey" | "idToken" | "clientSecret" | "admin" | "none"
+
+type ParamSpec = Record<string, Field<unknown>>
+/** No parameters of that kind. */
+type NoParams = Record<never, Field<unknown>>
+type BodySchema = Schema.Top & { readonly DecodingServices: never }
+
+export interface Decoded {
+  readonly params: unknown
+  readonly query: unknown
+  readonly body: unknown
+}
+
+/** What the pipeline knows about a route, whatever its types. */
+export interface Route<R> {
+  readonly operationId: string
+  readonly method: string
+  readonly path: string
+  readonly mount: Mount
+  readonly auth: AuthKind
+  /** Data keys (`pk_data_`) may call it (GET on the market-data families). */
+  readonly dataKeyAllowed: boolean
+  readonly environments: ReadonlyArray<Environment>
+  /** Needs an Idempotency-Key (authenticated mutation, not exempt). */
+  readonly idempotent: boolean
+  /** Every status the contract declares for it: a forced sandbox status must be one of these. */
+  readonly statuses: ReadonlyArray<number>
+  readonly successStatus: number
+  readonly decode: (request: EngineRequest, params: Readonly<Record<string, string>>) => Decoded | ApiFailure
+  readonly run: (input: Decoded, principal: Principal | undefined) => Effect.Effect<unknown, ApiFailure | StoreError, R>
+}
+
+const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+interface CatalogueRow {
+  readonly operationId: string
+  readonly method: string
+  readonly path: string
+  readonly mount: string
+  readonly environments: ReadonlyArray<string>
+  readonly security: ReadonlyArray<string>
+  readonly idempotencyExempt: boolean
+  readonly statuses: ReadonlyArray<number>
+}
+
+const authOf = (row: CatalogueRow): AuthKind => {
+  if (row.mount === "control") return "admin"
+  const s = row.security
+  if (s.some((k) => k.startsWith("apiKey") || k.startsWith("dataKey") || k.startsWith("oauth"))) return "apiKey"
+  if (s.includes("idToken")) return "idToken"
+  if (s.some((k) => k.startsWith("clientSecret"))) return "clientSecret"
+  return "none"
+}
+
+const rowOf = (operationId: string): CatalogueRow => {
+  const row = [...PARTNER_OPERATIONS, ...CONTROL_OPERATIONS].find((r) => r.operationId === operationId)
+  if (row === undefined) throw new Error(`${operationId} is not an operation of the contract (run npm run spec:gen?)`)
+  return row as CatalogueRow
+}
+
+interface Inputs<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchema | undefined> {
+  readonly params?: PS
+  readonly query?: QS
+  readonly body?: B
+}
+
+export interface HandlerInput<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchema | undefined> {
+  readonly params: QueryOf<PS>
+  readonly query: QueryOf<QS>
+  readonly body: B extends BodySchema ? B["Type"] : undefined
+}
+
+const build = <R>(operationId: string, successStatus: number, inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>, run: Route<R>["run"]): Route<R> => {
+  const row = rowOf(operationId)
+  const auth = authOf(row)
+  const decode = (request: EngineRequest, pathParams: Readonly<Record<string, string>>): Decoded | ApiFailure => {
+    const params = decodeParams(inputs.params ?? {}, (name) => pathParams[name])
+    if (isFailure(params)) return params
+    const query = decodeParams(inputs.query ?? {}, (name) => request.query.get(name) ?? undefined)
+    if (isFailure(query)) return query
+    if (inputs.body === undefined) return { params, query, body: undefined }
+    const json = parseJsonBody(request.body)
+    if (isFailure(json)) return json
+    const body = decodeBody(inputs.body, json)
+    if (isFailure(body)) return body
+    return { params, query, body }
+  }
+  return {
+    operationId,
+    method: row.method,
+    path: row.path,
+    mount: row.mount as Mount,
+    auth,
+    dataKeyAllowed: row.security.some((k) => k.startsWith("dataKey")),
+    environments: row.environments as ReadonlyArray<Environment>,
+    idempotent: MUTATING.has(row.method) && auth !== "none" && auth !== "admin" && !row.idempotencyExempt,
+    statuses: row.statuses,
+    successStatus,
+    decode,
+    run
+  }
+}
+
+type SuccessStatus<Op extends OperationId> = Extract<keyof operations[Op]["responses"], 200 | 201 | 202>
+type ControlSuccessStatus<Op extends ControlOperationId> = Extract<keyof ControlOperations[Op]["responses"], 200 | 201 | 202>
+
+/** A partner-contract operation answered with `status`; the handler sees the authenticated principal. */
+export const partnerRoute = <
+  Op extends OperationId,
+  S extends SuccessStatus<Op>,
+  R,
+  PS extends ParamSpec = NoParams,
+  QS extends ParamSpec = NoParams,
+  B extends BodySchema | undefined = undefined
+>(
+  operationId: Op,
+  status: S,
+  spec: Inputs<PS, QS, B> & {
+    readonly handle: (input: HandlerInput<PS, QS, B> & { readonly principal: Principal }) => Effect.Effect<ResponseBody<Op, S>, ApiFailure | StoreError, R>
+  }
+): Route<R> =>
+  build<R>(operationId, status, spec, (input, principal) => spec.handle({ ...(input as HandlerInput<PS, QS, B>), principal: principal as Principal }))
+
+/** A partner-contract operation without an API key (public status, portal tokens verified by the handler). */
+export const publicRoute = <
+  Op extends OperationId,
+  S extends SuccessStatus<Op>,
+  R,
+  PS extends ParamSpec = NoParams,
+  QS extends ParamSpec = NoParams,
+  B extends BodySchema | undefined = undefined
+>(
+  operationId: Op,
+  status: S,
+  spec: Inputs<PS, QS, B> & { readonly handle: (input: HandlerInput<PS, QS, B>) => Effect.Effect<ResponseBody<Op, S>, ApiFailure | StoreError, R> }
+): Route<R> => build<R>(operationId, status, spec, (input) => spec.handle(input as HandlerInput<PS, QS, B>))
+
+/** A control-API operation (spec/control.yaml), behind the admin token. */
+export const controlRoute = <
+  Op extends ControlOperationId,
+  S extends ControlSuccessStatus<Op>,
+  R,
+  PS extends ParamSpec = NoParams,
+  QS extends ParamSpec = NoParams,
+  B extends BodySchema | undefined = undefined
+>(
+  operationId: Op,
+  status: S,
+  spec: Inputs<PS, QS, B> & {
+    readonly handle: (input: HandlerInput<PS, QS, B>) => Effect.Effect<ControlResponseBody<Op, S> | RawBody, ApiFailure | StoreError, R>
+  }
+): Route<R> => build<R>(operationId, status, spec, (input) => spec.handle(input as HandlerInput<PS, QS, B>))
+
+/** A non-JSON answer (the trace's JSON lines, the rendered reference). */
+export class RawBody {
+  readonly contentType: string
+  readonly text: string
+  constructor(contentType: string, text: string) {
+    this.contentType = contentType
+    this.text = text
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The control API (spec/control.yaml, `/_sim/...`, simulation only, admin bearer token): bootstrap partners and
+ * top up wallets, read and advance the clock, drive the desk, read the trace. Declared like the partner API: typed
+ * by the control contract, bodies decoded, every failure in the envelope. The work is the services'.
+ */
+import { Effect, Schema } from "effect"
+import { PartnerService } from "../../app/partners.ts"
+import { TradingService } from "../../app/trading.ts"
+import { fail } from "../../domain/errors.ts"
+import { EngineClock, isoAt } from "../../sim/clock.ts"
+import { Scheduler } from "../../sim/scheduler.ts"
+import { Trace } from "../../sim/trace.ts"
+import { required, text } from "../query.ts"
+import { controlRoute, RawBody } from "../route.ts"
+
+const PartnerBody = Schema.Struct({
+  businessName: Schema.String.check(Schema.isMinLength(2)),
+  email: Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+\.[^@\s]+$/)),
+  tier: Schema.optionalKey(Schema.Literals(["starter", "growth", "enterprise"])),
+  markupBps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })))
+})
+const CreditBody = Schema.Struct({ environment: Schema.Literals(["sandbox", "production"]), amount: Schema.Number })
+const AdvanceBody = Schema.Struct({
+  seconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
+  to: Schema.optionalKey(Schema.String)
+})
+const FillBody = Schema.Struct({
+  price: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
+  quantity: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+const RejectBody = Schema.Struct({
+  rejectionCode: Schema.String.check(Schema.isMinLength(1)),
+  rejectionReason: Schema.String.check(Schema.isMinLength(1))
+})
+
+const orderParam = { orderId: required(text) }
+
+export const controlRoutes = [
+  controlRoute("createSimPartner", 201, {
+    body: PartnerBody,
+    handle: ({ body }) => PartnerService.use((p) => p.bootstrap({ ...body, tier: body.tier ?? "starter" }))
+  }),
+  controlRoute("creditSimMasterWallet", 200, {
+    params: { partnerId: required(text) },
+    body: CreditBody,
+    handle: ({ params, body }) => PartnerService.use((p) => p.creditMaster(params.partnerId, body.environment, body.amount))
+  }),
+  controlRoute("getSimClock", 200, {
+    handle: () => EngineClock.use((clock) => Effect.map(clock.now, (now) => ({ now: isoAt(now), mode: clock.mode })))
+  }),
+  controlRoute("advanceSimClock", 200, {
+    body: AdvanceBody,
+    handle: ({ body }) =>
+      Effect.gen(function* () {
+        if ((body.seconds === undefined) === (body.to === undefined))
+          return yield* fail("VALIDATION_ERROR", "give exactly one of seconds or to", { params: ["seconds", "to"] })
+        const to = body.to === undefined ? undefined : Date.parse(body.to)
+        if (to !== undefined && Number.isNaN(to)) return yield* fail("VALIDATION_ERROR", "`to` must be an ISO 8601 date-time", { param: "to" })
+        const result = yield* Scheduler.use((s) => s.advance({ seconds: body.seconds, to }))
+        return { now: isoAt(result.now), jobsRun: result.jobsRun }
+      })
+  }),
+  controlRoute("getSimDeskQueue", 200, {
+    handle: () => TradingService.use((t) => Effect.map(t.deskQueue, (orders) => ({ orders: [...orders] })))
+  }),
+  controlRoute("fillSimOrder", 200, {
+    params: orderParam,
+    body: FillBody,
+    handle: ({ params, body }) => TradingService.use((t) => t.deskFill(params.orderId, body))
+  }),
+  controlRoute("rejectSimOrder", 200, {
+    params: orderParam,
+    body: RejectBody,
+    handle: ({ params, body }) => TradingService.use((t) => t.deskReject(params.orderId, body.rejectionCode, body.rejectionReason))
+  }),
+  controlRoute("getSimTrace", 200, {
+    handle: () => Trace.use((trace) => Effect.map(trace.lines, (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))))
+  }),
+  controlRoute("getSimTraceHash", 200, {
+    handle: () => Trace.use((trace) => trace.hash)
+  })
+]

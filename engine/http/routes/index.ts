@@ -1,0 +1,21 @@
+/**
+ * Every route the engine serves, by family. Adding an endpoint: declare it in its family's module with its
+ * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
+ */
+import type { MarketService } from "../../app/market.ts"
+import type { PartnerService } from "../../app/partners.ts"
+import type { TradingService } from "../../app/trading.ts"
+import type { EngineClock } from "../../sim/clock.ts"
+import type { Scheduler } from "../../sim/scheduler.ts"
+import type { Trace } from "../../sim/trace.ts"
+import type { Route } from "../route.ts"
+import { controlRoutes } from "./control.ts"
+import { marketDataRoutes } from "./market-data.ts"
+import { orderRoutes } from "./orders.ts"
+import { quoteRoutes } from "./quotes.ts"
+import { statusRoutes } from "./status.ts"
+
+/** The services route handlers may use. */
+export type RouteServices = MarketService | TradingService | PartnerService | EngineClock | Scheduler | Trace
+
+export const ROUTES: ReadonlyArray<Route<RouteServices>> = [...marketDataRoutes, ...quoteRoutes, ...orderRoutes, ...statusRoutes, ...controlRoutes]

@@ -1,0 +1,51 @@
+/**
+ * Order routes (contract tag "Trading"): place a trade on the master account, list and read orders. The body schema
+ * mirrors the contract's TradeRequest (types, enums case-exact); business rules (quote binding, funds, market hours)
+ * are TradingService's. Decoding only.
+ */
+import { Schema } from "effect"
+import { TradingService } from "../../app/trading.ts"
+import { ORDER_STATUS_FILTERS } from "../../domain/order.ts"
+import { bound, integer, oneOf, optional, required, text } from "../query.ts"
+import { partnerRoute } from "../route.ts"
+import { PAGE } from "./market-data.ts"
+
+const positive = Schema.Number.check(Schema.isGreaterThan(0))
+
+/** The contract's TradeRequest. */
+export const TradeBody = Schema.Struct({
+  symbol: Schema.String.check(Schema.isMinLength(1)),
+  exchange: Schema.optionalKey(Schema.String),
+  type: Schema.Literals(["BUY", "SELL"]),
+  orderType: Schema.optionalKey(Schema.Literals(["MARKET", "LIMIT", "STOP", "STOP_LIMIT"])),
+  quantity: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  cashValue: Schema.optionalKey(positive),
+  quoteId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  limitPrice: Schema.optionalKey(positive),
+  stopPrice: Schema.optionalKey(positive),
+  timeInForce: Schema.optionalKey(Schema.Literals(["DAY", "GTC", "GTD"])),
+  expiresAt: Schema.optionalKey(Schema.String),
+  clientOrderId: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+})
+
+export const orderRoutes = [
+  partnerRoute("placeTrade", 202, {
+    body: TradeBody,
+    handle: ({ body, principal }) => TradingService.use((t) => t.trade(principal, "master", body))
+  }),
+  partnerRoute("listOrders", 200, {
+    query: {
+      status: optional(oneOf(ORDER_STATUS_FILTERS)),
+      symbol: optional(text),
+      from: optional(bound("from")),
+      to: optional(bound("to")),
+      limit: optional(integer({ min: 1, max: 200 })),
+      ...PAGE
+    },
+    handle: ({ query, principal }) => TradingService.use((t) => t.listOrders(principal, "master", query))
+  }),
+  partnerRoute("getOrder", 200, {
+    params: { orderId: required(text) },
+    handle: ({ params, principal }) => TradingService.use((t) => t.getOrder(principal, params.orderId))
+  })
+]
