@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { parse } from "yaml"
 import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
-import { makeValidator } from "../spec/validator.ts"
+import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
 import type { DeskMode } from "../engine/sim/desk.ts"
 
@@ -71,6 +71,8 @@ export interface RunOptions {
 const ADMIN = "scenario-admin-token"
 /** Every partner-API answer in a scenario is also checked against the contract. */
 const contract = makeValidator()
+/** And every control-API answer against spec/control.yaml. */
+const controlContract = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
 
 export const loadScenario = async (file: string): Promise<Scenario> => {
   const parsed = parse(await readFile(file, "utf8")) as Scenario
@@ -140,6 +142,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
   })
   const vars: Record<string, unknown> = {}
   const reports: Array<StepReport> = []
+  const controlProblems: Array<string> = []
   const call = async (method: string, path: string, headers: Record<string, string>, body: unknown) => {
     const response = await engine.fetch(
       new Request(`http://sokoni.local${path}`, {
@@ -155,7 +158,9 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
     } catch {
       // keep the text: an ndjson trace, for example
     }
-    return { status: response.status, headers: response.headers, body: parsed }
+    const reply = { status: response.status, headers: response.headers, body: parsed }
+    if (path.startsWith("/_sim/")) controlProblems.push(...controlContract.check({ method, url: path, ...reply }).map((p) => `control contract: ${p}`))
+    return reply
   }
   const traceLength = async () => ((await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { lines: number }).lines
   const eventsSince = async (from: number) => {
@@ -202,7 +207,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
               })
             : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
       }
-      const problems: Array<string> = []
+      const problems: Array<string> = controlProblems.splice(0)
       const expect = step.expect
       if (result !== undefined && expect?.status === undefined && result.status >= 400)
         problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)

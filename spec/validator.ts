@@ -16,6 +16,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 type Json = Record<string, any>
 
 export const CONTRACT_PATH = join(import.meta.dirname, "openapi.yaml")
+/** The control API's document; its paths are absolute (`/_sim/...`), so it mounts at the root. */
+export const CONTROL_PATH = join(import.meta.dirname, "control.yaml")
+export const CONTROL_MOUNTS: ReadonlyArray<string> = [""]
 
 /** Where the contract's path templates are mounted (spec "Base addresses"). */
 export const MOUNTS: ReadonlyArray<string> = ["/api/sandbox/v1/partner", "/api/v1/partner", "/api/sandbox/v1", "/api/v1"]
@@ -42,11 +45,13 @@ const templateToRegex = (template: string) =>
       .replace(/\{[^/}]+\}/g, "[^/]+")}$`
   )
 
-export const makeValidator = (contractPath = CONTRACT_PATH) => {
+export const makeValidator = (contractPath = CONTRACT_PATH, mounts: ReadonlyArray<string> = MOUNTS) => {
   const doc = parse(readFileSync(contractPath, "utf8")) as Json
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: true })
   addFormats(ajv)
   ajv.addSchema(doc, "contract")
+  // control.yaml borrows schemas from the partner contract (`./openapi.yaml#/...`): resolve those references too.
+  if (contractPath !== CONTRACT_PATH) ajv.addSchema(parse(readFileSync(CONTRACT_PATH, "utf8")) as Json, "openapi.yaml")
   const compiled = new Map<string, ValidateFunction>()
   const paths = Object.entries((doc.paths ?? {}) as Record<string, Json>).map(([template, item]) => ({ template, item, regex: templateToRegex(template) }))
   // Literal segments beat parameters: /orders/blotter must win over /orders/{orderId}.
@@ -76,7 +81,7 @@ export const makeValidator = (contractPath = CONTRACT_PATH) => {
   /** The contract operation a concrete request hits, or undefined. */
   const match = (method: string, url: string): (Match & { operation: Json; pointerBase: string }) | undefined => {
     const pathname = new URL(url, "http://contract.local").pathname.replace(/\/+$/, "")
-    for (const mount of MOUNTS) {
+    for (const mount of mounts) {
       if (!pathname.startsWith(`${mount}/`)) continue
       const rest = pathname.slice(mount.length)
       for (const p of paths) {

@@ -3,7 +3,7 @@
  * undeclared status, an unknown route; and accepts a conforming answer.
  */
 import { describe, expect, it } from "vitest"
-import { makeValidator } from "../../spec/validator.ts"
+import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 
 const v = makeValidator()
 const rateHeaders = { "x-ratelimit-limit": "300", "x-ratelimit-remaining": "299", "x-ratelimit-reset": "1795424460" }
@@ -31,5 +31,13 @@ describe("response validator", () => {
   it("rejects a missing required header and an undeclared status", () => {
     expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 200, headers: {}, body: envelope }).join()).toMatch(/header/i)
     expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 418, headers: {}, body: null }).join()).toMatch(/not declared/)
+  })
+
+  it("checks control-API answers against spec/control.yaml", () => {
+    const control = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
+    const clock = { now: "2026-11-23T08:00:00.000Z", mode: "manual" }
+    expect(control.check({ method: "GET", url: "/_sim/clock", status: 200, headers: {}, body: clock })).toEqual([])
+    expect(control.check({ method: "GET", url: "/_sim/clock", status: 200, headers: {}, body: { now: 5 } }).length).toBeGreaterThan(0)
+    expect(control.check({ method: "GET", url: "/_sim/nowhere", status: 200, headers: {}, body: null }).join()).toMatch(/no contract operation/)
   })
 })

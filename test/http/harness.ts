@@ -3,14 +3,17 @@
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
 import { makeInProcessEngine } from "../../engine/runtime.ts"
-import { makeValidator } from "../../spec/validator.ts"
+import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 
 /** One validator for every test file: every partner-API response is checked against spec/openapi.yaml. */
 const contract = makeValidator()
+/** And every control-API response against spec/control.yaml. */
+const control = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
 
 /** Contract mismatches of one exchange; a forced sandbox error only has to be the error envelope (D-018). */
 export const contractProblems = (method: string, path: string, sent: Record<string, string>, reply: Reply): Array<string> => {
-  if (path.startsWith("/_sim") || path === "/docs" || contract.match(method, path) === undefined) return []
+  if (path.startsWith("/_sim/")) return control.check({ method, url: path, status: reply.status, headers: reply.headers, body: reply.body })
+  if (path === "/docs" || contract.match(method, path) === undefined) return []
   const forced = Object.keys(sent).some((h) => h.toLowerCase().startsWith("x-sandbox-force-")) && path.startsWith("/api/sandbox/")
   if (forced)
     return typeof reply.body?.error?.code === "string" && typeof reply.body.error.message === "string" ? [] : [`forced answer is not the error envelope`]
