@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import type { OrderRecord } from "../domain/order.ts"
-import type { StoreError, Tx } from "../store/port.ts"
+import type { ReadTx, StoreError, Tx } from "../store/port.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
 export interface PartnerDoc {
@@ -71,10 +71,10 @@ export interface IdempotencyDoc {
 
 interface Collection<A> {
   readonly name: string
-  readonly get: (tx: Tx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
+  readonly get: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
   readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A) => Effect.Effect<void, StoreError>
   readonly list: (
-    tx: Tx,
+    tx: ReadTx,
     partition: string,
     options: { after?: string | undefined; limit: number; order: "asc" | "desc" }
   ) => Effect.Effect<ReadonlyArray<A>, StoreError>
@@ -109,7 +109,7 @@ export interface SubAccountDoc {
 export const SubAccounts = collection<SubAccountDoc>("subAccounts")
 
 /** True when `subAccountId` exists in `partition` (another partner's or environment's id does not). */
-export const subAccountExists = (tx: Tx, partition: string, subAccountId: string) =>
+export const subAccountExists = (tx: ReadTx, partition: string, subAccountId: string) =>
   Effect.map(SubAccounts.get(tx, subAccountId), (found) => Option.isSome(found) && found.value.partition === partition)
 
 /** Sort key that orders by creation time, then id: the same order on every store. */

@@ -75,17 +75,38 @@ export class MarketService extends Context.Service<
     const scheduler = yield* Scheduler
     const events = yield* EventLog
 
-    const stockItem = (instrument: Instrument) =>
-      Effect.gen(function* () {
-        const now = yield* clock.now
-        return stockItemOf(instrument, yield* feed.observe(instrument, now), now)
+    // A stock item is a pure function of the instrument, its published observation and the current second
+    // (freshness and market status move by the second); it is built once per second, not once per request.
+    const items = new Map<string, { readonly key: string; readonly item: Schemas["StockItem"] }>()
+    const stockItemAt = (instrument: Instrument, now: number) =>
+      Effect.map(feed.observe(instrument, now), (o) => {
+        const key = `${Math.floor(now / 1000)}|${o.asOf}|${o.price}|${o.dayHigh}|${o.dayLow}|${o.volume}`
+        const cached = items.get(instrument.symbol)
+        if (cached !== undefined && cached.key === key) return cached.item
+        const item = stockItemOf(instrument, o, now)
+        items.set(instrument.symbol, { key, item })
+        return item
       })
+    const stockItem = (instrument: Instrument) => Effect.flatMap(clock.now, (now) => stockItemAt(instrument, now))
+    // Likewise a page of the list, per caller scope and query, for the current second (the same object is answered,
+    // so the HTTP layer serialises it once). Bounded: cleared when the second changes.
+    const pages = new Map<string, Schemas["StockList"]>()
+    let pagesSecond = -1
 
-    const listStocks = Effect.fn("MarketService.listStocks")(function* (query: StockQuery, scope: string) {
+    const listStocks = Effect.fnUntraced(function* (query: StockQuery, scope: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
       if (query.exchange !== undefined && !EXCHANGES.some((e) => e.code === query.exchange?.toUpperCase())) {
         return yield* Effect.fail(fail("UNKNOWN_EXCHANGE", `exchange ${query.exchange} is not recognised`, { param: "exchange" }))
       }
+      const now = yield* clock.now
+      const second = Math.floor(now / 1000)
+      if (second !== pagesSecond) {
+        pages.clear()
+        pagesSecond = second
+      }
+      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}`
+      const cachedPage = pages.get(pageKey)
+      if (cachedPage !== undefined) return cachedPage
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))
       const search = query.search?.toLowerCase()
       const matching = INSTRUMENTS.filter(
@@ -100,12 +121,13 @@ export class MarketService extends Context.Service<
       const hasMore = rest.length > page.length
       const last = page.at(-1)
       const list: Schemas["StockList"] = {
-        stocks: yield* Effect.forEach(page, stockItem),
+        stocks: yield* Effect.forEach(page, (i) => stockItemAt(i, now)),
         count: page.length,
         totalCount: matching.length,
         hasMore,
         nextCursor: hasMore && last !== undefined ? encodeCursor(`stocks|${scope}`, last.symbol) : null
       }
+      if (pages.size < 1_000) pages.set(pageKey, list)
       return list
     })
 
@@ -126,7 +148,7 @@ export class MarketService extends Context.Service<
       const rate = rateFor(currency)
       if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
       const account = query.subAccountId ?? "master"
-      if (account !== "master" && !(yield* store.transact((tx) => subAccountExists(tx, principal.partition, account)))) {
+      if (account !== "master" && !(yield* store.read((tx) => subAccountExists(tx, principal.partition, account)))) {
         return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
       }
       const now = yield* clock.now

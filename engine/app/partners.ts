@@ -103,7 +103,7 @@ export class PartnerService extends Context.Service<
           fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`)
         )
       }
-      const found = yield* store.transact((tx) =>
+      const found = yield* store.read((tx) =>
         Effect.gen(function* () {
           const key = yield* ApiKeys.get(tx, hashKey(raw))
           if (Option.isNone(key)) return Option.none()

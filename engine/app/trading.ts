@@ -27,7 +27,7 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DESK_FILL_JOB, type DeskFillJob, ExecutionDesk } from "../sim/desk.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
-import { Store, type StoreError, type Tx } from "../store/port.ts"
+import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
@@ -230,7 +230,7 @@ export class TradingService extends Context.Service<
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
       const symbol = query.symbol?.toUpperCase()
       const now = yield* clock.now
-      return yield* store.transact((tx) =>
+      return yield* store.read((tx) =>
         Effect.gen(function* () {
           const scanned = yield* tx.list(Orders.name, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" })
           const window = scanned.slice(0, SCAN_LIMIT)
@@ -259,7 +259,7 @@ export class TradingService extends Context.Service<
       )
     })
 
-    const findOrder = (tx: Tx, orderId: string) =>
+    const findOrder = (tx: ReadTx, orderId: string) =>
       Effect.flatMap(
         Orders.get(tx, orderId),
         Option.match({ onNone: () => Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`)), onSome: Effect.succeed })
@@ -272,7 +272,7 @@ export class TradingService extends Context.Service<
         )
       }
       const now = yield* clock.now
-      const order = yield* store.transact((tx) => findOrder(tx, orderId))
+      const order = yield* store.read((tx) => findOrder(tx, orderId))
       if (order.partition !== principal.partition) return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`))
       return orderToWire(order, now)
     })
@@ -338,7 +338,7 @@ export class TradingService extends Context.Service<
     /** PENDING and PARTIALLY_FILLED orders of every partner, oldest first: what the desk has to decide. */
     const deskQueue = Effect.gen(function* () {
       const now = yield* clock.now
-      const orders = yield* store.transact((tx) =>
+      const orders = yield* store.read((tx) =>
         Effect.gen(function* () {
           const entries = yield* tx.list(DESK_QUEUE, { partition: "global", limit: 100_000, order: "asc" })
           const loaded = yield* Effect.forEach(entries, (e) => Orders.get(tx, e.id))

@@ -29,10 +29,26 @@ export interface EngineResponse {
 
 export const JSON_TYPE = "application/json"
 
+/**
+ * Serialisations of values answered more than once (a service may return the very same object, e.g. the stock page
+ * of one second): the text is kept as long as the object lives, so an identical answer is not serialised again.
+ */
+const serialised = new WeakMap<object, string>()
+
+const serialise = (value: unknown): string => {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value)
+  let text = serialised.get(value)
+  if (text === undefined) {
+    text = JSON.stringify(value)
+    serialised.set(value, text)
+  }
+  return text
+}
+
 export const jsonResponse = (status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): EngineResponse => ({
   status,
   headers: { "content-type": JSON_TYPE, ...headers },
-  body: JSON.stringify(value),
+  body: serialise(value),
   value
 })
 

@@ -117,7 +117,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           })
         )
 
-      const authenticate = Effect.fn("Gateway.authenticate")(function* (request: EngineRequest, route: Route<R>, where: Located) {
+      // Untraced: these run on every request, and a span per call is measurable on the hot path (docs/performance.md).
+      const authenticate = Effect.fnUntraced(function* (request: EngineRequest, route: Route<R>, where: Located) {
         if (route.auth === "none") return undefined
         if (route.auth === "admin") {
           const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1]
@@ -130,7 +131,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return yield* partners.authenticate(raw, where.environment)
       })
 
-      const serve = Effect.fn("Gateway.serve")(function* (request: EngineRequest) {
+      const serve = Effect.fnUntraced(function* (request: EngineRequest) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
         const where = locate(request.path)

@@ -31,9 +31,11 @@ const rawResponse = (response: EngineResponse) => {
   return `HTTP/1.1 ${response.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(response.body)}\r\nconnection: close\r\n\r\n${response.body}`
 }
 
+/** Encodes the body once: its length and its bytes come from the same buffer. */
 const write = (res: ServerResponse, response: EngineResponse) => {
-  res.writeHead(response.status, { ...response.headers, "content-length": Buffer.byteLength(response.body) })
-  res.end(response.body)
+  const bytes = Buffer.from(response.body, "utf8")
+  res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
+  res.end(bytes)
 }
 
 const toEngineRequest = (req: IncomingMessage, body: string | undefined): EngineRequest => {

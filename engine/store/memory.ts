@@ -6,7 +6,7 @@
  * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock.
  */
 import { Effect, Layer, Option, Semaphore } from "effect"
-import { type Doc, type Job, type ListOptions, type LoggedEvent, Store, type Tx } from "./port.ts"
+import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx } from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
 
 interface State {
@@ -119,7 +119,18 @@ export const makeMemoryStore = Effect.gen(function* () {
       })
     )
 
-  return Store.of({ kind: "memory", transact })
+  // Reads go straight to the committed maps: commits fold their overlay in synchronously, so a read never sees half
+  // of one.
+  const committed: ReadTx = {
+    get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(byId.get(`${collection}\u0000${id}`))),
+    list: (collection, options) => Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
+    readEvents: (partition, afterPosition, limit) =>
+      Effect.sync(() => (state.events.get(partition) ?? []).filter((e) => e.position > afterPosition).slice(0, limit)),
+    nextJob: Effect.sync(() => Option.fromUndefinedOr([...state.jobs.values()].sort(compareJobs)[0]))
+  }
+  const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.suspend(() => work(committed))
+
+  return Store.of({ kind: "memory", transact, read })
 })
 
 export const MemoryStoreLayer = Layer.effect(Store, makeMemoryStore)

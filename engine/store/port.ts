@@ -74,6 +74,9 @@ export interface Tx {
   readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
 }
 
+/** What a read-only unit can do: see committed documents, events and jobs. */
+export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob">
+
 export class Store extends Context.Service<
   Store,
   {
@@ -83,5 +86,10 @@ export class Store extends Context.Service<
      * serialised (one at a time), which is what makes event positions and job sequences follow commit order.
      */
     readonly transact: <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+    /**
+     * Runs read-only `work` on committed state without waiting for writers: authentication and listings must not
+     * queue behind every write transaction. Each read sees what was committed when it ran.
+     */
+    readonly read: <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
   }
 >()("sokoni/Store") {}

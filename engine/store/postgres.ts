@@ -18,7 +18,7 @@ import { Effect, Layer, Option, Redacted, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { type Doc, type Job, type LoggedEvent, Store, StoreError, type Tx } from "./port.ts"
+import { type Doc, type Job, type LoggedEvent, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
 
 /** Fixed key of the advisory lock that serialises write transactions ("Soko" in ASCII). */
 export const STORE_LOCK_KEY = 0x536f6b6f
@@ -323,7 +323,10 @@ export const makePostgresStore = Effect.gen(function* () {
       })
     )
 
-  return Store.of({ kind: "postgres", transact })
+  // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran.
+  const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => Effect.suspend(() => work(makeTx([])))
+
+  return Store.of({ kind: "postgres", transact, read })
 })
 
 /** A `Store` on its own pooled PgClient for `databaseUrl`, migrated at startup; the pool closes with the layer. */

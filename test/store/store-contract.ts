@@ -4,7 +4,7 @@
  * queue is global, so job tests drain it first and leave it empty.
  */
 import { assert, layer } from "@effect/vitest"
-import { Cause, Data, Effect, Exit, type Layer, Option } from "effect"
+import { Cause, Data, Deferred, Effect, Exit, Fiber, type Layer, Option } from "effect"
 import { type Doc, Store, type StoreError, type Tx } from "../../engine/store/port.ts"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly reason: string }> {}
@@ -44,6 +44,41 @@ const richBody = {
 
 export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unknown>) =>
   layer(storeLayer, { timeout: "60 seconds" })(name, (it) => {
+    it.effect("read sees committed documents and events, never a transaction's uncommitted writes, and waits for no writer", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const doc: Doc = { id: "r-1", partition: "rd:sandbox", sortKey: "0001|r-1", body: { v: 1 } }
+        yield* transact((tx) => Effect.andThen(tx.put("rd", doc), tx.appendEvent("rd:sandbox", { eventId: "evt_r1", name: "x", timestamp: 1, payload: {} })))
+        const seen = yield* store.read((tx) =>
+          Effect.all([tx.get("rd", "r-1"), tx.list("rd", { partition: "rd:sandbox", limit: 5, order: "asc" }), tx.readEvents("rd:sandbox", 0, 5)])
+        )
+        assert.deepStrictEqual(Option.getOrThrow(seen[0]), doc)
+        assert.deepStrictEqual(ids(seen[1]), ["r-1"])
+        assert.deepStrictEqual(
+          seen[2].map((e) => e.eventId),
+          ["evt_r1"]
+        )
+        // While a writer (another fiber, as another request would be) holds its transaction open with an uncommitted
+        // change, a read neither waits for it nor sees it.
+        const inside = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const writer = yield* Effect.forkChild(
+          transact((tx) =>
+            tx.put("rd", { ...doc, body: { v: 2 } }).pipe(Effect.andThen(Deferred.succeed(inside, undefined)), Effect.andThen(Deferred.await(release)))
+          )
+        )
+        yield* Deferred.await(inside)
+        const during = yield* store.read((r) => r.get("rd", "r-1"))
+        assert.deepStrictEqual(Option.getOrThrow(during).body, { v: 1 })
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(writer)
+        const after = yield* store.read((r) => r.get("rd", "r-1"))
+        assert.deepStrictEqual(Option.getOrThrow(after).body, { v: 2 })
+        const missing = yield* store.read((r) => r.get("rd", "nope"))
+        assert.isTrue(Option.isNone(missing))
+      })
+    )
+
     it.effect("put then get round-trips the document exactly, key order included", () =>
       Effect.gen(function* () {
         const doc: Doc = { id: "doc-1", partition: "p1:sandbox", sortKey: "2024-01-01T00:00:00.000Z#doc-1", body: richBody }

@@ -41,7 +41,7 @@ export class Idempotency extends Context.Service<
     const begin = Effect.fn("Idempotency.begin")(function* (partition: string, key: string, fingerprint: string, now: number) {
       const id = recordId(partition, key)
       if (inFlight.has(id)) return yield* Effect.fail(fail("CONFLICT", "a request with this Idempotency-Key is still in flight"))
-      const existing = yield* store.transact((tx) => IdempotencyRecords.get(tx, id))
+      const existing = yield* store.read((tx) => IdempotencyRecords.get(tx, id))
       if (Option.isSome(existing) && now - existing.value.storedAt < IDEMPOTENCY_TTL_MS) {
         if (existing.value.fingerprint !== fingerprint) {
           return yield* Effect.fail(fail("CONFLICT", "this Idempotency-Key was used for a different request; use a new key for a new operation"))
