@@ -2,31 +2,145 @@
  * Trace: the run's record, one JSON line per HTTP exchange and per committed event, in order, and its SHA-256.
  * Owns the lines and the hash. Does not own what is recorded (the gateway and the event log call `record`).
  * Two runs with the same seed and scenario must produce the same lines, byte for byte, on either store.
+ *
+ * How much is kept is the caller's choice:
+ * - `Trace.layer`: every line, in memory (scenario runs: the hash is of the whole run);
+ * - `Trace.layerRing(n)`: the last n lines (a long-running `serve`); `hash` is of the kept lines and says so
+ *   (`partial`, `dropped`);
+ * - `Trace.layerOff`: keeps nothing; `hash` counts what it dropped;
+ * - `Trace.layerFile(path, inner)`: appends each line to a file (NDJSON) as it is recorded and passes it on to
+ *   `inner` (by default `layerOff`), which answers `lines` and `hash`.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { close, createWriteStream, fsync, open, type WriteStream } from "node:fs"
+import { Context, Data, Effect, Layer } from "effect"
+
+/** The trace's hash: of every line recorded, or (`partial: true`) of the `lines` kept after `dropped` were let go. */
+export interface TraceHash {
+  readonly hash: string
+  readonly lines: number
+  /** Present on bounded traces (ring, off): lines recorded but no longer kept. */
+  readonly dropped?: number
+  /** Present on bounded traces: true when `hash` does not cover the whole run. */
+  readonly partial?: boolean
+}
+
+export class TraceFileError extends Data.TaggedError("TraceFileError")<{ readonly path: string; readonly cause: unknown }> {
+  override get message() {
+    return `cannot write the trace to ${this.path}: ${String((this.cause as Error)?.message ?? this.cause)}`
+  }
+}
+
+const sha256 = (lines: Iterable<string>) => {
+  const h = createHash("sha256")
+  for (const line of lines) h.update(`${line}\n`)
+  return h.digest("hex")
+}
+
+/** The NDJSON bytes of one recorded line (the same bytes the hash covers). */
+const serialise = (line: Record<string, unknown>) => JSON.stringify(line)
 
 export class Trace extends Context.Service<
   Trace,
   {
     readonly record: (line: Record<string, unknown>) => Effect.Effect<void>
     readonly lines: Effect.Effect<ReadonlyArray<string>>
-    readonly hash: Effect.Effect<{ readonly hash: string; readonly lines: number }>
+    readonly hash: Effect.Effect<TraceHash>
   }
 >()("sokoni/Trace") {
+  /** Keeps every line (scenario runs). */
   static readonly make = Effect.sync(() => {
     const lines: Array<string> = []
-    const digest = () => {
-      const h = createHash("sha256")
-      for (const line of lines) h.update(`${line}\n`)
-      return h.digest("hex")
-    }
     return Trace.of({
-      record: (line) => Effect.sync(() => void lines.push(JSON.stringify(line))),
+      record: (line) => Effect.sync(() => void lines.push(serialise(line))),
       lines: Effect.sync(() => [...lines]),
-      hash: Effect.sync(() => ({ hash: digest(), lines: lines.length }))
+      hash: Effect.sync(() => ({ hash: sha256(lines), lines: lines.length }))
     })
   })
 
+  /** Keeps the last `capacity` lines (at least 1) in a ring; older lines are counted in `dropped`. */
+  static readonly makeRing = (capacity: number) =>
+    Effect.sync(() => {
+      if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`trace ring capacity must be a positive integer, got ${capacity}`)
+      const ring: Array<string> = []
+      let next = 0 // where the next line goes once the ring is full
+      let dropped = 0
+      const kept = () => (ring.length < capacity ? [...ring] : [...ring.slice(next), ...ring.slice(0, next)])
+      return Trace.of({
+        record: (line) =>
+          Effect.sync(() => {
+            const text = serialise(line)
+            if (ring.length < capacity) ring.push(text)
+            else {
+              ring[next] = text
+              next = (next + 1) % capacity
+              dropped += 1
+            }
+          }),
+        lines: Effect.sync(kept),
+        hash: Effect.sync(() => ({ hash: sha256(kept()), lines: ring.length, dropped, partial: dropped > 0 }))
+      })
+    })
+
+  /** Keeps nothing; counts what it was given. */
+  static readonly makeOff = Effect.sync(() => {
+    let dropped = 0
+    return Trace.of({
+      record: () =>
+        Effect.sync(() => {
+          dropped += 1
+        }),
+      lines: Effect.succeed([]),
+      hash: Effect.sync(() => ({ hash: sha256([]), lines: 0, dropped, partial: dropped > 0 }))
+    })
+  })
+
+  /**
+   * Appends every line to `path` (created if missing, never truncated) through one write stream, in record order,
+   * and passes it on to the `Trace` in context. No fsync per line: the stream's buffer goes to the file as the event
+   * loop allows, and the scope's close waits for it, fsyncs once and closes the file. A write error after opening is
+   * a defect of the next `record` (the file the caller asked for must not silently stop growing).
+   */
+  static readonly makeFile = (path: string) =>
+    Effect.gen(function* () {
+      const inner = yield* Trace
+      const { stream } = yield* Effect.acquireRelease(openAppend(path), closeSynced)
+      let failure: unknown
+      stream.on("error", (error) => {
+        failure ??= error
+      })
+      return Trace.of({
+        record: (line) =>
+          Effect.suspend(() => {
+            if (failure !== undefined) return Effect.die(new TraceFileError({ path, cause: failure }))
+            stream.write(`${serialise(line)}\n`)
+            return inner.record(line)
+          }),
+        lines: inner.lines,
+        hash: inner.hash
+      })
+    })
+
   static readonly layer = Layer.effect(Trace, Trace.make)
+  static readonly layerRing = (capacity: number) => Layer.effect(Trace, Trace.makeRing(capacity))
+  static readonly layerOff = Layer.effect(Trace, Trace.makeOff)
+  /** The file trace over `inner` (what `lines` and `hash` answer from; by default nothing is kept in memory). */
+  static readonly layerFile = <E = never, R = never>(path: string, inner: Layer.Layer<Trace, E, R> = Trace.layerOff as Layer.Layer<Trace, E, R>) =>
+    Layer.effect(Trace, Trace.makeFile(path)).pipe(Layer.provide(inner))
 }
+
+const openAppend = (path: string) =>
+  Effect.callback<{ readonly fd: number; readonly stream: WriteStream }, TraceFileError>((resume) => {
+    open(path, "a", (cause, fd) => {
+      if (cause) return resume(Effect.fail(new TraceFileError({ path, cause })))
+      resume(Effect.succeed({ fd, stream: createWriteStream("", { fd, autoClose: false }) }))
+    })
+  })
+
+/** Waits for the buffered lines, fsyncs once, closes the file. */
+const closeSynced = ({ fd, stream }: { readonly fd: number; readonly stream: WriteStream }) =>
+  Effect.callback<void>((resume) => {
+    const done = () => close(fd, () => resume(Effect.void))
+    if (stream.errored) return done()
+    stream.end(() => fsync(fd, done))
+  })

@@ -1,0 +1,178 @@
+/**
+ * The trace's variants: complete (scenario runs), a ring of the last N lines and off (a long `serve`), and a file
+ * that receives every line as NDJSON while `lines`/`hash` answer from the inner trace.
+ */
+import { createHash } from "node:crypto"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Cause, Effect, Exit, type Layer } from "effect"
+import { Trace, TraceFileError } from "../../engine/sim/trace.ts"
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+const ndjson = (lines: ReadonlyArray<string>) => lines.map((l) => `${l}\n`).join("")
+const entry = (n: number) => ({ kind: "event", n, at: "2026-11-23T08:00:00.000Z" })
+const recordN = (count: number) =>
+  Trace.use((trace) =>
+    Effect.forEach(
+      Array.from({ length: count }, (_, i) => entry(i)),
+      (line) => trace.record(line),
+      { discard: true }
+    )
+  )
+const snapshot = Trace.use((trace) => Effect.all({ lines: trace.lines, hash: trace.hash }))
+
+const dir = mkdtempSync(join(tmpdir(), "sokoni-trace-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+const freshFile = () => join(dir, `trace-${++files}.jsonl`)
+
+describe("Trace.layer (complete)", () => {
+  it.effect("keeps every line in order and hashes the NDJSON bytes", () =>
+    Effect.gen(function* () {
+      yield* recordN(5)
+      const { lines, hash } = yield* snapshot
+      assert.deepStrictEqual(
+        lines,
+        [0, 1, 2, 3, 4].map((n) => JSON.stringify(entry(n)))
+      )
+      assert.deepStrictEqual(hash, { hash: sha256(ndjson(lines)), lines: 5 })
+    }).pipe(Effect.provide(Trace.layer))
+  )
+})
+
+describe("Trace.layerRing", () => {
+  it.effect("before it fills, equals the complete trace (not partial)", () =>
+    Effect.gen(function* () {
+      const complete = yield* Effect.provide(Effect.andThen(recordN(3), snapshot), Trace.layer)
+      const ring = yield* Effect.provide(Effect.andThen(recordN(3), snapshot), Trace.layerRing(3))
+      assert.deepStrictEqual(ring.lines, complete.lines)
+      assert.deepStrictEqual(ring.hash, { ...complete.hash, dropped: 0, partial: false })
+    })
+  )
+
+  it.effect("keeps the last N lines in order, hashes them and says how many were dropped", () =>
+    Effect.gen(function* () {
+      yield* recordN(8)
+      const { lines, hash } = yield* snapshot
+      assert.deepStrictEqual(
+        lines,
+        [5, 6, 7].map((n) => JSON.stringify(entry(n)))
+      )
+      assert.deepStrictEqual(hash, { hash: sha256(ndjson(lines)), lines: 3, dropped: 5, partial: true })
+    }).pipe(Effect.provide(Trace.layerRing(3)))
+  )
+
+  it.effect("a ring of one keeps the last line", () =>
+    Effect.gen(function* () {
+      yield* recordN(4)
+      assert.deepStrictEqual(yield* Trace.use((t) => t.lines), [JSON.stringify(entry(3))])
+    }).pipe(Effect.provide(Trace.layerRing(1)))
+  )
+
+  it.effect("refuses a capacity that is not a positive integer", () =>
+    Effect.gen(function* () {
+      for (const capacity of [0, -1, 1.5, Number.NaN]) {
+        const exit = yield* Effect.exit(Effect.provide(snapshot, Trace.layerRing(capacity)))
+        assert.isTrue(Exit.isFailure(exit), `capacity ${capacity}`)
+      }
+    })
+  )
+})
+
+describe("Trace.layerOff", () => {
+  it.effect("keeps nothing and counts what it dropped", () =>
+    Effect.gen(function* () {
+      yield* recordN(4)
+      const { lines, hash } = yield* snapshot
+      assert.deepStrictEqual(lines, [])
+      assert.deepStrictEqual(hash, { hash: sha256(""), lines: 0, dropped: 4, partial: true })
+    }).pipe(Effect.provide(Trace.layerOff))
+  )
+})
+
+describe("Trace.layerFile", () => {
+  it.effect("writes every line as NDJSON, flushed when the scope closes; the file hashes like the complete trace", () =>
+    Effect.gen(function* () {
+      const path = freshFile()
+      const complete = yield* Effect.provide(Effect.andThen(recordN(2000), snapshot), Trace.layer)
+      const inner = yield* Effect.provide(Effect.andThen(recordN(2000), snapshot), Trace.layerFile(path))
+      const text = readFileSync(path, "utf8")
+      assert.strictEqual(text, ndjson(complete.lines))
+      assert.strictEqual(sha256(text), complete.hash.hash)
+      // The default inner trace keeps nothing.
+      assert.deepStrictEqual(inner.lines, [])
+      assert.strictEqual(inner.hash.dropped, 2000)
+    })
+  )
+
+  it.effect("passes each line to the inner trace, which answers lines and hash", () =>
+    Effect.gen(function* () {
+      const path = freshFile()
+      const ring = yield* Effect.provide(Effect.andThen(recordN(5), snapshot), Trace.layerFile(path, Trace.layerRing(2)))
+      assert.deepStrictEqual(
+        ring.lines,
+        [3, 4].map((n) => JSON.stringify(entry(n)))
+      )
+      assert.deepStrictEqual(ring.hash.dropped, 3)
+      assert.strictEqual(readFileSync(path, "utf8").split("\n").length, 6)
+    })
+  )
+
+  it.effect("streams lines while the scope is open", () =>
+    Effect.gen(function* () {
+      const path = freshFile()
+      yield* Effect.gen(function* () {
+        yield* recordN(3)
+        let text = ""
+        for (let i = 0; i < 100 && text.split("\n").length < 4; i++) {
+          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+          text = readFileSync(path, "utf8")
+        }
+        assert.strictEqual(text, ndjson([0, 1, 2].map((n) => JSON.stringify(entry(n)))))
+      }).pipe(Effect.provide(Trace.layerFile(path, Trace.layer)))
+    })
+  )
+
+  it.effect("appends to an existing file, never truncates it", () =>
+    Effect.gen(function* () {
+      const path = freshFile()
+      writeFileSync(path, '{"before":true}\n')
+      yield* Effect.provide(recordN(1), Trace.layerFile(path))
+      yield* Effect.provide(recordN(1), Trace.layerFile(path))
+      assert.strictEqual(readFileSync(path, "utf8"), `{"before":true}\n${ndjson([JSON.stringify(entry(0)), JSON.stringify(entry(0))])}`)
+    })
+  )
+
+  it.effect("fails to build with TraceFileError when the file cannot be opened", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Effect.provide(recordN(1), Trace.layerFile(join(dir, "missing", "trace.jsonl"))))
+      assert.instanceOf(error, TraceFileError)
+      assert.include(error.message, "missing")
+    })
+  )
+
+  it.effect.skipIf(!existsSync("/dev/full"))("a write error makes the next record a defect, and the scope still closes", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Effect.gen(function* () {
+          yield* recordN(1)
+          // Real time (not the TestClock) for the failed write to come back from the thread pool.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+          yield* recordN(1)
+        }).pipe(Effect.provide(Trace.layerFile("/dev/full")))
+      )
+      assert.isTrue(Exit.hasDies(exit))
+      assert.include(String(Cause.squash((exit as Exit.Failure<unknown, unknown>).cause)), "/dev/full")
+    })
+  )
+
+  it.effect("keeps the layer interface: a complete inner trace is a drop-in for Trace.layer", () =>
+    Effect.gen(function* () {
+      const layer: Layer.Layer<Trace, TraceFileError> = Trace.layerFile(freshFile(), Trace.layer)
+      const { lines, hash } = yield* Effect.provide(Effect.andThen(recordN(2), snapshot), layer)
+      assert.deepStrictEqual(hash, { hash: sha256(ndjson(lines)), lines: 2 })
+    })
+  )
+})
