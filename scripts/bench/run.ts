@@ -1,0 +1,302 @@
+/**
+ * `npm run bench [-- --quick] [-- --store memory|postgres|both] [-- --only stocks,trade,rss,startup] [-- --strict]
+ * [-- --out FILE]`: engine vs bare node:http vs Prism, RSS growth and `serve` start-up; prints tables as it goes and
+ * writes docs/performance.md. A missed target prints `TARGET MISSED: …` (exit 1 only with --strict).
+ */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import type { Flow } from "./cannon.ts"
+import { type LoadResult, runLoad } from "./load.ts"
+import {
+  markdown,
+  median,
+  medianRate,
+  type Rss,
+  rssGrowth,
+  rssTable,
+  type Sample,
+  type StartupRow,
+  startupTable,
+  type Throughput,
+  throughputTable,
+  type Verdict
+} from "./report.ts"
+import {
+  capture,
+  cleanup,
+  type Engine,
+  freePort,
+  LOAD_CORE,
+  root,
+  SERVER_CORE,
+  type Server,
+  type Store,
+  spawnPinned,
+  startBare,
+  startEngine,
+  startPrism,
+  stop,
+  waitForHttp
+} from "./targets.ts"
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    store: { type: "string", default: "both" },
+    only: { type: "string", default: "stocks,trade,rss,startup" },
+    strict: { type: "boolean", default: false },
+    out: { type: "string", default: join(root, "docs/performance.md") }
+  }
+})
+const stores: Store[] = flags.store === "both" ? ["memory", "postgres"] : flags.store === "memory" || flags.store === "postgres" ? [flags.store] : []
+const only = new Set(flags.only.split(","))
+const unknown = [...only].filter((o) => !["stocks", "trade", "rss", "startup"].includes(o))
+if (stores.length === 0 || unknown.length > 0) {
+  console.error("usage: npm run bench -- [--quick] [--store memory|postgres|both] [--only stocks,trade,rss,startup] [--strict] [--out FILE]")
+  process.exit(2)
+}
+const settings = flags.quick
+  ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 50, rssRequests: 20_000, startupRuns: 5 }
+  : { rounds: 3, seconds: 5, warmupSeconds: 2, connections: 50, rssRequests: 200_000, startupRuns: 5 }
+
+const log = (line: string) => console.log(line)
+const sh = (command: string, args: readonly string[]) => execFileSync(command, args, { encoding: "utf8" }).trim()
+
+let stopping = false
+const abort = async (why: string) => {
+  if (stopping) return
+  stopping = true
+  console.error(`\nbench: ${why}; stopping servers and dropping temporary databases…`)
+  await cleanup()
+  process.exit(130)
+}
+process.on("SIGINT", () => void abort("interrupted"))
+process.on("SIGTERM", () => void abort("terminated"))
+
+/** A server as the load generator addresses it. */
+interface Target extends Server {
+  readonly prefix: string
+  readonly apiKey: string
+}
+
+const describe = (r: LoadResult, unit: string) => {
+  const codes = Object.entries(r.statusCodes)
+    .map(([code, n]) => `${code}×${n}`)
+    .join(" ")
+  const failure = r.firstFailure === undefined ? "" : `\n      first failure: ${r.firstFailure}`
+  return `${r.rate.toFixed(0)} ${unit}, server ${r.serverCpuMicrosPerOp.toFixed(0)} µs/op, p99 ${r.latencyP99} ms, loader CPU ${r.loaderCpuPct.toFixed(0)}%, status ${codes}${failure}`
+}
+
+/** Rounds of every target in turn (the order rotates by one each round so no target always goes first). */
+const interleave = async (title: string, flow: Flow, unit: string, targets: readonly Target[], symbol: string): Promise<Throughput> => {
+  const samples: Sample[] = []
+  for (let round = 1; round <= settings.rounds; round++) {
+    const order = targets.map((_, i) => targets[(i + round - 1) % targets.length]!)
+    for (const target of order) {
+      process.stdout.write(`  [${title}] round ${round}/${settings.rounds} ${target.name.padEnd(15)} `)
+      const result = await runLoad({
+        base: target.base,
+        prefix: target.prefix,
+        apiKey: target.apiKey,
+        symbol,
+        flow,
+        connections: settings.connections,
+        warmup: { seconds: settings.warmupSeconds },
+        measure: { seconds: settings.seconds },
+        serverPid: target.pid
+      })
+      log(describe(result, unit))
+      samples.push({ target: target.name, round, result })
+    }
+  }
+  const section = { title, unit, samples }
+  log(`\n${throughputTable(section)}\n`)
+  return section
+}
+
+const throughput = async (): Promise<Throughput[]> => {
+  log(`starting servers on core ${SERVER_CORE}: ${stores.map((s) => `engine-${s}`).join(", ")}, bare-node, prism`)
+  const engines: Engine[] = []
+  for (const store of stores) engines.push(await startEngine(store))
+  const reference = engines[0]!
+  const list = (await (await fetch(`${reference.base}${reference.prefix}/stocks`, { headers: { "x-api-key": reference.apiKey } })).json()) as {
+    stocks: { symbol: string }[]
+  }
+  const symbol = list.stocks[0]!.symbol
+  const stocks = await capture(reference, "GET", "/stocks")
+  const quote = await capture(reference, "GET", `/quote/${encodeURIComponent(symbol)}?side=BUY&quantity=1`)
+  const quoteId = (JSON.parse(quote.body) as { quoteId: string }).quoteId
+  const trade = await capture(
+    reference,
+    "POST",
+    "/trade",
+    { "content-type": "application/json", "idempotency-key": `bench-capture-${process.pid}` },
+    JSON.stringify({ symbol, type: "BUY", quantity: 1, quoteId })
+  )
+  if (stocks.status !== 200 || quote.status !== 200 || trade.status !== 202) {
+    throw new Error(`capture failed: stocks ${stocks.status}, quote ${quote.status} ${quote.body}, trade ${trade.status} ${trade.body}`)
+  }
+  log(`captured from ${reference.name}: /stocks ${stocks.body.length} B, quote ${quote.body.length} B, trade ${trade.body.length} B (symbol ${symbol})`)
+  const bare = await startBare([stocks, quote, trade].map((r) => ({ ...r, pathPrefix: reference.prefix + r.pathPrefix })))
+  const prism = await startPrism()
+  const key = reference.apiKey
+  const targets: Target[] = [{ ...bare, prefix: reference.prefix, apiKey: key }, ...engines, { ...prism, prefix: "", apiKey: key }]
+  const sections: Throughput[] = []
+  if (only.has("stocks")) sections.push(await interleave("GET /stocks", "stocks", "req/s", targets, symbol))
+  if (only.has("trade")) sections.push(await interleave("quote->trade", "trade", "op/s", targets, symbol))
+  await Promise.all([bare, prism, ...engines].map((s) => stop(s.child)))
+  return sections
+}
+
+const rss = async (): Promise<Rss[]> => {
+  const rows: Rss[] = []
+  for (const store of stores) {
+    process.stdout.write(`  [RSS] engine-${store}: 5,000 warm-up then ${settings.rssRequests.toLocaleString("en")} requests… `)
+    const engine = await startEngine(store)
+    const stocks = (await (await fetch(`${engine.base}${engine.prefix}/stocks`, { headers: { "x-api-key": engine.apiKey } })).json()) as {
+      stocks: { symbol: string }[]
+    }
+    const result = await runLoad({
+      base: engine.base,
+      prefix: engine.prefix,
+      apiKey: engine.apiKey,
+      symbol: stocks.stocks[0]!.symbol,
+      flow: "mix",
+      connections: settings.connections,
+      warmup: { amount: 5_000 },
+      measure: { amount: settings.rssRequests },
+      serverPid: engine.pid
+    })
+    await stop(engine.child)
+    const rssLine = `${result.rssBeforeMB.toFixed(1)} → ${result.rssHalfwayMB.toFixed(1)} → ${result.rssAfterMB.toFixed(1)} MB`
+    log(`${rssLine}, ${describe(result, "req/s")}`)
+    rows.push({ store, result })
+  }
+  log(`\n${rssTable(rows)}\n`)
+  return rows
+}
+
+/** One `serve` start: spawn → first 200 from /api/v1/status, and the "ready in" it printed. */
+const startOnce = async (env: NodeJS.ProcessEnv): Promise<{ ms: number; selfReported: number }> => {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawnPinned(SERVER_CORE, ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", "memory", "--seed", "1"], env)
+  let selfReported = Number.NaN
+  child.stdout?.on("data", (chunk: Buffer) => {
+    const match = /ready in (\d+) ms/.exec(chunk.toString())
+    if (match) selfReported = Number(match[1])
+  })
+  await waitForHttp(`http://127.0.0.1:${port}/api/v1/status`, child, 30_000, true)
+  const ms = performance.now() - started
+  await new Promise((r) => setTimeout(r, 50)) // let the "ready in" line arrive
+  await stop(child)
+  return { ms, selfReported }
+}
+
+const startup = async (): Promise<StartupRow[]> => {
+  const { NODE_COMPILE_CACHE: _, ...base } = process.env
+  const cacheDir = mkdtempSync(join(tmpdir(), "sokoni-bench-cache-"))
+  const modes: { mode: string; env: NodeJS.ProcessEnv; runs: number }[] = [
+    { mode: "off", env: { ...base, NODE_DISABLE_COMPILE_CACHE: "1" }, runs: settings.startupRuns },
+    { mode: "cold (empty dir)", env: { ...base, NODE_COMPILE_CACHE: cacheDir }, runs: 1 },
+    { mode: "warm", env: { ...base, NODE_COMPILE_CACHE: cacheDir }, runs: settings.startupRuns }
+  ]
+  const rows: StartupRow[] = []
+  try {
+    for (const { mode, env, runs } of modes) {
+      const results = []
+      for (let i = 0; i < runs; i++) results.push(await startOnce(env))
+      const row = { mode, ms: results.map((r) => r.ms), selfReported: results.map((r) => r.selfReported) }
+      log(`  [startup] compile cache ${mode}: ${row.ms.map((v) => v.toFixed(0)).join(" / ")} ms`)
+      rows.push(row)
+    }
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true })
+  }
+  log(`\n${startupTable(rows)}\n`)
+  return rows
+}
+
+const machine = () => {
+  const model = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown"
+  const commit = sh("git", ["-C", root, "rev-parse", "--short", "HEAD"])
+  const dirty = sh("git", ["-C", root, "status", "--porcelain", "engine"]) === "" ? "" : " with uncommitted changes in engine/"
+  return {
+    cores: sh("nproc", []),
+    model,
+    node: process.version,
+    date: sh("date", ["-u", "+%Y-%m-%d %H:%M UTC"]),
+    kernel: sh("uname", ["-r"]),
+    commit: `commit ${commit}${dirty}`
+  }
+}
+
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+
+const main = async () => {
+  const info = machine() // before pinning: nproc counts the cores this process may use
+  const loadBefore = loadAverage()
+  if (Number(loadBefore.split(" ")[0]) > 0.5) log(`WARNING: the machine is busy (load average ${loadBefore}): figures will be disturbed`)
+  if (Number(info.cores) < 2) throw new Error(`needs 2 cores (server on core ${SERVER_CORE}, load on core ${LOAD_CORE}); nproc says ${info.cores}`)
+  // The orchestrator shares the load generator's core, away from the servers (it is idle during the runs).
+  sh("taskset", ["-pc", LOAD_CORE, String(process.pid)])
+  const mode = `${flags.quick ? "quick" : "full"}, stores ${stores.join("+")}, parts ${[...only].join("+")}`
+  const runSettings = `${settings.rounds} round(s) x ${settings.seconds} s measured (+${settings.warmupSeconds} s warm-up) per target, ${settings.connections} connections; RSS over ${settings.rssRequests.toLocaleString("en")} requests; ${settings.startupRuns} start-ups per mode`
+  log(`sokoni bench: ${info.model}, ${info.cores} cores, Node ${info.node}, ${info.commit}\n${mode}; ${runSettings}\n`)
+
+  const sections: string[] = []
+  const verdicts: Verdict[] = []
+  if (only.has("stocks") || only.has("trade")) {
+    for (const section of await throughput()) {
+      sections.push(`### ${section.title} (${section.unit})\n\n${throughputTable(section)}`)
+      const goal = section.title === "GET /stocks" ? 0.3 : 0.1
+      const storesJudged = section.title === "GET /stocks" ? stores : stores.filter((s) => s === "memory")
+      for (const store of storesJudged) {
+        const value = medianRate(section, `engine-${store}`) / medianRate(section, "bare-node")
+        verdicts.push({
+          name: `${section.title} engine-${store} / bare node:http`,
+          measured: `${value.toFixed(2)}x`,
+          target: `≥ ${goal.toFixed(2)}x`,
+          pass: value >= goal
+        })
+      }
+    }
+  }
+  if (only.has("rss")) {
+    const rows = await rss()
+    sections.push(`### RSS growth over ${settings.rssRequests.toLocaleString("en")} requests\n\n${rssTable(rows)}`)
+    for (const row of rows) {
+      const growth = rssGrowth(row)
+      verdicts.push({
+        name: `RSS growth engine-${row.store} (${settings.rssRequests.toLocaleString("en")} requests${flags.quick ? ", quick: indicative" : ""})`,
+        measured: `${growth.toFixed(1)} MB`,
+        target: "< 50 MB over 200,000 requests",
+        pass: growth < 50
+      })
+    }
+  }
+  if (only.has("startup")) {
+    const rows = await startup()
+    sections.push(`### serve start-up (ms)\n\n${startupTable(rows)}`)
+    const warm = median(rows.find((r) => r.mode === "warm")!.ms)
+    verdicts.push({ name: "serve ready with a warm compile cache", measured: `${warm.toFixed(0)} ms`, target: "≤ 400 ms", pass: warm <= 400 })
+  }
+
+  const load = `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min)`
+  writeFileSync(flags.out, markdown({ machine: info, load, mode, settings: runSettings, sections, verdicts }))
+  log(`written: ${flags.out}\n`)
+  for (const v of verdicts) log(`${v.pass ? "target met:   " : "TARGET MISSED:"} ${v.name}: ${v.measured} (goal ${v.target})`)
+  if (flags.strict && verdicts.some((v) => !v.pass)) process.exitCode = 1
+}
+
+try {
+  await main()
+} catch (error) {
+  if (!stopping) console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`)
+  process.exitCode = 1
+} finally {
+  await cleanup()
+}

@@ -1,0 +1,190 @@
+/**
+ * The servers under test, each spawned pinned to core 0: the engine (memory or postgres store), the bare node:http
+ * baseline replaying the engine's captured answers, and Prism's mock of the contract. Every child process and temporary
+ * database is registered so that cleanup() can remove them on any exit path.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import type { Route } from "./bare-server.ts"
+
+export const root = join(import.meta.dirname, "../..")
+export const SERVER_CORE = "0"
+export const LOAD_CORE = "1"
+export const ADMIN_TOKEN = "adm_bench"
+const PG = ["-h", "127.0.0.1", "-U", "postgres"]
+const run = promisify(execFile)
+
+const children = new Set<ChildProcess>()
+const finalizers: Array<() => Promise<void> | void> = []
+
+/** Spawns `node args…` pinned to a core (taskset execs, so the pid is node's own). */
+export const spawnPinned = (core: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, stdout: "pipe" | "ignore" = "pipe"): ChildProcess => {
+  const child = spawn("taskset", ["-c", core, process.execPath, ...args], { cwd: root, env, stdio: ["ignore", stdout, "pipe"] })
+  children.add(child)
+  child.on("exit", () => children.delete(child))
+  return child
+}
+
+/** Stops a child (SIGTERM, then SIGKILL after 3 s) and waits for it to be gone. */
+export const stop = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const force = setTimeout(() => child.kill("SIGKILL"), 3000)
+    child.once("exit", () => {
+      clearTimeout(force)
+      resolve()
+    })
+    child.kill("SIGTERM")
+  })
+
+export const cleanup = async (): Promise<void> => {
+  await Promise.all([...children].map(stop))
+  for (const finalize of finalizers.splice(0).reverse()) {
+    try {
+      await finalize()
+    } catch (error) {
+      console.error(`cleanup: ${String(error)}`)
+    }
+  }
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+    server.on("error", reject)
+  })
+
+/** Polls `url` until it answers with any HTTP status (or `okOnly`: a 2xx); resolves with the time it took, in ms. */
+export const waitForHttp = async (url: string, child: ChildProcess, timeoutMs = 60_000, okOnly = false): Promise<number> => {
+  const started = performance.now()
+  while (performance.now() - started < timeoutMs) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited (${child.exitCode}) before answering`)
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) })
+      await response.arrayBuffer()
+      if (!okOnly || response.ok) return performance.now() - started
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  throw new Error(`${url}: no answer within ${timeoutMs} ms`)
+}
+
+/** Keeps the last lines a child wrote, to explain a failure. */
+const tail = (child: ChildProcess): (() => string) => {
+  let text = ""
+  const keep = (chunk: Buffer) => {
+    text = (text + chunk.toString()).slice(-2000)
+  }
+  child.stdout?.on("data", keep)
+  child.stderr?.on("data", keep)
+  return () => text
+}
+
+export interface Server {
+  readonly name: string
+  readonly base: string
+  readonly pid: number
+  readonly child: ChildProcess
+}
+
+export interface Engine extends Server {
+  readonly apiKey: string
+  readonly partnerId: string
+  readonly prefix: string
+}
+
+export type Store = "memory" | "postgres"
+
+/** A fresh database for one run of the postgres store, dropped at cleanup. */
+const freshDatabase = async (): Promise<string> => {
+  const name = `sokoni_bench_${process.pid}_${finalizers.length}`
+  await run("createdb", [...PG, name])
+  finalizers.push(async () => {
+    await run("dropdb", [...PG, "--force", "--if-exists", name])
+  })
+  return `postgres://postgres@127.0.0.1:5432/${name}`
+}
+
+const admin = async (base: string, path: string, body: unknown): Promise<Record<string, string>> => {
+  const response = await fetch(`${base}/_sim${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const json = (await response.json()) as Record<string, string>
+  if (!response.ok) throw new Error(`POST /_sim${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/**
+ * `serve --rate-limit off --desk manual` (orders stay PENDING: no background fill work), with an enterprise partner
+ * created through /_sim and its sandbox wallet topped up by 1,000,000 USD so that no run meets INSUFFICIENT_FUNDS.
+ */
+export const startEngine = async (store: Store): Promise<Engine> => {
+  const port = await freePort()
+  const database = store === "postgres" ? ["--database-url", await freshDatabase()] : []
+  const args = ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", store, ...database]
+  const child = spawnPinned(SERVER_CORE, [...args, "--rate-limit", "off", "--desk", "manual", "--seed", "1", "--admin-token", ADMIN_TOKEN])
+  const output = tail(child)
+  const base = `http://127.0.0.1:${port}`
+  try {
+    await waitForHttp(`${base}/api/v1/status`, child, 60_000, true)
+  } catch (error) {
+    throw new Error(`engine (${store}) did not start: ${String(error)}\n${output()}`)
+  }
+  const partner = await admin(base, "/partners", { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" })
+  const partnerId = partner.partnerId!
+  await admin(base, `/partners/${partnerId}/wallet/credit`, { environment: "sandbox", amount: 1_000_000 })
+  return { name: `engine-${store}`, base, pid: child.pid!, child, apiKey: partner.sandboxKey!, partnerId, prefix: "/api/sandbox/v1/partner" }
+}
+
+/** One answer of the engine, as the bare server replays it: hop-by-hop and per-response headers left out. */
+export const capture = async (engine: Engine, method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
+  const response = await fetch(`${engine.base}${engine.prefix}${path}`, {
+    method,
+    headers: { "x-api-key": engine.apiKey, ...headers },
+    ...(body ? { body } : {})
+  })
+  const text = await response.text()
+  const kept: Record<string, string> = {}
+  for (const [name, value] of response.headers) if (!["date", "connection", "keep-alive", "transfer-encoding"].includes(name)) kept[name] = value
+  const route: Route = { method, pathPrefix: path.split("?")[0]!, status: response.status, headers: kept, body: text }
+  return route
+}
+
+export const startBare = async (routes: readonly Route[]): Promise<Server> => {
+  const dir = mkdtempSync(join(tmpdir(), "sokoni-bench-"))
+  finalizers.push(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, "routes.json")
+  writeFileSync(file, JSON.stringify(routes))
+  const port = await freePort()
+  const child = spawnPinned(SERVER_CORE, ["scripts/bench/bare-server.ts", String(port), file])
+  const base = `http://127.0.0.1:${port}`
+  await waitForHttp(`${base}/`, child)
+  return { name: "bare-node", base, pid: child.pid!, child }
+}
+
+/** Prism's static mock (the `npm run mock` command line): it answers from the contract's examples. */
+export const startPrism = async (): Promise<Server> => {
+  const port = await freePort()
+  // Its per-request log lines go to /dev/null: reading them here would cost this process CPU during the runs.
+  const args = ["node_modules/@stoplight/prism-cli/dist/index.js", "mock", "--port", String(port), "spec/openapi.yaml"]
+  const child = spawnPinned(SERVER_CORE, args, process.env, "ignore")
+  const output = tail(child)
+  const base = `http://127.0.0.1:${port}`
+  try {
+    await waitForHttp(`${base}/stocks`, child)
+  } catch (error) {
+    throw new Error(`prism did not start: ${String(error)}\n${output()}`)
+  }
+  return { name: "prism", base, pid: child.pid!, child }
+}
