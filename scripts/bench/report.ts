@@ -143,15 +143,15 @@ numbers, and re-run before drawing conclusions.
   programmatic API, in its own node process) is pinned to core 1, and so is the orchestrating script. PostgreSQL is
   not pinned: with the postgres store its backends share the two cores with the engine and the load generator, and
   their CPU is not counted in "server CPU".
-- **Targets.** \`bare-node\`: a bare \`node:http\` server that replays, byte for byte, the answer the engine (memory
-  store) gave to the same request, captured once before the rounds: status, body and every header the engine set
-  (content-type, content-length, the x-ratelimit-* set); node:http adds Date/Connection/Keep-Alive for both. It reads
-  each request body to the end before answering. \`engine-memory\` / \`engine-postgres\`: \`sokoni serve --rate-limit off
-  --desk manual\` (orders stay PENDING, so no background fill work), each with a fresh enterprise partner (postgres: a
-  fresh database, dropped afterwards). \`prism\`: \`prism mock spec/openapi.yaml\` as \`npm run mock\` runs it (default
-  logging, sent to /dev/null). Prism answers from the contract's examples, so its bodies are not the engine's bytes
-  (its /stocks example lists one stock where the engine lists all of them); it is the same operation of the same
-  contract, not the same payload.
+- **Targets.** \`bare-node\`: a bare \`node:http\` server that replays, byte for byte, the answer the engine (the
+  memory store when it runs) gave to the same request, captured once before the rounds: status, body and every header
+  the engine set, in its order (content-type, the x-ratelimit-* set, content-length); node:http adds
+  Date/Connection/Keep-Alive for both. It reads each request body to the end before answering. \`engine-memory\` /
+  \`engine-postgres\`: \`sokoni serve --rate-limit off --desk manual\` (orders stay PENDING, so no background fill
+  work), each with a fresh enterprise partner (postgres: a fresh database, dropped afterwards). \`prism\`: \`prism mock
+  spec/openapi.yaml\` as \`npm run mock\` runs it (default logging, sent to /dev/null). Prism answers from the
+  contract's examples, so its bodies are not the engine's bytes (its /stocks example lists one stock where the engine
+  lists all of them); it is the same operation of the same contract, not the same payload.
 - **Interleaved rounds.** All four servers are up at once and idle except the one under load. Each round runs every
   target once (the order rotates from round to round), each run being a warm-up then a measured phase with the same
   connection count; the table gives the median over rounds and each round's figure.
@@ -165,7 +165,9 @@ numbers, and re-run before drawing conclusions.
 - **RSS growth**: a fresh engine per store, VmRSS from /proc/<pid>/status after a warm-up of 5,000 requests and again
   after the measured requests (and once a second in between: "half-way" tells a plateau from a slope), cycling
   GET /stocks, GET /quote, POST /trade (so a third of them create an order that the store keeps). The 50 MB goal is
-  defined over 200,000 requests; a quick run (20,000) is indicative only.
+  defined over 200,000 requests; a quick run (20,000) is indicative only. Growth counts whatever the engine keeps on
+  purpose (the memory store's quotes, orders and idempotency records; the trace, if \`serve\` keeps it in memory) as well
+  as leaks.
 - **Startup**: time from spawning \`node engine/cli/bin.ts serve\` (pinned to core 0, memory store) to the first 200 from
   \`GET /api/v1/status\`, polled every 5 ms. \`engine/cli/bin.ts\` already calls \`module.enableCompileCache()\`, so a
   plain \`serve\` uses Node's compile cache (in the OS temp directory); "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`,

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -147,19 +148,25 @@ export const startEngine = async (store: Store): Promise<Engine> => {
   return { name: `engine-${store}`, base, pid: child.pid!, child, apiKey: partner.sandboxKey!, partnerId, prefix: "/api/sandbox/v1/partner" }
 }
 
-/** One answer of the engine, as the bare server replays it: hop-by-hop and per-response headers left out. */
-export const capture = async (engine: Engine, method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
-  const response = await fetch(`${engine.base}${engine.prefix}${path}`, {
-    method,
-    headers: { "x-api-key": engine.apiKey, ...headers },
-    ...(body ? { body } : {})
+/** One answer of the engine, as the bare server replays it: status, body, and its headers in order, less the ones node:http adds itself. */
+export const capture = (engine: Engine, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Route> =>
+  new Promise((resolve, reject) => {
+    const url = `${engine.base}${engine.prefix}${path}`
+    const req = request(url, { method, headers: { "x-api-key": engine.apiKey, ...headers } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on("data", (chunk: Buffer) => chunks.push(chunk))
+      res.on("end", () => {
+        const kept: Record<string, string> = {}
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!
+          if (!["date", "connection", "keep-alive", "transfer-encoding"].includes(name.toLowerCase())) kept[name] = res.rawHeaders[i + 1]!
+        }
+        resolve({ method, pathPrefix: path.split("?")[0]!, status: res.statusCode!, headers: kept, body: Buffer.concat(chunks).toString() })
+      })
+    })
+    req.on("error", reject)
+    req.end(body)
   })
-  const text = await response.text()
-  const kept: Record<string, string> = {}
-  for (const [name, value] of response.headers) if (!["date", "connection", "keep-alive", "transfer-encoding"].includes(name)) kept[name] = value
-  const route: Route = { method, pathPrefix: path.split("?")[0]!, status: response.status, headers: kept, body: text }
-  return route
-}
 
 export const startBare = async (routes: readonly Route[]): Promise<Server> => {
   const dir = mkdtempSync(join(tmpdir(), "sokoni-bench-"))
