@@ -38,7 +38,7 @@ export interface EngineConfig {
   /** `off` lifts tier limits (benchmarks); headers are still sent. Default `on`. */
   readonly rateLimit?: "on" | "off" | undefined
   /** How the trace is kept: every line (scenarios, the default), none, or the last N lines (serve). */
-  readonly trace?: Layer.Layer<Trace> | undefined
+  readonly trace?: Layer.Layer<Trace, unknown> | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {

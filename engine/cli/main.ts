@@ -9,6 +9,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { startServer } from "../http/node-server.ts"
 import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
+import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { freshSeed } from "../sim/random.ts"
 
@@ -32,6 +33,12 @@ const startupProblem = (error: unknown, port: number): string => {
   const text = String(e?.message ?? error)
   const cause = e?.cause === undefined ? "" : ` (${String((e.cause as { message?: string }).message ?? e.cause).split("\n")[0]})`
   return `could not start the engine: ${text.split("\n")[0]}${cause}`
+}
+
+/** serve keeps a bounded trace: the last `ring` lines in memory, and every line in `file` when one is named. */
+const traceLayer = (ring: number, file: string | undefined) => {
+  const kept = ring > 0 ? Trace.layerRing(ring) : Trace.layerOff
+  return file === undefined ? kept : Trace.layerFile(file, kept)
 }
 
 const databaseUrlOf = (flag: Option.Option<string>) => Option.getOrUndefined(flag) ?? process.env.DATABASE_URL
@@ -61,6 +68,11 @@ const serve = Command.make(
       Flag.withDefault("on" as const),
       Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
     ),
+    traceRing: Flag.Int("trace-ring").pipe(
+      Flag.withDefault(1000),
+      Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
+    ),
+    traceFile: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Also append every trace line (JSON lines) to this file as it happens")),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
   },
   Effect.fn("sokoni.serve")(function* (flags) {
@@ -85,7 +97,8 @@ const serve = Command.make(
       desk: flags.desk,
       deskDelaySeconds: flags.deskDelay,
       adminToken,
-      rateLimit: flags.rateLimit
+      rateLimit: flags.rateLimit,
+      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile))
     }
     const base = `http://127.0.0.1:${flags.port}`
     const running = yield* Effect.acquireRelease(
