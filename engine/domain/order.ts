@@ -15,6 +15,13 @@ export type CanonicalStatus = "PENDING" | "WORKING" | "PARTIALLY_FILLED" | "FILL
 export type SettlementStatus = "PENDING" | "SETTLED" | "FAILED"
 export type TimeInForce = "DAY" | "GTC" | "GTD"
 
+/**
+ * Largest order the engine accepts: 100 million units, 10 billion USD of cashValue (decision E-016). Far beyond any
+ * listing's float, and well inside the exact integer range the money arithmetic needs.
+ */
+export const MAX_ORDER_QUANTITY = 100_000_000
+export const MAX_CASH_VALUE = 10_000_000_000
+
 /** Status filters `GET /orders` accepts: the canonical statuses and the v1 aliases PROCESSING and COMPLETED. */
 export const ORDER_STATUS_FILTERS = ["PENDING", "WORKING", "PARTIALLY_FILLED", "PROCESSING", "COMPLETED", "FILLED", "REJECTED", "CANCELLED", "EXPIRED"] as const
 export type OrderStatusFilter = (typeof ORDER_STATUS_FILTERS)[number]

@@ -63,7 +63,12 @@ const headerBytes = (headers: Readonly<Record<string, string | undefined>>) => {
 }
 
 /** Operations the contract names that this engine does not serve yet: answered 404 with a clear message. */
-const contractRouter = makeRouter(PARTNER_OPERATIONS.map((o) => ({ method: o.method, path: o.path, mount: o.mount, operationId: o.operationId })))
+const contractRouters = new Map(
+  (["partner", "sandboxRoot", "public"] as const).map((mount) => [
+    mount,
+    makeRouter(PARTNER_OPERATIONS.filter((o) => o.mount === mount).map((o) => ({ method: o.method, path: o.path, operationId: o.operationId })))
+  ])
+)
 
 export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>> ? R : never
 
@@ -81,7 +86,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
       const notRouted = (request: EngineRequest, where: Located): EngineResponse => {
-        const known = where.mount === "control" ? { _tag: "NotFound" as const } : contractRouter.find(request.method, where.rest)
+        const known = contractRouters.get(where.mount as "partner")?.find(request.method, where.rest) ?? { _tag: "NotFound" as const }
         if (known._tag === "Found")
           return errorResponse(
             fail("NOT_FOUND", `${known.route.operationId} (${request.method} ${known.route.path}) is in the contract but not simulated yet: see the README`)
@@ -142,6 +147,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         }
         const found = routers.get(where.mount)?.find(request.method, where.rest)
         if (found?._tag !== "Found") return notRouted(request, where)
+        // The contract decides which operation a path is (`/orders/blotter` is getOrderBlotter, not getOrder with
+        // orderId "blotter"), even when only the parameterised one is served yet.
+        const meant = contractRouters.get(where.mount as "partner")?.find(request.method, where.rest)
+        if (meant?._tag === "Found" && meant.route.operationId !== found.route.operationId) return notRouted(request, where)
         const route = found.route
         const now = yield* clock.now
         if (where.mount !== "control") {

@@ -36,6 +36,14 @@ export const integer =
 export const decimal: Decoder<number> = (raw, name) =>
   /^-?\d{1,15}(\.\d{1,12})?$/.test(raw) ? Number(raw) : fail("INVALID_TYPE", `${name} must be a number, got ${JSON.stringify(raw)}`, { param: name })
 
+/** A decimal number no larger than `max` (amounts whose arithmetic must stay exact). */
+export const decimalAtMost =
+  (max: number): Decoder<number> =>
+  (raw, name) => {
+    const value = decimal(raw, name)
+    return typeof value === "number" && value > max ? fail("VALIDATION_ERROR", `${name} must be at most ${max}`, { param: name }) : value
+  }
+
 /** One of `values`, compared exactly (the contract's enums are case-sensitive). */
 export const oneOf =
   <const V extends string>(values: ReadonlyArray<V>): Decoder<V> =>

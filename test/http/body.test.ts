@@ -114,7 +114,7 @@ describe("decodeBody", () => {
   it("maps refused values (filters, enums) to VALIDATION_ERROR with the field and the first line of the issue", () => {
     expect(failure(decodeBody(TradeBody, { ...trade, quantity: 0 }))).toEqual({
       code: "VALIDATION_ERROR",
-      message: "quantity: Expected a value greater than 0",
+      message: "quantity: Expected a value between 1 and 100000000",
       extras: { param: "quantity" }
     })
     expect(failure(decodeBody(TradeBody, { ...trade, type: "buy" }))).toEqual({

@@ -52,6 +52,17 @@ describe("gateway", () => {
     expectEnvelope(await engine.call("GET", `${SANDBOX}/stocks`, { headers: { "x-api-key": "sk_sandbox_nope" } }), 401, "AUTH_INVALID")
   })
 
+  it("routes by the contract: /orders/blotter is getOrderBlotter (not yet simulated), not getOrder; listStocks lives on the partner bases only", async () => {
+    const blotter = await engine.call("GET", `${PROD}/orders/blotter`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
+    expectEnvelope(blotter, 404, "NOT_FOUND")
+    expect(blotter.body.error.message).toMatch(/getOrderBlotter .*not simulated yet/)
+    for (const path of ["/api/v1/stocks", "/api/sandbox/v1/stocks"]) {
+      const r = await engine.call("GET", path, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
+      expect(r.status).toBe(404)
+      expect(r.body.error.message).not.toMatch(/listStocks/)
+    }
+  })
+
   it("answers 404 NOT_FOUND for unknown paths, inside and outside the bases", async () => {
     expectEnvelope(await sandbox("GET", "/no-such-thing"), 404, "NOT_FOUND")
     expectEnvelope(await engine.call("GET", "/nowhere"), 404, "NOT_FOUND")

@@ -38,7 +38,7 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
     desk: options.desk ?? "manual",
     adminToken: ADMIN
   })
-  const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {}): Promise<Reply> => {
+  const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; rawBody?: string; unchecked?: boolean } = {}): Promise<Reply> => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const response = await engine.fetch(
       new Request(`http://sokoni.test${path}`, {
@@ -55,7 +55,8 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
       // not JSON (the ndjson trace)
     }
     const reply = { status: response.status, headers: response.headers, body: parsed }
-    const problems = contractProblems(method, path, init.headers ?? {}, reply)
+    // `unchecked`: only for operations the engine does not serve yet, whose 404 the contract cannot declare.
+    const problems = init.unchecked === true ? [] : contractProblems(method, path, init.headers ?? {}, reply)
     if (problems.length > 0) throw new Error(`response breaks the contract:\n  ${problems.join("\n  ")}`)
     return reply
   }

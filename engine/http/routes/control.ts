@@ -13,6 +13,9 @@ import { Trace } from "../../sim/trace.ts"
 import { required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
 
+/** Longest move of the clock in one call (366 days): time moves job by job and the feed extends its paths step by step. */
+const MAX_ADVANCE_SECONDS = 366 * 86_400
+
 const PartnerBody = Schema.Struct({
   businessName: Schema.String.check(Schema.isMinLength(2)),
   email: Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+\.[^@\s]+$/)),
@@ -21,7 +24,7 @@ const PartnerBody = Schema.Struct({
 })
 const CreditBody = Schema.Struct({ environment: Schema.Literals(["sandbox", "production"]), amount: Schema.Number })
 const AdvanceBody = Schema.Struct({
-  seconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
+  seconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(MAX_ADVANCE_SECONDS))),
   to: Schema.optionalKey(Schema.String)
 })
 const FillBody = Schema.Struct({
@@ -56,6 +59,9 @@ export const controlRoutes = [
           return yield* fail("VALIDATION_ERROR", "give exactly one of seconds or to", { params: ["seconds", "to"] })
         const to = body.to === undefined ? undefined : Date.parse(body.to)
         if (to !== undefined && Number.isNaN(to)) return yield* fail("VALIDATION_ERROR", "`to` must be an ISO 8601 date-time", { param: "to" })
+        const now = yield* EngineClock.use((clock) => clock.now)
+        if (to !== undefined && to - now > MAX_ADVANCE_SECONDS * 1000)
+          return yield* fail("VALIDATION_ERROR", `\`to\` may be at most ${MAX_ADVANCE_SECONDS / 86_400} days ahead`, { param: "to" })
         const result = yield* Scheduler.use((s) => s.advance({ seconds: body.seconds, to }))
         return { now: isoAt(result.now), jobsRun: result.jobsRun }
       })

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { TradingService } from "../../app/trading.ts"
-import { ORDER_STATUS_FILTERS } from "../../domain/order.ts"
+import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY, ORDER_STATUS_FILTERS } from "../../domain/order.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
@@ -18,8 +18,8 @@ export const TradeBody = Schema.Struct({
   exchange: Schema.optionalKey(Schema.String),
   type: Schema.Literals(["BUY", "SELL"]),
   orderType: Schema.optionalKey(Schema.Literals(["MARKET", "LIMIT", "STOP", "STOP_LIMIT"])),
-  quantity: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
-  cashValue: Schema.optionalKey(positive),
+  quantity: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_ORDER_QUANTITY }))),
+  cashValue: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(MAX_CASH_VALUE))),
   quoteId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
   limitPrice: Schema.optionalKey(positive),
   stopPrice: Schema.optionalKey(positive),

@@ -4,16 +4,17 @@
  */
 
 import { MarketService } from "../../app/market.ts"
-import { decimal, integer, oneOf, optional, required, text } from "../query.ts"
+import { decimalAtMost, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
+import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY } from "../../domain/order.ts"
 
 export const quoteRoutes = [
   partnerRoute("getQuote", 200, {
     params: { symbol: required(text) },
     query: {
       side: optional(oneOf(["BUY", "SELL"])),
-      quantity: optional(integer({ min: 1 })),
-      cashValue: optional(decimal),
+      quantity: optional(integer({ min: 1, max: MAX_ORDER_QUANTITY })),
+      cashValue: optional(decimalAtMost(MAX_CASH_VALUE)),
       subAccountId: optional(text),
       exchange: optional(text)
     },
