@@ -38,7 +38,11 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
     desk: options.desk ?? "manual",
     adminToken: ADMIN
   })
-  const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown; rawBody?: string; unchecked?: boolean } = {}): Promise<Reply> => {
+  const call = async (
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: unknown; rawBody?: string; unchecked?: boolean } = {}
+  ): Promise<Reply> => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const response = await engine.fetch(
       new Request(`http://sokoni.test${path}`, {
