@@ -427,8 +427,8 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /** @description Local currency; STOP and STOP_LIMIT only. */
             stopPrice: number | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /**
              * @description Time in force; null for MARKET orders.
              * @enum {string|null}
@@ -458,6 +458,14 @@ export interface components {
          * @enum {string}
          */
         OrderType: "MARKET" | "LIMIT" | "STOP" | "STOP_LIMIT";
+        /**
+         * @description Exchange-qualified symbol as the service answers it: the ticker and the country suffix of its exchange
+         *     (`SCOM.KE` on NSE, `DANGCEM.NG` on NGX, `NPN.ZA` on JSE; suffixes in `ExchangeCode`) (D-080).
+         * @example SCOM.KE
+         * @example DANGCEM.NG
+         * @example NPN.ZA
+         */
+        QualifiedSymbol: string;
         /** @description Rejection details. */
         RejectRequest: {
             /** @description Rejection code (see D-008 for the known values). */

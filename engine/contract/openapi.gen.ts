@@ -183,10 +183,13 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Company symbol (exchange-qualified ticker).
-                 * @example NSE.SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
-                symbol: string;
+                symbol: components["parameters"]["SymbolPath"];
             };
             cookie?: never;
         };
@@ -275,10 +278,13 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description ETF symbol or slug (exchange-qualified ticker).
-                 * @example NSE.NCBAETF
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
-                symbol: string;
+                symbol: components["parameters"]["SymbolPath"];
             };
             cookie?: never;
         };
@@ -852,8 +858,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Ticker, exchange-qualified ticker (`SCOM.NSE`) or slug. Malformed symbols give 400 INVALID_SYMBOL.
-                 * @example SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
             };
@@ -1059,8 +1068,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Ticker, exchange-qualified ticker (`SCOM.NSE`) or slug. Malformed symbols give 400 INVALID_SYMBOL.
-                 * @example SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
             };
@@ -2521,8 +2533,8 @@ export interface components {
             source: string;
             /** @description Short summary. */
             summary: string | null;
-            /** @description Tickers the article is about. */
-            symbols: string[];
+            /** @description Exchange-qualified symbols the article is about. */
+            symbols: components["schemas"]["QualifiedSymbol"][];
             /** @description Headline. */
             title: string;
             /**
@@ -2634,8 +2646,8 @@ export interface components {
             status: string;
             /** @description Sub-account of the order. */
             subAccountId: string;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Side (BUY, SELL). */
             type: string;
         };
@@ -2772,8 +2784,8 @@ export interface components {
             name: string;
             /** @description Sector. */
             sector: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /**
              * Format: uri
              * @description Website.
@@ -2810,8 +2822,8 @@ export interface components {
             exchange: string;
             /** @description Instrument name. */
             name: string;
-            /** @description Ticker (the old ticker for a symbol change). */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`); the old symbol for a symbol change. */
+            symbol: components["schemas"]["QualifiedSymbol"];
         };
         /** @description Payload of corporateaction.declared (generic; every action also fires it for backwards compatibility). */
         CorporateActionDeclaredData: components["schemas"]["CorporateActionBase"];
@@ -2920,10 +2932,10 @@ export interface components {
         };
         /** @description Payload of corporateaction.symbol_changed. */
         CorporateActionSymbolChangedData: components["schemas"]["CorporateActionBase"] & {
-            /** @description New ticker. */
-            newSymbol: string;
-            /** @description Previous ticker. */
-            oldSymbol: string;
+            /** @description New exchange-qualified symbol. */
+            newSymbol: components["schemas"]["QualifiedSymbol"];
+            /** @description Previous exchange-qualified symbol. */
+            oldSymbol: components["schemas"]["QualifiedSymbol"];
         };
         /** @description Envelope of a `corporateaction.symbol_changed` delivery. */
         CorporateActionSymbolChangedEvent: components["schemas"]["EventEnvelope"] & {
@@ -2951,8 +2963,8 @@ export interface components {
              * @default false
              */
             repeat: boolean;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`), or a bare ticker naming one listing (else 400 VALIDATION_ERROR; `exchange` disambiguates). */
+            symbol: components["schemas"]["SymbolInput"];
             /** @description Threshold in the instrument's local trading currency. */
             threshold: number;
         };
@@ -3156,8 +3168,8 @@ export interface components {
              * @enum {string}
              */
             status: "DECLARED" | "PAID";
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /**
              * @description Dividend type.
              * @enum {string}
@@ -3192,8 +3204,8 @@ export interface components {
             dividendPerShare: number;
             /** @description Instrument name. */
             name: string;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Total USD distributed in the batch. */
             totalUsdPaid: number;
         };
@@ -3212,10 +3224,15 @@ export interface components {
             /** @description The error. */
             error: components["schemas"]["ErrorBody"];
         };
-        /** @description Machine-readable code, human-readable message and optional extras. */
+        /**
+         * @description Machine-readable code, human-readable message and optional extras. With MISSING_PARAM, `param` is required
+         *     (the first missing parameter; `params` lists all of them when several are) (D-086).
+         */
         ErrorBody: {
             /** @description Streams currently open for the partner (RATE_LIMITED on `GET /stream`). */
             activeConnections?: number;
+            /** @description Error statuses the operation declares, so the ones a sandbox force header may ask for (VALIDATION_ERROR on a rejected force header). */
+            allowedStatuses?: number[];
             /** @description Machine-readable code; handle errors by this field. */
             code: components["schemas"]["ErrorCode"];
             /**
@@ -3240,9 +3257,9 @@ export interface components {
              * @enum {string}
              */
             mode?: "full" | "read_only";
-            /** @description The parameter at fault (MISSING_PARAM, INVALID_TYPE, VALIDATION_ERROR). */
+            /** @description The parameter at fault (INVALID_TYPE, VALIDATION_ERROR); always present with MISSING_PARAM (D-086). */
             param?: string;
-            /** @description Parameters at fault when several are (for example one of `symbol`/`symbols` is required). */
+            /** @description Parameters at fault when several are (for example one of `symbol`/`symbols` is required); `param` then names the first. */
             params?: string[];
             /** @description Batch size received (BATCH_LIMIT_EXCEEDED). */
             received?: number;
@@ -3309,7 +3326,9 @@ export interface components {
          */
         EventName: "order.pending" | "order.filled" | "trade.settled" | "order.rejected" | "trade.rejected" | "order.cancelled" | "order.replaced" | "deposit.confirmed" | "withdraw.confirmed" | "wallet.credited" | "kyc.updated" | "account.frozen" | "account.closed" | "dividend.paid" | "corporateaction.declared" | "corporateaction.split" | "corporateaction.suspension" | "corporateaction.delisting" | "corporateaction.rights_issue" | "corporateaction.symbol_changed" | "quote.expired" | "price.alert" | "market.status" | "incident.declared" | "incident.resolved" | "test.event";
         /**
-         * @description Exchange code.
+         * @description Exchange code. Symbols are qualified with the exchange's ISO 3166-1 alpha-2 country suffix
+         *     (`x-symbol-suffix`): NSE `.KE`, NGX `.NG`, JSE `.ZA`, GSE `.GH`, BRVM `.CI`, ZSE `.ZW`, BSE `.BW`, LUSE `.ZM`,
+         *     EGX `.EG`, DSE `.TZ`, USE `.UG`, MSE `.MW`, CSE `.MA`, SEM `.MU` (D-080).
          * @enum {string}
          */
         ExchangeCode: "NSE" | "NGX" | "JSE" | "GSE" | "BRVM" | "ZSE" | "BSE" | "LUSE" | "EGX" | "DSE" | "USE" | "MSE" | "CSE" | "SEM";
@@ -3481,8 +3500,8 @@ export interface components {
             name: string;
             /** @description Units held. */
             quantity: number;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description marketValueUsd minus cost. */
             unrealizedPnlUsd: number | null;
             /** @description Delayed price in USD at live spot. */
@@ -4107,8 +4126,8 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /** @description Local currency; STOP and STOP_LIMIT only. */
             stopPrice: number | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /**
              * @description Time in force; null for MARKET orders.
              * @enum {string|null}
@@ -4144,8 +4163,8 @@ export interface components {
             status: "CANCELLED";
             /** @description Sub-account, null for master orders (D-071). */
             subAccountId: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Side. */
             type: components["schemas"]["OrderSide"];
         };
@@ -4194,8 +4213,8 @@ export interface components {
             status: "FILLED";
             /** @description Sub-account, null for master orders. */
             subAccountId: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description BUY only; USD debited. */
             totalCost?: number;
             /** @description Side. */
@@ -4248,8 +4267,8 @@ export interface components {
             status: "PENDING";
             /** @description Present for sub-account orders, omitted for master. */
             subAccountId?: string;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description BUY only; gross + fee deducted from the wallet. */
             totalCost?: number;
             /** @description Side. */
@@ -4297,8 +4316,8 @@ export interface components {
             status: "REJECTED";
             /** @description Sub-account, null for master orders. */
             subAccountId: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Side. */
             type: components["schemas"]["OrderSide"];
             /** @description USD price at submission. */
@@ -4351,8 +4370,8 @@ export interface components {
             stopPrice: number | null;
             /** @description Sub-account. */
             subAccountId: string;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description New time in force. */
             timeInForce: string | null;
             /** @description Side. */
@@ -4534,8 +4553,8 @@ export interface components {
             repeat: boolean;
             /** @description State. */
             state: components["schemas"]["PriceAlertState"];
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Positive; in the instrument's local trading currency. */
             threshold: number;
             /** @description Times the alert fired. */
@@ -4580,8 +4599,8 @@ export interface components {
              * @enum {string}
              */
             state: "TRIGGERED" | "DISARMED";
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Threshold, local currency. */
             threshold: number;
             /** @description Firings so far, this one included. */
@@ -4602,6 +4621,14 @@ export interface components {
          * @enum {string}
          */
         PriceAlertState: "ARMED" | "TRIGGERED" | "DISARMED";
+        /**
+         * @description Exchange-qualified symbol as the service answers it: the ticker and the country suffix of its exchange
+         *     (`SCOM.KE` on NSE, `DANGCEM.NG` on NGX, `NPN.ZA` on JSE; suffixes in `ExchangeCode`) (D-080).
+         * @example SCOM.KE
+         * @example DANGCEM.NG
+         * @example NPN.ZA
+         */
+        QualifiedSymbol: string;
         /** @description Single-use tradeable quote (60-second TTL), bound to an account context. */
         Quote: {
             /** @description USD amount the quote is for, null when not given. */
@@ -4653,8 +4680,8 @@ export interface components {
             singleUse: true;
             /** @description Bound sub-account; null = master account. */
             subAccountId: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /**
              * @description Time to live.
              * @constant
@@ -4690,8 +4717,8 @@ export interface components {
             side: "BUY" | "SELL" | null;
             /** @description Bound sub-account, null for master. */
             subAccountId: string | null;
-            /** @description Ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`). */
+            symbol: components["schemas"]["QualifiedSymbol"];
         };
         /** @description Envelope of a `quote.expired` delivery. */
         QuoteExpiredEvent: components["schemas"]["EventEnvelope"] & {
@@ -4938,7 +4965,7 @@ export interface components {
             bid: number | null;
             /** @description Change against previousClose, local currency. */
             change: number | null;
-            /** @description Change against previousClose, percent. */
+            /** @description Change against previousClose as a fraction (0.0123 = 1.23 %), not a percent (D-085). */
             changePct: number | null;
             /** @description Local trading currency. */
             currency: string;
@@ -4954,8 +4981,8 @@ export interface components {
             exchange: components["schemas"]["ExchangeCode"];
             /** @description ISO 10383 MIC. */
             exchangeMic: string | null;
-            /** @description Exchange-qualified ticker (`TICKER.EXCHANGE`), unique. */
-            id: string;
+            /** @description Exchange-qualified symbol with the country suffix (`SCOM.KE`), unique; equal to `symbol`. */
+            id: components["schemas"]["QualifiedSymbol"];
             /**
              * Format: date-time
              * @description Time the service last refreshed the price.
@@ -4987,8 +5014,8 @@ export interface components {
             slug: string | null;
             /** @description True when older than two refresh intervals (30 minutes). */
             stale: boolean;
-            /** @description Ticker as traded; with exchange it is exchange-qualified. */
-            symbol: string;
+            /** @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, D-080). */
+            symbol: components["schemas"]["QualifiedSymbol"];
             /** @description Price in USD at live spot. */
             usdPrice: number | null;
             /** @description Session volume. */
@@ -5120,6 +5147,15 @@ export interface components {
             /** @description Human-readable message. */
             message: string;
         };
+        /**
+         * @description A symbol as a request gives it: 2-20 alphanumerics, optionally dot-separated (the spec's INVALID_SYMBOL format).
+         *     The exchange-qualified form (`SCOM.KE`) always resolves; a bare ticker or slug resolves when it names exactly
+         *     one listing, else 400 VALIDATION_ERROR asking for the qualified form (D-080).
+         * @example SCOM.KE
+         * @example SCOM
+         * @example DANGCEM.NG
+         */
+        SymbolInput: string;
         /** @description Envelope of a `test.event` delivery. */
         TestEvent: components["schemas"]["EventEnvelope"] & {
             /** @description Payload. */
@@ -5184,8 +5220,8 @@ export interface components {
             quoteId?: string;
             /** @description Trigger price, local currency (STOP, STOP_LIMIT). */
             stopPrice?: number;
-            /** @description Ticker or exchange-qualified ticker. */
-            symbol: string;
+            /** @description Exchange-qualified symbol (`SCOM.KE`), or a bare ticker naming one listing (else 400 VALIDATION_ERROR; `exchange` disambiguates). */
+            symbol: components["schemas"]["SymbolInput"];
             /** @description Time in force of a resting order. */
             timeInForce?: components["schemas"]["TimeInForce"];
             /** @description Side. */
@@ -5563,9 +5599,9 @@ export interface components {
         /** @description The webhook endpoint was unreachable or answered non-2xx (WEBHOOK_TEST_FAILED). */
         BadGateway: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5579,9 +5615,9 @@ export interface components {
          */
         BadRequest: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5603,9 +5639,9 @@ export interface components {
          */
         Conflict: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5649,9 +5685,9 @@ export interface components {
         /** @description Unexpected failure (INTERNAL_ERROR); safe to retry with backoff and the same Idempotency-Key. */
         InternalError: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5670,9 +5706,9 @@ export interface components {
         /** @description Resource not found (NOT_FOUND), or quote never issued or collected (QUOTE_NOT_FOUND). */
         NotFound: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5691,7 +5727,8 @@ export interface components {
         /**
          * @description Planned maintenance (MAINTENANCE with `mode`, `endsAt`, `statusPage`; mode `read_only` refuses only
          *     mutations) or unplanned outage (SERVICE_UNAVAILABLE). The request was not processed and is safe to resend
-         *     unchanged with the same Idempotency-Key after `Retry-After`.
+         *     unchanged with the same Idempotency-Key after `Retry-After` (required). Answered before the rate limiter: the
+         *     rate-limit headers are optional (D-002).
          */
         ServiceUnavailable: {
             headers: {
@@ -5728,7 +5765,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Key missing (AUTH_MISSING), or invalid or expired (AUTH_INVALID). No rate-limit headers. */
+        /**
+         * @description Key missing (AUTH_MISSING), or invalid or expired (AUTH_INVALID). Answered before the rate limiter: the
+         *     rate-limit headers are optional and normally absent (D-002).
+         */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -5740,9 +5780,9 @@ export interface components {
         /** @description Business rule (MARKET_CLOSED, OFFER_NOT_OPEN, INSUFFICIENT_HOLDINGS). */
         Unprocessable: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfKeyed"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfKeyed"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfKeyed"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -5776,13 +5816,16 @@ export interface components {
         /** @description Page size (default 50, max 200). Out-of-range values give 400. */
         Limit50Max200: number;
         /**
-         * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `params` otherwise).
-         * @example SCOM
+         * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `param` and `params` otherwise): the
+         *     exchange-qualified form (`SCOM.KE`) or a bare ticker naming exactly one listing (else 400 VALIDATION_ERROR asking
+         *     for the qualified form); outside the format: 400 INVALID_SYMBOL (D-080).
+         * @example SCOM.KE
          */
-        MarketQuoteSymbol: string;
+        MarketQuoteSymbol: components["schemas"]["SymbolInput"];
         /**
-         * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above).
-         * @example SCOM,EQTY,KCB
+         * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above); each qualified
+         *     (`SCOM.KE`) or a bare ticker naming one listing; malformed members give 400 INVALID_SYMBOL with `invalid[]`.
+         * @example SCOM.KE,EQTY.KE,KCB.KE
          */
         MarketQuoteSymbols: string;
         /** @description Items per list (default 5, max 20). */
@@ -5798,13 +5841,18 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /**
          * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-         *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+         *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+         *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+         *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+         *     The request is not processed (D-018).
          * @example INSUFFICIENT_FUNDS
          */
         SandboxForceError: components["schemas"]["ErrorCode"];
         /**
          * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-         *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+         *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+         *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+         *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
          *     authentication and rate limiting; the request is not processed (D-018).
          * @example 429
          */
@@ -5818,12 +5866,20 @@ export interface components {
         /** @description Subscription status filter. */
         SubscriptionStatusFilter: components["schemas"]["SubscriptionStatus"];
         /**
-         * @description Ticker, exchange-qualified ticker (`SCOM.NSE`) or slug. Malformed symbols give 400 INVALID_SYMBOL.
-         * @example SCOM
+         * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+         *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+         *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+         *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+         * @example SCOM.KE
          */
-        SymbolPath: string;
-        /** @description Filter by symbol. */
-        SymbolQuery: string;
+        SymbolPath: components["schemas"]["SymbolInput"];
+        /**
+         * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+         *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+         *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+         * @example SCOM.KE
+         */
+        SymbolQuery: components["schemas"]["SymbolInput"];
         /**
          * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
          *     date-time.
@@ -5854,7 +5910,7 @@ export interface components {
          */
         "X-RateLimit-Limit": number;
         /**
-         * @description Requests allowed per minute; present when the request was authenticated before it failed.
+         * @description Requests allowed per minute; optional on 401, 403 and 503 (answered before the rate limiter, D-002).
          * @example 300
          */
         "X-RateLimit-Limit-IfKeyed": number;
@@ -5864,7 +5920,7 @@ export interface components {
          */
         "X-RateLimit-Remaining": number;
         /**
-         * @description Requests left in the window; present when the request was authenticated before it failed.
+         * @description Requests left in the window; optional on 401, 403 and 503 (D-002).
          * @example 12
          */
         "X-RateLimit-Remaining-IfKeyed": number;
@@ -5874,7 +5930,7 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
-         * @description Unix time (seconds) when the window resets; present when the request was authenticated.
+         * @description Unix time (seconds) when the window resets; optional on 401, 403 and 503 (D-002).
          * @example 1767605460
          */
         "X-RateLimit-Reset-IfKeyed": number;
@@ -6028,13 +6084,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6071,13 +6132,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6132,13 +6198,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6175,13 +6246,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6237,13 +6313,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6280,13 +6361,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6294,10 +6380,13 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Company symbol (exchange-qualified ticker).
-                 * @example NSE.SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
-                symbol: string;
+                symbol: components["parameters"]["SymbolPath"];
             };
             cookie?: never;
         };
@@ -6342,7 +6431,12 @@ export interface operations {
                 from?: components["parameters"]["From"];
                 /** @description Page size (default 50, max 200). Out-of-range values give 400. */
                 limit?: components["parameters"]["Limit50Max200"];
-                /** @description Filter by symbol. */
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
                 symbol?: components["parameters"]["SymbolQuery"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
@@ -6354,13 +6448,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6397,13 +6496,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6457,13 +6561,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6500,13 +6609,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6514,10 +6628,13 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description ETF symbol or slug (exchange-qualified ticker).
-                 * @example NSE.NCBAETF
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
-                symbol: string;
+                symbol: components["parameters"]["SymbolPath"];
             };
             cookie?: never;
         };
@@ -6562,13 +6679,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6605,13 +6727,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6665,13 +6792,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6708,13 +6840,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6766,13 +6903,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6809,13 +6951,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6864,13 +7011,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6907,26 +7059,34 @@ export interface operations {
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
                 /**
-                 * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `params` otherwise).
-                 * @example SCOM
+                 * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `param` and `params` otherwise): the
+                 *     exchange-qualified form (`SCOM.KE`) or a bare ticker naming exactly one listing (else 400 VALIDATION_ERROR asking
+                 *     for the qualified form); outside the format: 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol?: components["parameters"]["MarketQuoteSymbol"];
                 /**
-                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above).
-                 * @example SCOM,EQTY,KCB
+                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above); each qualified
+                 *     (`SCOM.KE`) or a bare ticker naming one listing; malformed members give 400 INVALID_SYMBOL with `invalid[]`.
+                 * @example SCOM.KE,EQTY.KE,KCB.KE
                  */
                 symbols?: components["parameters"]["MarketQuoteSymbols"];
             };
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -6966,13 +7126,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7015,19 +7180,29 @@ export interface operations {
                 exchange?: components["parameters"]["ExchangeQuery"];
                 /** @description Page size (default 20, max 100). */
                 limit?: number;
-                /** @description Filter by symbol. */
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
                 symbol?: components["parameters"]["SymbolQuery"];
             };
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7064,13 +7239,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7119,13 +7299,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7162,26 +7347,34 @@ export interface operations {
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
                 /**
-                 * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `params` otherwise).
-                 * @example SCOM
+                 * @description One symbol (`symbol` or `symbols` is required; MISSING_PARAM with `param` and `params` otherwise): the
+                 *     exchange-qualified form (`SCOM.KE`) or a bare ticker naming exactly one listing (else 400 VALIDATION_ERROR asking
+                 *     for the qualified form); outside the format: 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol?: components["parameters"]["MarketQuoteSymbol"];
                 /**
-                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above).
-                 * @example SCOM,EQTY,KCB
+                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above); each qualified
+                 *     (`SCOM.KE`) or a bare ticker naming one listing; malformed members give 400 INVALID_SYMBOL with `invalid[]`.
+                 * @example SCOM.KE,EQTY.KE,KCB.KE
                  */
                 symbols?: components["parameters"]["MarketQuoteSymbols"];
             };
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7204,7 +7397,7 @@ export interface operations {
                     "application/json": components["schemas"]["MarketQuotesResponse"];
                 };
             };
-            /** @description MISSING_PARAM (params symbol, symbols), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
+            /** @description MISSING_PARAM (param symbol, params symbol and symbols), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -7222,13 +7415,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7370,13 +7568,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7413,13 +7616,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7475,7 +7683,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description Status filter; the aliases COMPLETED (= FILLED) and PROCESSING (= PENDING) are accepted. */
                 status?: components["parameters"]["OrderStatusFilter"];
-                /** @description Filter by symbol. */
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
                 symbol?: components["parameters"]["SymbolQuery"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
@@ -7487,13 +7700,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7575,13 +7793,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7639,7 +7862,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description `ALL` (default) or a canonical status; COMPLETED is accepted as FILLED. */
                 status?: "ALL" | "PENDING" | "WORKING" | "PARTIALLY_FILLED" | "FILLED" | "REJECTED" | "CANCELLED" | "EXPIRED" | "COMPLETED";
-                /** @description Filter by symbol. */
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
                 symbol?: components["parameters"]["SymbolQuery"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
@@ -7651,13 +7879,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7694,13 +7927,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7747,13 +7985,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7834,13 +8077,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7940,13 +8188,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -7954,8 +8207,11 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Ticker, exchange-qualified ticker (`SCOM.NSE`) or slug. Malformed symbols give 400 INVALID_SYMBOL.
-                 * @example SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
             };
@@ -7992,13 +8248,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8045,13 +8306,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8095,13 +8361,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8145,13 +8416,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8195,13 +8471,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8264,13 +8545,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8314,13 +8600,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8401,13 +8692,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8448,13 +8744,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8462,8 +8763,11 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Ticker, exchange-qualified ticker (`SCOM.NSE`) or slug. Malformed symbols give 400 INVALID_SYMBOL.
-                 * @example SCOM
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
             };
@@ -8515,13 +8819,18 @@ export interface operations {
                 "Last-Event-ID"?: string;
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8572,13 +8881,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8622,13 +8936,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8675,13 +8994,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8742,13 +9066,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8795,13 +9124,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8896,13 +9230,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -8951,13 +9290,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9002,13 +9346,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9052,13 +9401,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9109,13 +9463,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9168,13 +9527,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9225,13 +9589,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9282,13 +9651,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9344,13 +9718,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9407,13 +9786,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9470,13 +9854,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9538,7 +9927,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description Status filter; the aliases COMPLETED (= FILLED) and PROCESSING (= PENDING) are accepted. */
                 status?: components["parameters"]["OrderStatusFilter"];
-                /** @description Filter by symbol. */
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
                 symbol?: components["parameters"]["SymbolQuery"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
@@ -9550,13 +9944,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9607,13 +10006,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9669,13 +10073,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9731,13 +10140,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9788,13 +10202,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9854,13 +10273,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9937,13 +10361,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -9995,13 +10424,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10058,13 +10492,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10121,13 +10560,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10165,13 +10609,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10208,13 +10657,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10258,13 +10712,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10314,13 +10773,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10372,13 +10836,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10435,13 +10904,18 @@ export interface operations {
             header?: {
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */
@@ -10492,13 +10966,18 @@ export interface operations {
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
-                 *     status unless X-Sandbox-Force-Status is also sent. The request is not processed (D-018).
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
                  * @example INSUFFICIENT_FUNDS
                  */
                 "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
                 /**
                  * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
-                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. Applied after
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
                  *     authentication and rate limiting; the request is not processed (D-018).
                  * @example 429
                  */

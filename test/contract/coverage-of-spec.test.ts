@@ -268,6 +268,20 @@ describe("the contract covers the spec", () => {
     }
   })
 
+  it("qualifies symbols with the country suffix of every exchange code (D-080)", () => {
+    const { enum: codes, "x-symbol-suffix": suffix } = doc.components.schemas.ExchangeCode
+    expect(Object.keys(suffix).sort()).toEqual([...codes].sort())
+    expect(suffix).toMatchObject({ NSE: "KE", NGX: "NG", JSE: "ZA", GSE: "GH", ZSE: "ZW", DSE: "TZ", USE: "UG" })
+    const qualified = new RegExp(doc.components.schemas.QualifiedSymbol.pattern)
+    for (const cc of Object.values(suffix) as string[]) expect(qualified.test(`ABC.${cc}`)).toBe(true)
+    for (const bad of ["SCOM", "SCOM.NSE", "SCOM.XX"]) expect(qualified.test(bad), bad).toBe(false)
+    const input = doc.components.schemas.SymbolInput
+    expect([input.minLength, input.maxLength]).toEqual([2, 20])
+    for (const name of ["SymbolPath", "SymbolQuery", "MarketQuoteSymbol"]) {
+      expect(doc.components.parameters[name].schema.$ref).toBe("#/components/schemas/SymbolInput")
+    }
+  })
+
   it("uses each pagination-table default and maximum", () => {
     const table: ReadonlyArray<readonly [string, number, number]> = [
       ["/users", 100, 200],

@@ -130,7 +130,7 @@ const samples: ReadonlyArray<Sample> = [
     name: "tradeable quote",
     method: "get",
     template: "/quote/{symbol}",
-    url: "/quote/SCOM?side=BUY&quantity=100",
+    url: "/quote/SCOM.KE?side=BUY&quantity=100",
     headers: keyed,
     status: 200,
     rateLimited: true
@@ -141,7 +141,7 @@ const samples: ReadonlyArray<Sample> = [
     template: "/trade",
     url: "/trade",
     headers: mutation("prism-trade-0001"),
-    body: { symbol: "SCOM", exchange: "NSE", type: "BUY", orderType: "MARKET", quantity: 100, quoteId: "qt_0001" },
+    body: { symbol: "SCOM.KE", exchange: "NSE", type: "BUY", orderType: "MARKET", quantity: 100, quoteId: "qt_0001" },
     status: 202,
     rateLimited: true
   },
@@ -170,7 +170,7 @@ const samples: ReadonlyArray<Sample> = [
     name: "deprecated market-data alias with a data key",
     method: "get",
     template: "/market-data/quotes",
-    url: "/market-data/quotes?symbols=SCOM,EQTY",
+    url: "/market-data/quotes?symbols=SCOM.KE,EQTY.KE",
     headers: { "x-api-key": "pk_data_0123456789abcdef" },
     status: 200,
     rateLimited: true

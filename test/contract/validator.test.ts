@@ -33,6 +33,35 @@ describe("response validator", () => {
     expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 418, headers: {}, body: null }).join()).toMatch(/not declared/)
   })
 
+  it("requires the rate-limit headers on errors past the limiter, not on 401 (D-002)", () => {
+    const notFound = { error: { code: "NOT_FOUND", message: "No listing SCOM.KE" } }
+    expect(v.check({ method: "GET", url: "/api/v1/partner/stocks/SCOM.KE", status: 404, headers: rateHeaders, body: notFound })).toEqual([])
+    expect(v.check({ method: "GET", url: "/api/v1/partner/stocks/SCOM.KE", status: 404, headers: {}, body: notFound }).join()).toMatch(/header/i)
+    const authMissing = { error: { code: "AUTH_MISSING", message: "No API key supplied" } }
+    expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 401, headers: {}, body: authMissing })).toEqual([])
+  })
+
+  it("requires error.param with MISSING_PARAM (D-086)", () => {
+    const url = "/api/v1/partner/market/quotes"
+    const missing = (extra: object) => ({ error: { code: "MISSING_PARAM", message: "symbol or symbols is required", ...extra } })
+    expect(v.check({ method: "GET", url, status: 400, headers: rateHeaders, body: missing({ param: "symbol", params: ["symbol", "symbols"] }) })).toEqual([])
+    expect(v.check({ method: "GET", url, status: 400, headers: rateHeaders, body: missing({ params: ["symbol", "symbols"] }) }).length).toBeGreaterThan(0)
+  })
+
+  it("requires country-suffixed symbols on stock items (D-080)", () => {
+    const item = (symbol: string) => ({
+      ...{ id: symbol, symbol, name: "Safaricom PLC", slug: "safaricom", exchange: "NSE", exchangeMic: "XNAI", currency: "KES", sector: null },
+      ...{ assetType: "STOCK", listingStatus: "ACTIVE", price: 28.5, usdPrice: 0.2206, change: 0.35, changePct: 0.0124, open: 28.15 },
+      ...{ dayHigh: 28.6, dayLow: 28.1, previousClose: 28.15, volume: 1, logoUrl: null, lastPriceUpdate: null, bid: null, ask: null },
+      ...{ asOf: null, stale: false, dataQuality: { delayedBySeconds: 900, refreshTargetSeconds: 900, staleAfterSeconds: 1800, source: "x" } }
+    })
+    const page = (symbol: string) => ({ ...envelope, stocks: [item(symbol)], count: 1, totalCount: 1 })
+    expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 200, headers: rateHeaders, body: page("SCOM.KE") })).toEqual([])
+    for (const wrong of ["SCOM", "SCOM.NSE"]) {
+      expect(v.check({ method: "GET", url: "/api/v1/partner/stocks", status: 200, headers: rateHeaders, body: page(wrong) }).length, wrong).toBeGreaterThan(0)
+    }
+  })
+
   it("checks control-API answers against spec/control.yaml", () => {
     const control = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
     const clock = { now: "2026-11-23T08:00:00.000Z", mode: "manual" }
