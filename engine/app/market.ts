@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { rateFor } from "../domain/fx.ts"
-import { INSTRUMENTS, type Instrument, lookupSymbol, tickerOf } from "../domain/instruments.ts"
+import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
 import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, quantityForCash, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
@@ -187,7 +187,7 @@ export class MarketService extends Context.Service<
       const fee = gross === null ? null : fees(gross, principal.markupBps).fee
       const quote: Schemas["Quote"] = {
         quoteId,
-        symbol: instrument.ticker,
+        symbol: instrument.symbol,
         name: instrument.name,
         exchange: instrument.exchange,
         currency,
@@ -220,7 +220,7 @@ export class MarketService extends Context.Service<
         yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
         yield* events.append(tx, q.partition, "quote.expired", {
           quoteId,
-          symbol: tickerOf(q.symbol),
+          symbol: q.symbol,
           subAccountId: q.account === "master" ? null : q.account,
           side: q.side,
           quantity: q.quantity,
@@ -245,7 +245,7 @@ export const stockItemOf = (instrument: Instrument, o: Observation, now: number)
   const changeBps = o.previousClose === 0 ? 0n : divRound(BigInt(o.price - o.previousClose) * 10_000n, BigInt(o.previousClose))
   return {
     id: instrument.symbol,
-    symbol: instrument.ticker,
+    symbol: instrument.symbol,
     name: instrument.name,
     slug: instrument.symbol.toLowerCase(),
     exchange: instrument.exchange,
@@ -257,7 +257,8 @@ export const stockItemOf = (instrument: Instrument, o: Observation, now: number)
     price: price4ToWire(o.price),
     usdPrice: price4ToWire(usdPrice4(o.price, rate)),
     change: price4ToWire(o.price - o.previousClose),
-    changePct: toWireNumber(changeBps, 2),
+    // A fraction (0.0123 = 1.23 %), as the service answers (D-085, facts 9.2.3): basis points with 4 decimals.
+    changePct: toWireNumber(changeBps, 4),
     open: price4ToWire(o.open),
     dayHigh: price4ToWire(o.dayHigh),
     dayLow: price4ToWire(o.dayLow),

@@ -8,7 +8,6 @@ import { Context, Effect, Layer, Option } from "effect"
 import { findExchange, isOpen } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE } from "../domain/fx.ts"
-import { tickerOf } from "../domain/instruments.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
   applyFill,
@@ -201,7 +200,7 @@ export class TradingService extends Context.Service<
             ...accountFields(order),
             externalId: order.externalId,
             type: order.side,
-            symbol: tickerOf(order.symbol),
+            symbol: order.symbol,
             quantity: order.quantity,
             priceAtOrder: price4ToWire(order.priceAtOrder),
             usdPriceAtOrder: price4ToWire(usdPrice4(order.priceAtOrder, order.fxRate)),
@@ -369,7 +368,7 @@ const decisionPayload = (o: OrderRecord, status: "FILLED" | "REJECTED", feeCents
   subAccountId: o.account === "master" ? null : o.account,
   externalId: o.externalId,
   type: o.side,
-  symbol: tickerOf(o.symbol),
+  symbol: o.symbol,
   exchange: o.exchange,
   quantity: o.quantity,
   priceAtOrder: price4ToWire(o.priceAtOrder),

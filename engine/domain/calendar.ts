@@ -10,6 +10,8 @@ export interface Exchange {
   readonly mic: string
   readonly timeZone: string
   readonly currency: string
+  /** Country suffix of its symbols (`SCOM.KE`), as the service writes them (decision D-080, facts 9.1.1). */
+  readonly suffix: string
   /** Continuous session, local wall time, minutes after midnight. */
   readonly opensAt: number
   readonly closesAt: number
@@ -26,6 +28,7 @@ export const EXCHANGES: ReadonlyArray<Exchange> = [
     mic: "XNAI",
     timeZone: "Africa/Nairobi",
     currency: "KES",
+    suffix: "KE",
     opensAt: hm(9),
     closesAt: hm(15),
     holidays: ["2026-12-25", "2026-12-26", "2027-01-01"]
@@ -36,6 +39,7 @@ export const EXCHANGES: ReadonlyArray<Exchange> = [
     mic: "XJSE",
     timeZone: "Africa/Johannesburg",
     currency: "ZAR",
+    suffix: "ZA",
     opensAt: hm(9),
     closesAt: hm(17),
     holidays: ["2026-12-16", "2026-12-25", "2026-12-26", "2027-01-01"]

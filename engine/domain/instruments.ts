@@ -2,11 +2,11 @@
  * The instrument catalogue the simulator lists: symbol, exchange, name, sector, asset type and the seed price of
  * its path. Pure data plus lookup. Does not own live prices (sim/market-feed) nor FX (domain/fx.ts).
  */
-import type { ExchangeCode } from "./calendar.ts"
+import { type ExchangeCode, findExchange } from "./calendar.ts"
 import type { Price4 } from "./money.ts"
 
 export interface Instrument {
-  /** Exchange-qualified ticker, `TICKER.EXCHANGE`; also the instrument id. */
+  /** Exchange-qualified symbol with the country suffix (`SCOM.KE`, D-080); also the instrument id and the wire symbol. */
   readonly symbol: string
   readonly ticker: string
   readonly exchange: ExchangeCode
@@ -19,7 +19,7 @@ export interface Instrument {
 }
 
 const stock = (ticker: string, exchange: ExchangeCode, name: string, sector: string, basePrice: number, assetType: "STOCK" | "ETF" = "STOCK"): Instrument => ({
-  symbol: `${ticker}.${exchange}`,
+  symbol: `${ticker}.${findExchange(exchange)?.suffix ?? exchange}`,
   ticker,
   exchange,
   name,
@@ -49,14 +49,16 @@ export type SymbolLookup =
   | { readonly _tag: "NotFound" }
   | { readonly _tag: "Ambiguous"; readonly candidates: ReadonlyArray<string> }
 
-/** The ticker as the exchange publishes it: what `symbol` carries on the wire (decision D-080). */
-export const tickerOf = (qualified: string): string => qualified.split(".")[0] ?? qualified
-
-/** Resolves `SCOM`, `SCOM.NSE` or `SCOM` with exchange `NSE`, case-insensitively. */
+/**
+ * Resolves `SCOM.KE` (the qualified form), `SCOM.NSE` (ticker and exchange code, accepted for older clients), or a
+ * bare `SCOM` when only one listing has that ticker (optionally narrowed by `exchange`), case-insensitively.
+ */
 export const lookupSymbol = (raw: string, exchange?: string): SymbolLookup => {
   if (!SYMBOL_FORMAT.test(raw)) return { _tag: "InvalidFormat" }
   const wanted = raw.toUpperCase()
-  const exact = INSTRUMENTS.find((i) => i.symbol === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
+  const exact = INSTRUMENTS.find(
+    (i) => (i.symbol === wanted || `${i.ticker}.${i.exchange}` === wanted) && (exchange === undefined || i.exchange === exchange.toUpperCase())
+  )
   if (exact !== undefined) return { _tag: "Found", instrument: exact }
   const byTicker = INSTRUMENTS.filter((i) => i.ticker === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
   if (byTicker.length === 1 && byTicker[0] !== undefined) return { _tag: "Found", instrument: byTicker[0] }

@@ -6,7 +6,6 @@
  */
 import type { Schemas } from "../contract/wire.ts"
 import { fail, type ApiFailure } from "./errors.ts"
-import { tickerOf } from "./instruments.ts"
 import { type Cents, centsToWire, divRound, fees, grossCents, grossOfNotional, type Price4, price4ToWire, type Rate6, rate6ToWire, usdPrice4 } from "./money.ts"
 
 export type Side = "BUY" | "SELL"
@@ -287,7 +286,7 @@ export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
       : null
   return {
     orderId: o.orderId,
-    symbol: tickerOf(o.symbol),
+    symbol: o.symbol,
     name: o.name,
     exchange: o.exchange,
     orderType: o.orderType,

@@ -123,9 +123,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         )
 
       // Untraced: these run on every request, and a span per call is measurable on the hot path (docs/performance.md).
-      const authenticate = Effect.fnUntraced(function* (request: EngineRequest, route: Route<R>, where: Located) {
-        if (route.auth === "none") return undefined
-        if (route.auth === "admin") {
+      const authenticate = Effect.fnUntraced(function* (request: EngineRequest, auth: Route<R>["auth"], where: Located) {
+        if (auth === "none") return undefined
+        if (auth === "admin") {
           const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1]
           if (token === undefined) return yield* fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`")
           if (token !== options.adminToken) return yield* fail("AUTH_INVALID", "wrong admin token")
@@ -145,19 +145,28 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             fail("NOT_FOUND", where === undefined ? `no route ${request.method} ${request.path}` : "the control API exists only in simulation mode")
           )
         }
-        const found = routers.get(where.mount)?.find(request.method, where.rest)
-        if (found?._tag !== "Found") return notRouted(request, where)
+        const matched = routers.get(where.mount)?.find(request.method, where.rest)
         // The contract decides which operation a path is (`/orders/blotter` is getOrderBlotter, not getOrder with
         // orderId "blotter"), even when only the parameterised one is served yet.
         const meant = contractRouters.get(where.mount as "partner")?.find(request.method, where.rest)
-        if (meant?._tag === "Found" && meant.route.operationId !== found.route.operationId) return notRouted(request, where)
-        const route = found.route
+        const found = matched?._tag === "Found" && !(meant?._tag === "Found" && meant.route.operationId !== matched.route.operationId) ? matched : undefined
+        // Off the partner bases an unknown path answers at once; on them the caller is authenticated and counted
+        // first, as every keyed answer carries the rate-limit headers (D-002).
+        if (found === undefined && where.mount !== "partner") return notRouted(request, where)
+        const route = found?.route
         const now = yield* clock.now
         if (where.mount !== "control") {
           const down = yield* maintenance.check(request.method, now)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
-        const principal = yield* authenticate(request, route, where)
+        const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
+        if (route === undefined || found === undefined) {
+          const decision =
+            principal === undefined
+              ? undefined
+              : yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
+          return withHeaders(notRouted(request, where), decision === undefined ? {} : rateHeaders(decision))
+        }
         if (route.mount === "partner" && !route.environments.includes(where.environment)) {
           return errorResponse(
             fail("FORBIDDEN", `${route.operationId} is not available in the ${where.environment} environment (spec: ${where.environment} unsupported)`)
@@ -192,7 +201,12 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const keyProblem = checkKey(key)
         if (keyProblem !== undefined || key === undefined) return respond(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")))
         const fingerprint = fingerprintOf(request.method, where.rest + request.search, request.body ?? "")
-        const outcome = yield* idempotency.begin(principal.partition, key, fingerprint, now)
+        const begun = yield* Effect.result(idempotency.begin(principal.partition, key, fingerprint, now))
+        if (begun._tag === "Failure") {
+          if (begun.failure instanceof ApiFailure) return respond(errorResponse(begun.failure))
+          return yield* Effect.fail(begun.failure)
+        }
+        const outcome = begun.success
         if (outcome._tag === "Replay") {
           const r = outcome.record
           return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })

@@ -223,17 +223,19 @@ describe("lookupSymbol", () => {
     return r._tag === "Found" ? r.instrument.symbol : r._tag
   }
 
-  it("resolves SCOM, scom.nse, and SCOM with exchange NSE", () => {
-    expect(found("SCOM")).toBe("SCOM.NSE")
-    expect(found("SCOM.NSE")).toBe("SCOM.NSE")
-    expect(found("scom.nse")).toBe("SCOM.NSE")
-    expect(found("SCOM", "NSE")).toBe("SCOM.NSE")
-    expect(found("scom", "nse")).toBe("SCOM.NSE")
+  it("resolves SCOM, SCOM.KE, scom.nse (older form), and SCOM with exchange NSE", () => {
+    expect(found("SCOM")).toBe("SCOM.KE")
+    expect(found("SCOM.KE")).toBe("SCOM.KE")
+    expect(found("scom.ke")).toBe("SCOM.KE")
+    expect(found("SCOM.NSE")).toBe("SCOM.KE")
+    expect(found("scom.nse")).toBe("SCOM.KE")
+    expect(found("SCOM", "NSE")).toBe("SCOM.KE")
+    expect(found("scom", "nse")).toBe("SCOM.KE")
     const r = lookupSymbol("SCOM")
     expect(r).toEqual({
       _tag: "Found",
       instrument: {
-        symbol: "SCOM.NSE",
+        symbol: "SCOM.KE",
         ticker: "SCOM",
         exchange: "NSE",
         name: "Safaricom PLC",
@@ -246,8 +248,9 @@ describe("lookupSymbol", () => {
   })
 
   it("resolves JSE instruments", () => {
-    expect(found("NPN")).toBe("NPN.JSE")
-    expect(found("stx40.jse")).toBe("STX40.JSE")
+    expect(found("NPN")).toBe("NPN.ZA")
+    expect(found("stx40.jse")).toBe("STX40.ZA")
+    expect(found("stx40.za")).toBe("STX40.ZA")
     const r = lookupSymbol("STX40")
     expect(r._tag === "Found" && r.instrument.assetType).toBe("ETF")
   })

@@ -47,7 +47,7 @@ const input = (over: Partial<PlaceMarketInput> = {}): PlaceMarketInput => ({
   partition: "p1",
   account: "master",
   externalId: null,
-  instrument: { symbol: "SCOM.NSE", name: "Safaricom PLC", exchange: "NSE" },
+  instrument: { symbol: "SCOM.KE", name: "Safaricom PLC", exchange: "NSE" },
   side: "BUY",
   quantity: 100,
   price: 180_000, // 18 KES
@@ -564,7 +564,7 @@ describe("orderToWire", () => {
     const w = orderToWire(placeMarket(input({ markupBps: 50 })), T0)
     expect(w).toMatchObject({
       orderId: "ord_1",
-      symbol: "SCOM", // the bare ticker on the wire (D-080)
+      symbol: "SCOM.KE", // the country-qualified symbol on the wire (D-080)
       type: "BUY",
       orderType: "MARKET",
       quantity: 100,

@@ -57,7 +57,7 @@ describe("defects of the old HTTP layer", () => {
     const body = JSON.stringify({ symbol: "SCOM", type: "BUY", quantity: 10, quoteId: q.quoteId })
     const first = await sandbox("POST", "/trade", { rawBody: body, headers: { "content-type": "text/plain", "idempotency-key": "plain-key-001" } })
     expect(first.status).toBe(202)
-    expect(first.body).toMatchObject({ symbol: "SCOM", type: "BUY", quantity: 10, status: "PENDING", quoteId: q.quoteId })
+    expect(first.body).toMatchObject({ symbol: "SCOM.KE", type: "BUY", quantity: 10, status: "PENDING", quoteId: q.quoteId })
     expect(first.headers.get("idempotent-replayed")).toBeNull()
     const retry = await sandbox("POST", "/trade", { rawBody: body, headers: { "content-type": "application/json", "idempotency-key": "plain-key-001" } })
     expect(retry.status).toBe(202)
