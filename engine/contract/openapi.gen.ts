@@ -99,12 +99,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Auto-register a sandbox account at sign-up
-         * @description Self-serve sandbox provisioning for a freshly signed-up portal user, without a partner application on file.
-         *     `uid` must equal the subject of the ID token. Idempotent by nature: a second call returns the same account
-         *     with `existing: true` and a rotated key. No Idempotency-Key (a form of sandbox register).
+         * Create or fetch an end user's sub-account by uid
+         * @description Alternative to `POST /users` for a partner app that knows its end user by an identity-provider `uid`
+         *     (facts 3.2): the first call creates a sub-account (201), every later call with the same `uid` answers the
+         *     same sub-account (200, `created: false`), whatever the other fields or the Idempotency-Key, so it is safe to
+         *     call on every login. `externalId` defaults to the `uid`. Idempotency-Key is still required (every
+         *     authenticated POST carries one); deriving it from the uid (`autoreg-<uid>`) is fine.
          */
-        post: operations["autoRegisterSandbox"];
+        post: operations["autoRegisterSubAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -120,7 +122,7 @@ export interface paths {
         };
         /**
          * List bonds and treasury bills
-         * @description /bonds2
+         * @description Bonds and treasury bills (`instrumentType`/`type` TREASURY_BILL), open to subscription or listed.
          */
         get: operations["listBonds"];
         put?: never;
@@ -166,7 +168,7 @@ export interface paths {
         };
         /**
          * List company profiles
-         * @description /companies2
+         * @description Company profiles of listed issuers (`{companies[], count, hasMore, nextCursor}`, facts 9.6.1).
          */
         get: operations["listCompanies"];
         put?: never;
@@ -215,7 +217,7 @@ export interface paths {
         };
         /**
          * List dividends
-         * @description /dividends2
+         * @description Declared, paid and cancelled dividends, newest ex-date first.
          */
         get: operations["listDividends"];
         put?: never;
@@ -261,7 +263,7 @@ export interface paths {
         };
         /**
          * List ETFs
-         * @description /etfs2
+         * @description Exchange-traded funds with their delayed prices and fund facts.
          */
         get: operations["listEtfs"];
         put?: never;
@@ -310,7 +312,7 @@ export interface paths {
         };
         /**
          * List funds
-         * @description /funds2
+         * @description Funds open to subscription, with NAV and fees.
          */
         get: operations["listFunds"];
         put?: never;
@@ -356,7 +358,7 @@ export interface paths {
         };
         /**
          * List FX rates
-         * @description /fx2
+         * @description USD FX rates of the local currencies.
          */
         get: operations["listFxRates"];
         put?: never;
@@ -528,7 +530,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Article ID.
+                 * @description Article ID or slug (facts 9.6.5).
                  * @example art_0001
                  */
                 articleId: string;
@@ -556,8 +558,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Top gainers, losers and most active
-         * @description Ranked by changePct (gainers, losers) and volume (mostActive) on the delayed data.
+         * Top gainers or losers
+         * @description One list per call, chosen by `direction` (gainers by default), ranked by changePct on the delayed data
+         *     (facts 9.4.1). Unknown query parameters such as `page` are ignored.
          */
         get: operations["getMarketMovers"];
         put?: never;
@@ -577,9 +580,11 @@ export interface paths {
         };
         /**
          * Delayed quotes for one or more symbols
-         * @description Informational (not tradeable) delayed quotes. Pass `symbol` or `symbols` (comma-separated, at most 50).
-         *     Malformed symbols give 400 INVALID_SYMBOL with `invalid[]`; well-formed unknown symbols are listed in
-         *     `notFound`.
+         * @description Informational (not tradeable) delayed quotes. Pass `symbol` (answer `data` is one item; an unknown symbol is
+         *     404 NOT_FOUND) or `symbols` (comma-separated, at most 50; `data` is an array and well-formed unknown symbols
+         *     are listed in `not_found`), not both (400 VALIDATION_ERROR). Malformed symbols give 400 INVALID_SYMBOL with
+         *     `invalid[]`; more than 50 give 400 BATCH_LIMIT_EXCEEDED with `max` and `received`. `exchange` disambiguates
+         *     bare tickers.
          */
         get: operations["getMarketQuotes"];
         put?: never;
@@ -599,7 +604,8 @@ export interface paths {
         };
         /**
          * Exchange trading phases
-         * @description Current phase (OPEN, CLOSED, HOLIDAY) and session times of each exchange.
+         * @description Current phase (OPEN, CLOSED, HOLIDAY) and session times of each exchange as a map keyed by exchange code,
+         *     with `anyOpen` (facts 9.4.2). `?exchange=` narrows the map to that exchange.
          */
         get: operations["getMarketStatus"];
         put?: never;
@@ -667,7 +673,7 @@ export interface paths {
         };
         /**
          * List private-market opportunities
-         * @description /opportunities2
+         * @description Private-credit and pre-IPO deals.
          */
         get: operations["listOpportunities"];
         put?: never;
@@ -1330,9 +1336,10 @@ export interface paths {
         put?: never;
         /**
          * Fund a sub-account from the master wallet
-         * @description Moves `amount` USD from the master wallet to the sub-account wallet and emits `deposit.confirmed`.
-         *     Optional `localCurrency` records the local-currency equivalent at the current FX rate. Frozen sub-accounts
-         *     and closed sub-accounts give 403 FORBIDDEN.
+         * @description Moves `amount` USD from the master wallet to the sub-account wallet and emits `deposit.confirmed`. The
+         *     partner does the FX and may report `localAmount`, `localCurrency` and `fxRate` (recorded as given, echoed,
+         *     and carried by the event); `note` is free text. Frozen sub-accounts and closed sub-accounts give 403
+         *     FORBIDDEN.
          */
         post: operations["depositToSubAccount"];
         delete?: never;
@@ -2515,6 +2522,10 @@ export interface components {
         };
         /** @description Market-intelligence article. */
         Article: {
+            /** @description Author or desk, null when not credited. */
+            author: string | null;
+            /** @description Full text (plain text or Markdown), null when only a summary and link are licensed. */
+            body: string | null;
             /**
              * @description Article category.
              * @enum {string}
@@ -2525,10 +2536,17 @@ export interface components {
             /** @description Article ID. */
             id: string;
             /**
+             * Format: uri
+             * @description Lead image address.
+             */
+            imageUrl: string | null;
+            /**
              * Format: date-time
              * @description Publication time.
              */
             publishedAt: string;
+            /** @description URL slug, unique; `GET /market-intel/{articleId}` accepts it in place of the ID (facts 9.6.5). */
+            slug: string;
             /** @description Publisher. */
             source: string;
             /** @description Short summary. */
@@ -2591,16 +2609,25 @@ export interface components {
             /** @description Response status. */
             statusCode: number | null;
         };
-        /** @description Auto-registration body. */
+        /** @description Auto-registration body (facts 3.2; the spec's "uid required, email optional"). */
         AutoRegisterRequest: {
-            /** @description Business name; defaults to the email's domain. */
-            businessName?: string;
+            /** @description Display name, used on creation only. */
+            displayName?: string;
             /**
              * Format: email
-             * @description Contact email; defaults to the ID token's email.
+             * @description End-user email, used on creation only.
              */
             email?: string;
-            /** @description Identity-provider user ID; must equal the ID token subject. */
+            /** @description Partner's own ID, used on creation only; defaults to the uid. Unique per partner (409 CONFLICT when taken). */
+            externalId?: string;
+            /** @description The end user's identity-provider ID in the partner app; the key of idempotency (one sub-account per uid and partner environment). */
+            uid: string;
+        };
+        /** @description The sub-account of the uid, with whether this call created it. */
+        AutoRegisterResponse: components["schemas"]["SubAccount"] & {
+            /** @description True on the call that created the sub-account (201), false afterwards (200). */
+            created: boolean;
+            /** @description The uid the sub-account is bound to. */
             uid: string;
         };
         /** @description Blotter order item. */
@@ -3138,6 +3165,11 @@ export interface components {
         };
         /** @description Declared or paid dividend of a listed instrument. */
         Dividend: {
+            /**
+             * @description Where the dividend stands on its calendar today (facts 9.6.6 shows PAID, CANCELLED, PAYMENT_DATE_PASSED).
+             * @enum {string}
+             */
+            calendarStage: "ANNOUNCED" | "EX_DATE_PASSED" | "RECORD_DATE_PASSED" | "PAYMENT_DATE_PASSED" | "PAID" | "CANCELLED";
             /** @description Local currency. */
             currency: string;
             /** @description Dividend ID. */
@@ -3164,10 +3196,10 @@ export interface components {
              */
             recordDate: string | null;
             /**
-             * @description PAID once distributed (`dividend.paid`).
+             * @description PAID once distributed (`dividend.paid`); CANCELLED when withdrawn by the issuer (facts 9.6.6).
              * @enum {string}
              */
-            status: "DECLARED" | "PAID";
+            status: "DECLARED" | "PAID" | "CANCELLED";
             /** @description Exchange-qualified symbol (`SCOM.KE`). */
             symbol: components["schemas"]["QualifiedSymbol"];
             /**
@@ -3332,37 +3364,44 @@ export interface components {
          * @enum {string}
          */
         ExchangeCode: "NSE" | "NGX" | "JSE" | "GSE" | "BRVM" | "ZSE" | "BSE" | "LUSE" | "EGX" | "DSE" | "USE" | "MSE" | "CSE" | "SEM";
-        /** @description Trading phase of an exchange. */
+        /** @description Trading phase of one exchange (a value of the `exchanges` map, facts 9.4.2). */
         ExchangeStatus: {
             /**
              * Format: date-time
              * @description Today's close (UTC), null on a holiday or weekend.
              */
             closesAt: string | null;
-            /** @description ISO 3166-1 alpha-2 country. */
+            /** @description ISO 3166-1 alpha-2 country (also the symbol suffix, D-080). */
             country: string;
-            /** @description Exchange code. */
+            /** @description Exchange code (also the map key). */
             exchange: components["schemas"]["ExchangeCode"];
             /** @description ISO 10383 MIC. */
             exchangeMic: string | null;
             /** @description Holiday name when HOLIDAY. */
             holidayName: string | null;
+            /** @description True while the status is OPEN. */
+            isOpen: boolean;
             /** @description Current local time at the exchange (ISO 8601 with offset). */
             localTime: string;
             /** @description Exchange name. */
             name: string;
             /**
              * Format: date-time
-             * @description Next session open (UTC).
+             * @description While OPEN, the close of the current session; otherwise the close of the next session (UTC).
              */
-            nextOpenAt: string | null;
+            nextClose: string | null;
+            /**
+             * Format: date-time
+             * @description Next session open (UTC) after now (while OPEN, the next trading day's open).
+             */
+            nextOpen: string | null;
             /**
              * Format: date-time
              * @description Today's open (UTC), null on a holiday or weekend.
              */
             opensAt: string | null;
             /**
-             * @description Current phase.
+             * @description Current phase (the phases of the `market.status` event).
              * @enum {string}
              */
             status: "OPEN" | "CLOSED" | "HOLIDAY";
@@ -3728,22 +3767,48 @@ export interface components {
              */
             statusPage: string;
         };
+        /** @description Answer to `?symbols=`. */
+        MarketQuoteBatchResponse: {
+            /** @description Quote items in request order (duplicates answered once). */
+            data: components["schemas"]["MarketQuoteItem"][];
+            /** @description Request summary. */
+            meta: components["schemas"]["MarketQuotesMeta"];
+            /** @description Well-formed requested symbols with no listing, as given. */
+            not_found: string[];
+        };
         /** @description Stock item as returned by quotes and movers (marketStatus and dataFreshnessSeconds present). */
         MarketQuoteItem: components["schemas"]["StockItem"] & Record<string, never>;
-        /** @description Delayed quotes. */
-        MarketQuotesResponse: {
+        /** @description Answer to `?symbol=`. */
+        MarketQuoteSingleResponse: {
+            /** @description The quote item. */
+            data: components["schemas"]["MarketQuoteItem"];
+            /** @description Request summary. */
+            meta: components["schemas"]["MarketQuotesMeta"];
+        };
+        /** @description Summary of a quotes request. */
+        MarketQuotesMeta: {
             /**
              * Format: date-time
              * @description Time of the answer.
              */
             asOf: string;
-            /** @description Number of quotes. */
+            /** @description Quote items returned. */
             count: number;
-            /** @description Well-formed requested symbols with no listing. */
-            notFound: string[];
-            /** @description Quotes in request order. */
-            quotes: components["schemas"]["MarketQuoteItem"][];
+            /** @description The `exchange` filter given, null when none. */
+            exchange: components["schemas"]["ExchangeCode"] | null;
+            /**
+             * @description Batch maximum of `symbols`.
+             * @constant
+             */
+            maxSymbols: 50;
+            /** @description Distinct symbols requested (1 for `symbol`). */
+            requested: number;
         };
+        /**
+         * @description Delayed quotes (facts 9.3.1). With `symbol`: `data` is one quote item. With `symbols`: `data` is an array in
+         *     request order, `not_found` lists well-formed symbols with no listing. Both carry `meta` (D-042).
+         */
+        MarketQuotesResponse: components["schemas"]["MarketQuoteSingleResponse"] | components["schemas"]["MarketQuoteBatchResponse"];
         /** @description Envelope of a `market.status` delivery. */
         MarketStatusEvent: components["schemas"]["EventEnvelope"] & {
             /** @description Payload. */
@@ -3779,15 +3844,24 @@ export interface components {
              */
             status: "OPEN" | "CLOSED" | "HOLIDAY";
         };
-        /** @description Exchange phases. */
+        /** @description Exchange phases as a map keyed by exchange code (facts 9.4.2). */
         MarketStatusResponse: {
+            /** @description True when at least one exchange of the map is OPEN. */
+            anyOpen: boolean;
+            /**
+             * Format: date-time
+             * @description Time the phases were evaluated.
+             */
+            checkedAt: string;
+            /** @description One entry per exchange (only the requested one with `?exchange=`), keyed by exchange code. */
+            exchanges: {
+                [key: string]: components["schemas"]["ExchangeStatus"];
+            };
             /**
              * Format: date-time
              * @description Time of the answer.
              */
-            asOf: string;
-            /** @description One item per exchange (or the requested one). */
-            exchanges: components["schemas"]["ExchangeStatus"][];
+            serverTime: string;
         };
         /** @description The partner's master USD wallet. */
         MasterWallet: {
@@ -3913,21 +3987,27 @@ export interface components {
             /** @description Human-readable confirmation. */
             message: string;
         };
-        /** @description Top movers on the delayed data. */
+        /** @description One mover list on the delayed data, chosen by `direction` (facts 9.4.1). */
         MoversResponse: {
             /**
              * Format: date-time
              * @description Time of the answer.
              */
             asOf: string;
+            /** @description Number of items in movers (at most limit). */
+            count: number;
+            /**
+             * @description The list returned.
+             * @enum {string}
+             */
+            direction: "gainers" | "losers";
             /** @description Exchange filter applied, null for all exchanges. */
             exchange: components["schemas"]["ExchangeCode"] | null;
-            /** @description Highest changePct first. */
-            gainers: components["schemas"]["MarketQuoteItem"][];
-            /** @description Lowest changePct first. */
-            losers: components["schemas"]["MarketQuoteItem"][];
-            /** @description Highest volume first. */
-            mostActive: components["schemas"]["MarketQuoteItem"][];
+            /**
+             * @description gainers: items with changePct > 0, highest first; losers: items with changePct < 0, lowest first. Ties by
+             *     volume (highest first), then symbol. Items without a changePct are left out.
+             */
+            movers: components["schemas"]["MarketQuoteItem"][];
         };
         /** @description Client-credentials token request (form or JSON; the secret may instead be sent by HTTP Basic). */
         OAuthTokenRequest: {
@@ -5055,6 +5135,16 @@ export interface components {
             subAccountId: string;
             /** @description Compatible alias of subAccountId (same value). */
             userId: string;
+            /** @description The same wallet as a nested object, as the service's examples show it (facts 4.2); `balance` equals `walletBalance`. */
+            wallet: {
+                /** @description Same value as walletBalance. */
+                balance: number;
+                /**
+                 * @description Wallet currency.
+                 * @constant
+                 */
+                currency: "USD";
+            };
             /** @description Current USD balance (escrowed funds excluded); starts at 0. */
             walletBalance: number;
         };
@@ -5469,16 +5559,28 @@ export interface components {
             /** @description Sub-account. */
             subAccountId: string;
         };
-        /** @description Deposit or withdrawal body. */
+        /**
+         * @description Deposit or withdrawal body (facts 5.1). The partner collects or pays out local money and does the FX itself:
+         *     it sends the USD `amount` and may report the `localAmount`, `localCurrency` and `fxRate` it applied, which the
+         *     service records as given. `localCurrency` is required with `localAmount` or `fxRate` (400 VALIDATION_ERROR).
+         *     When only one of `localAmount` and `fxRate` is given, the other is derived (`localAmount = amount x fxRate`);
+         *     when only `localCurrency` is given, the service's own rate is used.
+         */
         WalletTransferRequest: {
             /** @description USD amount, at most 2 decimals. */
             amount: number;
-            /** @description Optional ISO 4217 currency to record the local equivalent in (localAmount, fxRate). */
+            /** @description Local units per USD the partner applied. */
+            fxRate?: number;
+            /** @description Local-currency amount the partner collected (deposit) or pays out (withdrawal). */
+            localAmount?: number;
+            /** @description ISO 4217 currency of localAmount. */
             localCurrency?: string;
+            /** @description Free text, for example a mobile-money reference; echoed and kept on the transaction. */
+            note?: string;
             /** @description Partner reference. */
             reference?: string;
         };
-        /** @description Result of a deposit or withdrawal. */
+        /** @description Result of a deposit or withdrawal; echoes the body's fields (facts 5.2). */
         WalletTransferResponse: {
             /** @description USD amount moved. */
             amount: number;
@@ -5494,16 +5596,20 @@ export interface components {
             currency: "USD";
             /** @description Partner's own ID. */
             externalId: string | null;
-            /** @description Local units per USD used. */
+            /** @description Local units per USD as reported (or derived); null when no local currency was given. */
             fxRate: number | null;
-            /** @description Local-currency equivalent when localCurrency was given. */
+            /** @description Local-currency amount as reported (or derived); null when no local currency was given. */
             localAmount: number | null;
-            /** @description ISO 4217 local currency. */
+            /** @description ISO 4217 local currency; null when not given. */
             localCurrency: string | null;
             /** @description Master wallet balance after the move. */
             masterWalletBalance: number;
+            /** @description Human-readable result (`Deposit successful.`, `Withdrawal successful.`). */
+            message: string;
             /** @description Sub-account wallet balance after the move. */
             newBalance: number;
+            /** @description The body's note. */
+            note: string | null;
             /** @description Partner reference. */
             reference: string | null;
             /** @description Sub-account ID. */
@@ -5794,6 +5900,11 @@ export interface components {
         /** @description Asset class filter. */
         AssetClassFilter: components["schemas"]["AssetClass"];
         /**
+         * @description ISO 4217 currency of the instrument (facts 9.7.1).
+         * @example KES
+         */
+        CurrencyFilter: string;
+        /**
          * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
          *     and environment. Unknown or foreign cursors give 400.
          */
@@ -5828,7 +5939,9 @@ export interface components {
          * @example SCOM.KE,EQTY.KE,KCB.KE
          */
         MarketQuoteSymbols: string;
-        /** @description Items per list (default 5, max 20). */
+        /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+        MoversDirection: "gainers" | "losers";
+        /** @description Items in the list (default 10, max 50). */
         MoversLimit: number;
         /** @description Subscription window filter. */
         OfferStatusFilter: components["schemas"]["OfferStatus"];
@@ -6126,10 +6239,17 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    autoRegisterSandbox: {
+    autoRegisterSubAccount: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
+                /**
+                 * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
+                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
+                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 * @example 2f1c9a4e-trade-0001
+                 */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
                  *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
@@ -6158,21 +6278,39 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sandbox account created or retrieved. */
-            201: {
+            /** @description The sub-account of this uid already existed; returned unchanged. */
+            200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RegisterResponse"];
+                    "application/json": components["schemas"]["AutoRegisterResponse"];
                 };
             };
-            400: components["responses"]["BadRequestPortal"];
+            /** @description Sub-account created for this uid. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoRegisterResponse"];
+                };
+            };
+            /** @description uid missing (MISSING_PARAM with param uid), invalid body (VALIDATION_ERROR, INVALID_TYPE), missing Idempotency-Key (MISSING_IDEMPOTENCY_KEY). */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description `uid` does not match the ID token subject (FORBIDDEN). */
-            403: components["responses"]["ForbiddenPortal"];
-            429: components["responses"]["TooManyRequestsUnkeyed"];
-            500: components["responses"]["InternalErrorPortal"];
+            /** @description Data key or key outside its scopes (FORBIDDEN). */
+            403: components["responses"]["Forbidden"];
+            /** @description On creation, `externalId` already belongs to another sub-account; or idempotency collision (CONFLICT). */
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6181,6 +6319,11 @@ export interface operations {
             query?: {
                 /** @description Issuer country, ISO 3166-1 alpha-2. */
                 country?: string;
+                /**
+                 * @description ISO 4217 currency of the instrument (facts 9.7.1).
+                 * @example KES
+                 */
+                currency?: components["parameters"]["CurrencyFilter"];
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
                  *     and environment. Unknown or foreign cursors give 400.
@@ -6194,6 +6337,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description Subscription window filter. */
                 status?: components["parameters"]["OfferStatusFilter"];
+                /** @description Alias of instrumentType, the filter name clients use (facts 9.7.1); both given must agree (else 400 VALIDATION_ERROR). */
+                type?: components["schemas"]["BondInstrumentType"];
             };
             header?: {
                 /**
@@ -6431,6 +6576,8 @@ export interface operations {
                 from?: components["parameters"]["From"];
                 /** @description Page size (default 50, max 200). Out-of-range values give 400. */
                 limit?: components["parameters"]["Limit50Max200"];
+                /** @description Status filter, upper-case (facts 9.6.6). */
+                status?: "DECLARED" | "PAID" | "CANCELLED";
                 /**
                  * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
                  *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
@@ -6664,6 +6811,15 @@ export interface operations {
     listFunds: {
         parameters: {
             query?: {
+                /** @description Alias of fundType, the filter name clients use (facts 9.7.1); both given must agree (else 400 VALIDATION_ERROR). */
+                category?: components["schemas"]["FundType"];
+                /** @description Domicile country of the fund, ISO 3166-1 alpha-2. */
+                country?: string;
+                /**
+                 * @description ISO 4217 currency of the instrument (facts 9.7.1).
+                 * @example KES
+                 */
+                currency?: components["parameters"]["CurrencyFilter"];
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
                  *     and environment. Unknown or foreign cursors give 400.
@@ -7003,9 +7159,11 @@ export interface operations {
     getMarketDataMovers: {
         parameters: {
             query?: {
+                /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+                direction?: components["parameters"]["MoversDirection"];
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
-                /** @description Items per list (default 5, max 20). */
+                /** @description Items in the list (default 10, max 50). */
                 limit?: components["parameters"]["MoversLimit"];
             };
             header?: {
@@ -7112,6 +7270,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7258,7 +7417,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Article ID.
+                 * @description Article ID or slug (facts 9.6.5).
                  * @example art_0001
                  */
                 articleId: string;
@@ -7291,9 +7450,11 @@ export interface operations {
     getMarketMovers: {
         parameters: {
             query?: {
+                /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+                direction?: components["parameters"]["MoversDirection"];
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
-                /** @description Items per list (default 5, max 20). */
+                /** @description Items in the list (default 10, max 50). */
                 limit?: components["parameters"]["MoversLimit"];
             };
             header?: {
@@ -7397,10 +7558,12 @@ export interface operations {
                     "application/json": components["schemas"]["MarketQuotesResponse"];
                 };
             };
-            /** @description MISSING_PARAM (param symbol, params symbol and symbols), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
+            /** @description MISSING_PARAM (param symbol, params symbol and symbols), VALIDATION_ERROR (both given, or an ambiguous bare ticker), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description `symbol` names no listing (NOT_FOUND); `symbols` answers 200 with `not_found` instead. */
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -169,10 +169,16 @@ describe("the contract covers the spec", () => {
     expect(hasOperation(method, path)).toBe(true)
   })
 
-  it("places register, auto-register and reset at the sandbox root and status at /api/v1", () => {
-    for (const path of ["/register", "/auto-register", "/reset"]) {
+  it("places register and reset at the sandbox root, auto-register on the partner base, status at /api/v1", () => {
+    for (const path of ["/register", "/reset"]) {
       expect(doc.paths[path].servers.map((s: { url: string }) => s.url)).toEqual(["/api/sandbox/v1"])
     }
+    // D-012 revised (facts 3.2): an API-key call on the partner base, idempotent by uid.
+    const autoRegister = doc.paths["/auto-register"]
+    expect(autoRegister.servers).toBeUndefined()
+    expect(autoRegister.post.security.some((req: Record<string, unknown>) => "apiKeyBearer" in req)).toBe(true)
+    expect(autoRegister.post.security.some((req: Record<string, unknown>) => "idToken" in req)).toBe(false)
+    expect(deref(autoRegister.post.requestBody.content["application/json"].schema).required).toEqual(["uid"])
     expect(doc.paths["/status"].servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1"])
     expect(doc.servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1/partner", "/api/sandbox/v1/partner"])
   })
@@ -280,6 +286,16 @@ describe("the contract covers the spec", () => {
     for (const name of ["SymbolPath", "SymbolQuery", "MarketQuoteSymbol"]) {
       expect(doc.components.parameters[name].schema.$ref).toBe("#/components/schemas/SymbolInput")
     }
+  })
+
+  it("shapes market status as an exchange map and movers as one list chosen by direction (D-043, D-044)", () => {
+    const status = doc.components.schemas.MarketStatusResponse
+    expect(status.required).toEqual(["anyOpen", "checkedAt", "serverTime", "exchanges"])
+    expect(status.properties.exchanges.additionalProperties.$ref).toBe("#/components/schemas/ExchangeStatus")
+    const movers = doc.paths["/market/movers"].get.parameters.map(deref)
+    expect(movers.find((p: { name: string }) => p.name === "direction").schema.enum).toEqual(["gainers", "losers"])
+    expect(doc.components.schemas.MoversResponse.required).toEqual(["direction", "exchange", "movers", "count", "asOf"])
+    expect(doc.components.schemas.SubAccount.required).toContain("wallet")
   })
 
   it("uses each pagination-table default and maximum", () => {
