@@ -106,6 +106,25 @@ const DESIGNED_OPERATIONS: ReadonlyArray<readonly [string, string]> = [
   ["post", "/users/{userId}/subscriptions"]
 ]
 
+// Endpoints the real service publishes (docs/real-service facts, section 9), with whether a data key may call them.
+const PUBLISHED_OPERATIONS: ReadonlyArray<readonly [string, boolean]> = [
+  ["/stocks/{symbol}/candles", true],
+  ["/stocks/{symbol}/history", true],
+  ["/market/ohlcv", true],
+  ["/market/snapshot", true],
+  ["/market/exchanges", true],
+  ["/market/holidays", true],
+  ["/companies/tickers", true],
+  ["/companies/{symbol}/news", true],
+  ["/dividends/calendar", true],
+  ["/dividends/{symbol}/history", true],
+  ["/fx/rates", true],
+  ["/corporate-actions", false],
+  ["/corporate-actions/{actionId}", false],
+  ["/sla", false],
+  ["/assets", false]
+]
+
 const READ_ONLY_FAMILIES = ["/etfs", "/bonds", "/funds", "/opportunities", "/dividends", "/companies", "/fx"]
 
 const EVENTS = [
@@ -181,6 +200,14 @@ describe("the contract covers the spec", () => {
     expect(deref(autoRegister.post.requestBody.content["application/json"].schema).required).toEqual(["uid"])
     expect(doc.paths["/status"].servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1"])
     expect(doc.servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1/partner", "/api/sandbox/v1/partner"])
+  })
+
+  it.each(PUBLISHED_OPERATIONS)("has the published GET %s with a decision, data keys allowed: %s", (path, dataKey) => {
+    const op = doc.paths[path]?.get
+    expect(op, `GET ${path}`).toBeDefined()
+    expect(op["x-decision"]).toMatch(/^D-\d{3}$/)
+    expect(op.security.some((req: Record<string, unknown>) => "dataKeyBearer" in req)).toBe(dataKey)
+    expect(op.responses["200"].headers["X-RateLimit-Limit"]).toBeDefined()
   })
 
   it.each(READ_ONLY_FAMILIES)("has list and detail GETs for the read-only family %s, open to data keys", (family) => {
