@@ -69,6 +69,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Directory of every instrument across asset classes
+         * @description One list of everything a partner can trade or subscribe to (facts 9.7.3: the endpoint exists; its shape is
+         *     designed): stocks and ETFs (traded with `POST /trade`) and treasury bills, bonds, funds, private credit and pre-IPO
+         *     deals (subscribed with `POST /subscriptions`), each with the path of its detail. `/assets` is not among the spec's
+         *     data-key families, so data keys get 403 FORBIDDEN (D-084).
+         */
+        get: operations["listAssets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit": {
         parameters: {
             query?: never;
@@ -99,12 +122,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Auto-register a sandbox account at sign-up
-         * @description Self-serve sandbox provisioning for a freshly signed-up portal user, without a partner application on file.
-         *     `uid` must equal the subject of the ID token. Idempotent by nature: a second call returns the same account
-         *     with `existing: true` and a rotated key. No Idempotency-Key (a form of sandbox register).
+         * Create or fetch an end user's sub-account by uid
+         * @description Alternative to `POST /users` for a partner app that knows its end user by an identity-provider `uid`
+         *     (facts 3.2): the first call creates a sub-account (201), every later call with the same `uid` answers the
+         *     same sub-account (200, `created: false`), whatever the other fields or the Idempotency-Key, so it is safe to
+         *     call on every login. `externalId` defaults to the `uid`. Idempotency-Key is still required (every
+         *     authenticated POST carries one); deriving it from the uid (`autoreg-<uid>`) is fine.
          */
-        post: operations["autoRegisterSandbox"];
+        post: operations["autoRegisterSubAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -120,7 +145,7 @@ export interface paths {
         };
         /**
          * List bonds and treasury bills
-         * @description /bonds2
+         * @description Bonds and treasury bills (`instrumentType`/`type` TREASURY_BILL), open to subscription or listed.
          */
         get: operations["listBonds"];
         put?: never;
@@ -166,7 +191,7 @@ export interface paths {
         };
         /**
          * List company profiles
-         * @description /companies2
+         * @description Company profiles of listed issuers (`{companies[], count, hasMore, nextCursor}`, facts 9.6.1).
          */
         get: operations["listCompanies"];
         put?: never;
@@ -206,6 +231,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/{symbol}/news": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * News and announcements about one company
+         * @description Market-intelligence items about one listed company, newest first (ID as tie-breaker), including corporate-action
+         *     announcements (`type: CORPORATE_ACTION`) (facts 9.6.4). `type` filters by item type.
+         */
+        get: operations["listCompanyNews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/tickers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exchange-qualified tickers of listed companies
+         * @description Just the symbols (facts 9.6.2), for building a local catalogue: `exchange` and `search` (symbol or name,
+         *     case-insensitive) filter; cursor pagination (limit default 100, max 200). This literal path takes precedence over
+         *     `/companies/{symbol}`.
+         */
+        get: operations["listCompanyTickers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/corporate-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Corporate actions
+         * @description Corporate actions (facts 9.6.7), newest announcement first (ID as tie-breaker): the actions the
+         *     `corporateaction.*` events announce, with their status. `/corporate-actions` is not among the spec's data-key
+         *     families, so data keys get 403 FORBIDDEN (D-084).
+         */
+        get: operations["listCorporateActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/corporate-actions/{actionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Corporate action ID (the `actionId` of its `corporateaction.*` events).
+                 * @example ca_0001
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One corporate action
+         * @description A corporate action by its ID (the `actionId` of its events) (facts 9.6.7).
+         */
+        get: operations["getCorporateAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dividends": {
         parameters: {
             query?: never;
@@ -215,7 +340,7 @@ export interface paths {
         };
         /**
          * List dividends
-         * @description /dividends2
+         * @description Declared, paid and cancelled dividends, newest ex-date first.
          */
         get: operations["listDividends"];
         put?: never;
@@ -252,6 +377,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dividends/{symbol}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Dividend history of one listing
+         * @description Every dividend of a listing, newest ex-date first, up to `limit` (facts 9.6.6).
+         */
+        get: operations["getDividendHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dividends/calendar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dividend calendar
+         * @description Dividends by ex-date, soonest first (facts 9.6.6). By default only dividends not yet paid or cancelled (payment
+         *     date today or later, or unknown); `all=true` includes past and cancelled ones. `from`/`to` bound the ex-date. This
+         *     literal path takes precedence over `/dividends/{dividendId}`.
+         */
+        get: operations["getDividendCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/etfs": {
         parameters: {
             query?: never;
@@ -261,7 +437,7 @@ export interface paths {
         };
         /**
          * List ETFs
-         * @description /etfs2
+         * @description Exchange-traded funds with their delayed prices and fund facts.
          */
         get: operations["listEtfs"];
         put?: never;
@@ -310,7 +486,7 @@ export interface paths {
         };
         /**
          * List funds
-         * @description /funds2
+         * @description Funds open to subscription, with NAV and fees.
          */
         get: operations["listFunds"];
         put?: never;
@@ -356,7 +532,7 @@ export interface paths {
         };
         /**
          * List FX rates
-         * @description /fx2
+         * @description USD FX rates of the local currencies.
          */
         get: operations["listFxRates"];
         put?: never;
@@ -385,6 +561,27 @@ export interface paths {
          * @description One FX rate by ISO 4217 currency code.
          */
         get: operations["getFxRate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fx/rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * FX rates (the service's path)
+         * @description USD rates of the local currencies (facts 9.7.2: the service's path). Same handler, parameters and answer as
+         *     `GET /fx`, which stays as the designed name; this literal path takes precedence over `/fx/{currency}`.
+         */
+        get: operations["listFxRatesByRatesPath"];
         put?: never;
         post?: never;
         delete?: never;
@@ -439,6 +636,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/market-data/exchanges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deprecated alias of GET /market/exchanges
+         * @deprecated
+         * @description Deprecated alias of `GET /market/exchanges`; identical handler, parameters and response.
+         */
+        get: operations["getMarketDataExchanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/market-data/holidays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deprecated alias of GET /market/holidays
+         * @deprecated
+         * @description Deprecated alias of `GET /market/holidays`; identical handler, parameters and response.
+         */
+        get: operations["getMarketDataHolidays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/market-data/movers": {
         parameters: {
             query?: never;
@@ -460,6 +699,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/market-data/ohlcv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deprecated alias of GET /market/ohlcv
+         * @deprecated
+         * @description Deprecated alias of `GET /market/ohlcv`; identical handler, parameters and response.
+         */
+        get: operations["getMarketDataOhlcv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/market-data/quotes": {
         parameters: {
             query?: never;
@@ -473,6 +733,27 @@ export interface paths {
          * @description Deprecated alias of `GET /market/quotes`; identical handler, parameters and response.
          */
         get: operations["getMarketDataQuotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/market-data/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deprecated alias of GET /market/snapshot
+         * @deprecated
+         * @description Deprecated alias of `GET /market/snapshot`; identical handler, parameters and response.
+         */
+        get: operations["getMarketDataSnapshot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -528,7 +809,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Article ID.
+                 * @description Article ID or slug (facts 9.6.5).
                  * @example art_0001
                  */
                 articleId: string;
@@ -548,6 +829,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/market/exchanges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exchanges covered, with hours and settlement
+         * @description Reference data of the 14 exchanges (facts 9.4.3), snake_case as the service sends it: MIC, country and currency,
+         *     time zone, regular trading hours (local time), settlement cycle, the current phase and the symbol suffix (D-080).
+         *     `?exchange=` narrows the list to one.
+         */
+        get: operations["getMarketExchanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/market/holidays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Exchange holidays and early closes
+         * @description Non-trading days and early closes (facts 9.4.4) between `from` and `to` (UTC dates, inclusive; default today to
+         *     365 days ahead; at most 366 days, else 400 VALIDATION_ERROR), for one `exchange` or all, by date then exchange.
+         */
+        get: operations["getMarketHolidays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/market/movers": {
         parameters: {
             query?: never;
@@ -556,10 +880,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Top gainers, losers and most active
-         * @description Ranked by changePct (gainers, losers) and volume (mostActive) on the delayed data.
+         * Top gainers or losers
+         * @description One list per call, chosen by `direction` (gainers by default), ranked by changePct on the delayed data
+         *     (facts 9.4.1). Unknown query parameters such as `page` are ignored.
          */
         get: operations["getMarketMovers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/market/ohlcv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * End-of-day OHLCV of one symbol (older form)
+         * @description Older end-of-day endpoint (facts 9.5.3), kept for clients written against it; new integrations use
+         *     `GET /stocks/{symbol}/candles`. `symbol` is required (400 MISSING_PARAM); the window covers at most 365 days
+         *     (default: the last 365 days). Open, high and low are null until intraday capture exists for the day. `meta` is
+         *     snake_case, as the service sends it.
+         */
+        get: operations["getMarketOhlcv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -577,11 +925,36 @@ export interface paths {
         };
         /**
          * Delayed quotes for one or more symbols
-         * @description Informational (not tradeable) delayed quotes. Pass `symbol` or `symbols` (comma-separated, at most 50).
-         *     Malformed symbols give 400 INVALID_SYMBOL with `invalid[]`; well-formed unknown symbols are listed in
-         *     `notFound`.
+         * @description Informational (not tradeable) delayed quotes. Pass `symbol` (answer `data` is one item; an unknown symbol is
+         *     404 NOT_FOUND) or `symbols` (comma-separated, at most 50; `data` is an array and well-formed unknown symbols
+         *     are listed in `not_found`), not both (400 VALIDATION_ERROR). Malformed symbols give 400 INVALID_SYMBOL with
+         *     `invalid[]`; more than 50 give 400 BATCH_LIMIT_EXCEEDED with `max` and `received`. `exchange` disambiguates
+         *     bare tickers.
          */
         get: operations["getMarketQuotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/market/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compact price snapshot of a watchlist or an exchange
+         * @description Compact delayed rows (facts 9.3.3: the endpoint exists; its shape is designed) for a watchlist (`symbols`, at most
+         *     50, as in `GET /market/quotes`) or for every active listing of an `exchange`. One of the two is required (400
+         *     MISSING_PARAM with `param: symbols`, `params: [symbols, exchange]`); with both, the symbols are filtered to the
+         *     exchange. Well-formed unknown symbols are listed in `not_found`.
+         */
+        get: operations["getMarketSnapshot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -599,7 +972,8 @@ export interface paths {
         };
         /**
          * Exchange trading phases
-         * @description Current phase (OPEN, CLOSED, HOLIDAY) and session times of each exchange.
+         * @description Current phase (OPEN, CLOSED, HOLIDAY) and session times of each exchange as a map keyed by exchange code,
+         *     with `anyOpen` (facts 9.4.2). `?exchange=` narrows the map to that exchange.
          */
         get: operations["getMarketStatus"];
         put?: never;
@@ -667,7 +1041,7 @@ export interface paths {
         };
         /**
          * List private-market opportunities
-         * @description /opportunities2
+         * @description Private-credit and pre-IPO deals.
          */
         get: operations["listOpportunities"];
         put?: never;
@@ -1021,6 +1395,29 @@ export interface paths {
         patch: operations["updatePartnerSettings"];
         trace?: never;
     };
+    "/sla": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SLA tier, objectives and measured service levels
+         * @description The calling partner's service-level view (facts 9.7.4): its SLA tier and availability objective (tiers Standard
+         *     99.5 %, Professional 99.9 %, Enterprise 99.95 %), measured availability, the market-data and execution objectives
+         *     and current health. On the partner bases with the API key; the public, unauthenticated summary stays
+         *     `GET /api/v1/status` (D-014). Sandbox answers are informational (`contractual: false`).
+         */
+        get: operations["getPartnerSla"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -1083,6 +1480,69 @@ export interface paths {
          * @description One instrument by symbol or slug (`exchange` disambiguates a symbol listed on several exchanges).
          */
         get: operations["getStock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stocks/{symbol}/candles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * OHLCV candles of a listing
+         * @description Recommended history endpoint (facts 9.5.1). Candles of `interval` between `from` and `to` (UTC dates,
+         *     inclusive): daily and longer intervals cover at most 366 days, intraday (15m, 1h) at most 31 days (400
+         *     VALIDATION_ERROR naming `from`); defaults: `to` today, `from` 365 days (1d, 1w, 1mo) or 5 days (15m, 1h) before.
+         *     Prices are unadjusted: `adjustment` accepts only `raw`. Open, high and low may be null where only closes were
+         *     captured (`ohlcAvailable` false); `meta` describes coverage and quality.
+         */
+        get: operations["getStockCandles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stocks/{symbol}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Daily price history of a listing
+         * @description Daily closes (with open, high, low where captured) over a named `period` ending today (facts 9.5.2). `1M` is
+         *     accepted as an alias of `1MO`. For explicit windows and intraday intervals use `GET /stocks/{symbol}/candles`.
+         */
+        get: operations["getStockHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1330,9 +1790,10 @@ export interface paths {
         put?: never;
         /**
          * Fund a sub-account from the master wallet
-         * @description Moves `amount` USD from the master wallet to the sub-account wallet and emits `deposit.confirmed`.
-         *     Optional `localCurrency` records the local-currency equivalent at the current FX rate. Frozen sub-accounts
-         *     and closed sub-accounts give 403 FORBIDDEN.
+         * @description Moves `amount` USD from the master wallet to the sub-account wallet and emits `deposit.confirmed`. The
+         *     partner does the FX and may report `localAmount`, `localCurrency` and `fxRate` (recorded as given, echoed,
+         *     and carried by the event); `note` is free text. Frozen sub-accounts and closed sub-accounts give 403
+         *     FORBIDDEN.
          */
         post: operations["depositToSubAccount"];
         delete?: never;
@@ -2515,6 +2976,10 @@ export interface components {
         };
         /** @description Market-intelligence article. */
         Article: {
+            /** @description Author or desk, null when not credited. */
+            author: string | null;
+            /** @description Full text (plain text or Markdown), null when only a summary and link are licensed. */
+            body: string | null;
             /**
              * @description Article category.
              * @enum {string}
@@ -2525,10 +2990,17 @@ export interface components {
             /** @description Article ID. */
             id: string;
             /**
+             * Format: uri
+             * @description Lead image address.
+             */
+            imageUrl: string | null;
+            /**
              * Format: date-time
              * @description Publication time.
              */
             publishedAt: string;
+            /** @description URL slug, unique; `GET /market-intel/{articleId}` accepts it in place of the ID (facts 9.6.5). */
+            slug: string;
             /** @description Publisher. */
             source: string;
             /** @description Short summary. */
@@ -2553,6 +3025,42 @@ export interface components {
          * @enum {string}
          */
         AssetClass: "TREASURY_BILL" | "BOND" | "FUND" | "PRIVATE_CREDIT" | "PRE_IPO";
+        /**
+         * @description Asset class of a directory entry (the subscription classes plus the traded ones).
+         * @enum {string}
+         */
+        AssetDirectoryClass: "STOCK" | "ETF" | "TREASURY_BILL" | "BOND" | "FUND" | "PRIVATE_CREDIT" | "PRE_IPO";
+        /** @description A page of the instrument directory (facts 9.7.3; shape designed). */
+        AssetList: components["schemas"]["PageEnvelope"] & {
+            /** @description By asset class, then name. */
+            assets: components["schemas"]["AssetSummary"][];
+        };
+        /** @description One entry of the instrument directory. */
+        AssetSummary: {
+            /**
+             * @description trade = `POST /trade`; subscription = `POST /subscriptions`.
+             * @enum {string}
+             */
+            access: "trade" | "subscription";
+            /** @description Asset class. */
+            assetClass: components["schemas"]["AssetDirectoryClass"];
+            /** @description The family's own ID (the symbol for stocks and ETFs, bondId, fundId, opportunityId). */
+            assetId: string;
+            /** @description ISO 3166-1 alpha-2 country of the listing or issuer. */
+            country: string;
+            /** @description ISO 4217 currency of prices or of the offer. */
+            currency: string;
+            /** @description Path of the detail, relative to the base (`/stocks/SCOM.KE`, `/bonds/bnd_0001`). */
+            detailPath: string;
+            /** @description Exchange of a listed instrument, null otherwise. */
+            exchange: components["schemas"]["ExchangeCode"] | null;
+            /** @description Instrument name. */
+            name: string;
+            /** @description Listing status (ACTIVE, SUSPENDED, DELISTED) or offer status (UPCOMING, OPEN, CLOSED). */
+            status: string;
+            /** @description Exchange-qualified symbol of a listed instrument, null otherwise. */
+            symbol: components["schemas"]["QualifiedSymbol"] | null;
+        };
         /** @description A page of audit records, newest first. */
         AuditList: components["schemas"]["PageEnvelope"] & {
             /** @description Records of the page. */
@@ -2591,16 +3099,25 @@ export interface components {
             /** @description Response status. */
             statusCode: number | null;
         };
-        /** @description Auto-registration body. */
+        /** @description Auto-registration body (facts 3.2; the spec's "uid required, email optional"). */
         AutoRegisterRequest: {
-            /** @description Business name; defaults to the email's domain. */
-            businessName?: string;
+            /** @description Display name, used on creation only. */
+            displayName?: string;
             /**
              * Format: email
-             * @description Contact email; defaults to the ID token's email.
+             * @description End-user email, used on creation only.
              */
             email?: string;
-            /** @description Identity-provider user ID; must equal the ID token subject. */
+            /** @description Partner's own ID, used on creation only; defaults to the uid. Unique per partner (409 CONFLICT when taken). */
+            externalId?: string;
+            /** @description The end user's identity-provider ID in the partner app; the key of idempotency (one sub-account per uid and partner environment). */
+            uid: string;
+        };
+        /** @description The sub-account of the uid, with whether this call created it. */
+        AutoRegisterResponse: components["schemas"]["SubAccount"] & {
+            /** @description True on the call that created the sub-account (201), false afterwards (200). */
+            created: boolean;
+            /** @description The uid the sub-account is bound to. */
             uid: string;
         };
         /** @description Blotter order item. */
@@ -2750,6 +3267,131 @@ export interface components {
             /** @description Escrowed cash. */
             reserved: number;
         };
+        /** @description One OHLCV candle (facts 9.5.1). */
+        Candle: {
+            /** @description Close (last delayed price for the current candle), local currency, unadjusted. */
+            close: number;
+            /** @description High, local currency; null when only the close was captured. */
+            high: number | null;
+            /** @description Low, local currency; null when only the close was captured. */
+            low: number | null;
+            /** @description True when open, high and low are real observations. */
+            ohlcAvailable: boolean;
+            /** @description Open, local currency; null when only the close was captured. */
+            open: number | null;
+            /**
+             * Format: date-time
+             * @description Start of the candle (UTC; 00:00 of the trading day for 1d and longer).
+             */
+            timestamp: string;
+            /** @description Volume; null when not captured. */
+            volume: number | null;
+            /** @description True when volume is a real observation. */
+            volumeAvailable: boolean;
+        };
+        /** @description Coverage and quality of a candle series (facts 9.5.1). Percentages are 0-100. */
+        CandlesMeta: {
+            /**
+             * @description Prices are never adjusted for corporate actions.
+             * @constant
+             */
+            adjusted: false;
+            /**
+             * Format: date-time
+             * @description Exchange observation time of the newest candle.
+             */
+            asOf: string | null;
+            /** @description Number of candles. */
+            count: number;
+            /**
+             * Format: date
+             * @description Last day the service holds data for this listing.
+             */
+            coverageEndsAt: string | null;
+            /**
+             * Format: date
+             * @description First day the service holds data for this listing.
+             */
+            coverageStartsAt: string | null;
+            /** @description Share of candles with open = high = low = close, percent. */
+            flatCandlePct: number;
+            /**
+             * Format: date
+             * @description First day of the window.
+             */
+            from: string;
+            /**
+             * @description Confidence in the series as a whole.
+             * @enum {string}
+             */
+            historyConfidence: "high" | "medium" | "low";
+            /** @description True when at least one candle has real open, high and low. */
+            ohlcAvailable: boolean;
+            /** @description Share of candles with real open, high and low, percent. */
+            ohlcCoveragePct: number;
+            /**
+             * @description Whether open/high/low exist for all, some or none of the candles.
+             * @enum {string}
+             */
+            ohlcQuality: "full" | "partial" | "close_only";
+            /** @description Machine-readable issues (for example `sparse_intraday`, `flat_candles`, `missing_volume`). */
+            qualityIssues: string[];
+            /**
+             * @description Overall quality verdict.
+             * @enum {string}
+             */
+            qualityStatus: "good" | "degraded" | "poor";
+            /**
+             * @description candlestick when OHLC coverage allows it, else line.
+             * @enum {string}
+             */
+            recommendedChartType: "candlestick" | "line";
+            /** @description True in the sandbox. */
+            sandbox: boolean;
+            /** @description Data source, for example `delayed_eod` or `delayed_intraday`. */
+            source: string;
+            /**
+             * Format: date
+             * @description Last day of the window.
+             */
+            to: string;
+            /** @description True when at least one candle has a real volume. */
+            volumeAvailable: boolean;
+            /** @description Share of candles with a real volume, percent. */
+            volumeCoveragePct: number;
+            /**
+             * @description Volume coverage in one word.
+             * @enum {string}
+             */
+            volumeStatus: "available" | "partial" | "unavailable";
+            /** @description Share of candles with volume 0, percent. */
+            zeroVolumePct: number;
+        };
+        /** @description Candle series of one listing (facts 9.5.1). */
+        CandlesResponse: {
+            /**
+             * @description Prices are unadjusted.
+             * @constant
+             */
+            adjustment: "raw";
+            /** @description Candles, oldest first. */
+            candles: components["schemas"]["Candle"][];
+            /** @description Local trading currency of the prices. */
+            currency: string;
+            /** @description Exchange. */
+            exchange: components["schemas"]["ExchangeCode"];
+            /**
+             * @description Candle interval.
+             * @enum {string}
+             */
+            interval: "15m" | "1h" | "1d" | "1w" | "1mo";
+            /** @description Coverage and quality. */
+            meta: components["schemas"]["CandlesMeta"];
+            /** @description Instrument name. */
+            name: string;
+            /** @description Exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
+        };
         /**
          * @description Canonical order status (no aliases).
          * @enum {string}
@@ -2796,6 +3438,36 @@ export interface components {
         CompanyList: components["schemas"]["PageEnvelope"] & {
             /** @description Companies of the page. */
             companies: components["schemas"]["Company"][];
+        };
+        /** @description An article about a company, with its `type` (facts 9.6.4). */
+        CompanyNewsItem: components["schemas"]["Article"] & {
+            /**
+             * @description Item type (the article's category).
+             * @enum {string}
+             */
+            type: "NEWS" | "EARNINGS" | "CORPORATE_ACTION" | "MARKET_COMMENTARY" | "REGULATORY" | "MACRO";
+        };
+        /** @description A page of news items about one company. */
+        CompanyNewsList: components["schemas"]["PageEnvelope"] & {
+            /** @description Items, newest first. */
+            items: components["schemas"]["CompanyNewsItem"][];
+            /** @description The company's exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
+        };
+        /** @description A corporate action and where it stands (facts 9.6.7). */
+        CorporateAction: components["schemas"]["CorporateActionBase"] & {
+            /** @description The type-specific fields of the matching event payload (for example ratioFrom/ratioTo of a split, oldSymbol/newSymbol of a symbol change); empty for GENERIC. */
+            details: Record<string, never>;
+            /**
+             * @description ANNOUNCED until the effective date, EFFECTIVE from it, COMPLETED once processed on holdings, CANCELLED if withdrawn.
+             * @enum {string}
+             */
+            status: "ANNOUNCED" | "EFFECTIVE" | "COMPLETED" | "CANCELLED";
+            /**
+             * Format: date-time
+             * @description Last change of the action.
+             */
+            updatedAt: string;
         };
         /** @description Fields common to every corporateaction.* payload. */
         CorporateActionBase: {
@@ -2856,6 +3528,11 @@ export interface components {
              * @constant
              */
             event?: "corporateaction.delisting";
+        };
+        /** @description A page of corporate actions. */
+        CorporateActionList: components["schemas"]["PageEnvelope"] & {
+            /** @description Newest announcement first. */
+            corporateActions: components["schemas"]["CorporateAction"][];
         };
         /** @description Payload of corporateaction.rights_issue. */
         CorporateActionRightsIssueData: components["schemas"]["CorporateActionBase"] & {
@@ -3138,6 +3815,11 @@ export interface components {
         };
         /** @description Declared or paid dividend of a listed instrument. */
         Dividend: {
+            /**
+             * @description Where the dividend stands on its calendar today (facts 9.6.6 shows PAID, CANCELLED, PAYMENT_DATE_PASSED).
+             * @enum {string}
+             */
+            calendarStage: "ANNOUNCED" | "EX_DATE_PASSED" | "RECORD_DATE_PASSED" | "PAYMENT_DATE_PASSED" | "PAID" | "CANCELLED";
             /** @description Local currency. */
             currency: string;
             /** @description Dividend ID. */
@@ -3164,10 +3846,10 @@ export interface components {
              */
             recordDate: string | null;
             /**
-             * @description PAID once distributed (`dividend.paid`).
+             * @description PAID once distributed (`dividend.paid`); CANCELLED when withdrawn by the issuer (facts 9.6.6).
              * @enum {string}
              */
-            status: "DECLARED" | "PAID";
+            status: "DECLARED" | "PAID" | "CANCELLED";
             /** @description Exchange-qualified symbol (`SCOM.KE`). */
             symbol: components["schemas"]["QualifiedSymbol"];
             /**
@@ -3186,6 +3868,15 @@ export interface components {
             units: number;
             /** @description USD credited. */
             usdYield: number;
+        };
+        /** @description Dividends of one listing (facts 9.6.6). */
+        DividendHistory: {
+            /** @description Number of items. */
+            count: number;
+            /** @description Newest ex-date first, at most limit. */
+            dividends: components["schemas"]["Dividend"][];
+            /** @description Exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
         };
         /** @description A page of dividends. */
         DividendList: components["schemas"]["PageEnvelope"] & {
@@ -3332,37 +4023,87 @@ export interface components {
          * @enum {string}
          */
         ExchangeCode: "NSE" | "NGX" | "JSE" | "GSE" | "BRVM" | "ZSE" | "BSE" | "LUSE" | "EGX" | "DSE" | "USE" | "MSE" | "CSE" | "SEM";
-        /** @description Trading phase of an exchange. */
+        /** @description Reference data of one exchange, snake_case as the service sends it (facts 9.4.3). */
+        ExchangeInfo: {
+            /** @description Exchange code. */
+            code: components["schemas"]["ExchangeCode"];
+            /** @description ISO 3166-1 alpha-2 country. */
+            country: string;
+            /** @description Main trading currency (ISO 4217). */
+            currency: string;
+            /**
+             * @description Current phase (as in `GET /market/status`).
+             * @enum {string}
+             */
+            market_status: "OPEN" | "CLOSED" | "HOLIDAY";
+            /** @description ISO 10383 MIC. */
+            mic: string | null;
+            /** @description Exchange name. */
+            name: string;
+            /** @description Settlement cycle of trades on this exchange. */
+            settlement: {
+                /** @description Cycle label, for example `T+3`. */
+                cycle: string;
+                /** @description Business days from trade to settlement. */
+                cycleDays: number;
+            };
+            /** @description Country suffix of this exchange's symbols, with the dot (`.KE`; D-080). */
+            symbol_suffix: string;
+            /** @description IANA time zone. */
+            timezone: string;
+            /** @description Regular session, local time. */
+            trading_hours: {
+                /** @description Session close, local HH:MM. */
+                close: string;
+                /** @description Session open, local HH:MM. */
+                open: string;
+            };
+        };
+        /** @description Exchanges covered (facts 9.4.3). */
+        ExchangeListResponse: {
+            /** @description Number of exchanges. */
+            count: number;
+            /** @description One item per exchange, by code. */
+            data: components["schemas"]["ExchangeInfo"][];
+        };
+        /** @description Trading phase of one exchange (a value of the `exchanges` map, facts 9.4.2). */
         ExchangeStatus: {
             /**
              * Format: date-time
              * @description Today's close (UTC), null on a holiday or weekend.
              */
             closesAt: string | null;
-            /** @description ISO 3166-1 alpha-2 country. */
+            /** @description ISO 3166-1 alpha-2 country (also the symbol suffix, D-080). */
             country: string;
-            /** @description Exchange code. */
+            /** @description Exchange code (also the map key). */
             exchange: components["schemas"]["ExchangeCode"];
             /** @description ISO 10383 MIC. */
             exchangeMic: string | null;
             /** @description Holiday name when HOLIDAY. */
             holidayName: string | null;
+            /** @description True while the status is OPEN. */
+            isOpen: boolean;
             /** @description Current local time at the exchange (ISO 8601 with offset). */
             localTime: string;
             /** @description Exchange name. */
             name: string;
             /**
              * Format: date-time
-             * @description Next session open (UTC).
+             * @description While OPEN, the close of the current session; otherwise the close of the next session (UTC).
              */
-            nextOpenAt: string | null;
+            nextClose: string | null;
+            /**
+             * Format: date-time
+             * @description Next session open (UTC) after now (while OPEN, the next trading day's open).
+             */
+            nextOpen: string | null;
             /**
              * Format: date-time
              * @description Today's open (UTC), null on a holiday or weekend.
              */
             opensAt: string | null;
             /**
-             * @description Current phase.
+             * @description Current phase (the phases of the `market.status` event).
              * @enum {string}
              */
             status: "OPEN" | "CLOSED" | "HOLIDAY";
@@ -3506,6 +4247,42 @@ export interface components {
             unrealizedPnlUsd: number | null;
             /** @description Delayed price in USD at live spot. */
             usdPrice: number | null;
+        };
+        /** @description A non-trading day or early close of one exchange. */
+        Holiday: {
+            /** @description Local HH:MM close of an EARLY_CLOSE day; null when CLOSED. */
+            closesAt: string | null;
+            /**
+             * Format: date
+             * @description Local calendar date.
+             */
+            date: string;
+            /** @description Exchange. */
+            exchange: components["schemas"]["ExchangeCode"];
+            /** @description Holiday name. */
+            name: string;
+            /**
+             * @description CLOSED for no session; EARLY_CLOSE for a shortened one.
+             * @enum {string}
+             */
+            type: "CLOSED" | "EARLY_CLOSE";
+        };
+        /** @description Holidays in a window (facts 9.4.4; shape designed). */
+        HolidayListResponse: {
+            /** @description Number of items. */
+            count: number;
+            /**
+             * Format: date
+             * @description First day of the window.
+             */
+            from: string;
+            /** @description By date, then exchange. */
+            holidays: components["schemas"]["Holiday"][];
+            /**
+             * Format: date
+             * @description Last day of the window.
+             */
+            to: string;
         };
         /** @description Payload of incident.declared. */
         IncidentDeclaredData: {
@@ -3728,22 +4505,48 @@ export interface components {
              */
             statusPage: string;
         };
+        /** @description Answer to `?symbols=`. */
+        MarketQuoteBatchResponse: {
+            /** @description Quote items in request order (duplicates answered once). */
+            data: components["schemas"]["MarketQuoteItem"][];
+            /** @description Request summary. */
+            meta: components["schemas"]["MarketQuotesMeta"];
+            /** @description Well-formed requested symbols with no listing, as given. */
+            not_found: string[];
+        };
         /** @description Stock item as returned by quotes and movers (marketStatus and dataFreshnessSeconds present). */
         MarketQuoteItem: components["schemas"]["StockItem"] & Record<string, never>;
-        /** @description Delayed quotes. */
-        MarketQuotesResponse: {
+        /** @description Answer to `?symbol=`. */
+        MarketQuoteSingleResponse: {
+            /** @description The quote item. */
+            data: components["schemas"]["MarketQuoteItem"];
+            /** @description Request summary. */
+            meta: components["schemas"]["MarketQuotesMeta"];
+        };
+        /** @description Summary of a quotes request. */
+        MarketQuotesMeta: {
             /**
              * Format: date-time
              * @description Time of the answer.
              */
             asOf: string;
-            /** @description Number of quotes. */
+            /** @description Quote items returned. */
             count: number;
-            /** @description Well-formed requested symbols with no listing. */
-            notFound: string[];
-            /** @description Quotes in request order. */
-            quotes: components["schemas"]["MarketQuoteItem"][];
+            /** @description The `exchange` filter given, null when none. */
+            exchange: components["schemas"]["ExchangeCode"] | null;
+            /**
+             * @description Batch maximum of `symbols`.
+             * @constant
+             */
+            maxSymbols: 50;
+            /** @description Distinct symbols requested (1 for `symbol`). */
+            requested: number;
         };
+        /**
+         * @description Delayed quotes (facts 9.3.1). With `symbol`: `data` is one quote item. With `symbols`: `data` is an array in
+         *     request order, `not_found` lists well-formed symbols with no listing. Both carry `meta` (D-042).
+         */
+        MarketQuotesResponse: components["schemas"]["MarketQuoteSingleResponse"] | components["schemas"]["MarketQuoteBatchResponse"];
         /** @description Envelope of a `market.status` delivery. */
         MarketStatusEvent: components["schemas"]["EventEnvelope"] & {
             /** @description Payload. */
@@ -3779,15 +4582,24 @@ export interface components {
              */
             status: "OPEN" | "CLOSED" | "HOLIDAY";
         };
-        /** @description Exchange phases. */
+        /** @description Exchange phases as a map keyed by exchange code (facts 9.4.2). */
         MarketStatusResponse: {
+            /** @description True when at least one exchange of the map is OPEN. */
+            anyOpen: boolean;
+            /**
+             * Format: date-time
+             * @description Time the phases were evaluated.
+             */
+            checkedAt: string;
+            /** @description One entry per exchange (only the requested one with `?exchange=`), keyed by exchange code. */
+            exchanges: {
+                [key: string]: components["schemas"]["ExchangeStatus"];
+            };
             /**
              * Format: date-time
              * @description Time of the answer.
              */
-            asOf: string;
-            /** @description One item per exchange (or the requested one). */
-            exchanges: components["schemas"]["ExchangeStatus"][];
+            serverTime: string;
         };
         /** @description The partner's master USD wallet. */
         MasterWallet: {
@@ -3913,21 +4725,27 @@ export interface components {
             /** @description Human-readable confirmation. */
             message: string;
         };
-        /** @description Top movers on the delayed data. */
+        /** @description One mover list on the delayed data, chosen by `direction` (facts 9.4.1). */
         MoversResponse: {
             /**
              * Format: date-time
              * @description Time of the answer.
              */
             asOf: string;
+            /** @description Number of items in movers (at most limit). */
+            count: number;
+            /**
+             * @description The list returned.
+             * @enum {string}
+             */
+            direction: "gainers" | "losers";
             /** @description Exchange filter applied, null for all exchanges. */
             exchange: components["schemas"]["ExchangeCode"] | null;
-            /** @description Highest changePct first. */
-            gainers: components["schemas"]["MarketQuoteItem"][];
-            /** @description Lowest changePct first. */
-            losers: components["schemas"]["MarketQuoteItem"][];
-            /** @description Highest volume first. */
-            mostActive: components["schemas"]["MarketQuoteItem"][];
+            /**
+             * @description gainers: items with changePct > 0, highest first; losers: items with changePct < 0, lowest first. Ties by
+             *     volume (highest first), then symbol. Items without a changePct are left out.
+             */
+            movers: components["schemas"]["MarketQuoteItem"][];
         };
         /** @description Client-credentials token request (form or JSON; the secret may instead be sent by HTTP Basic). */
         OAuthTokenRequest: {
@@ -3965,6 +4783,69 @@ export interface components {
          * @enum {string}
          */
         OfferStatus: "UPCOMING" | "OPEN" | "CLOSED";
+        /** @description One end-of-day bar (facts 9.5.3). */
+        OhlcvBar: {
+            /** @description Close, local currency. */
+            close: number;
+            /** @description High; null until intraday capture exists for the day. */
+            high: number | null;
+            /** @description Low; null until intraday capture exists for the day. */
+            low: number | null;
+            /** @description Open; null until intraday capture exists for the day. */
+            open: number | null;
+            /**
+             * Format: date-time
+             * @description Start of the bar (00:00 UTC of the day or period).
+             */
+            timestamp: string;
+            /** @description Volume; null when not captured. */
+            volume: number | null;
+        };
+        /** @description Request summary, snake_case as the service sends it (facts 9.5.3). */
+        OhlcvMeta: {
+            /** @description Number of bars. */
+            count: number;
+            /** @description Exchange of the listing. */
+            exchange: components["schemas"]["ExchangeCode"];
+            /**
+             * Format: date
+             * @description First day of the window.
+             */
+            from: string;
+            /**
+             * @description The same timeframe in the candle-interval notation.
+             * @enum {string}
+             */
+            interval: "1d" | "1w" | "1mo";
+            /** @description True when at least one bar has real open, high and low. */
+            ohlc_available: boolean;
+            /** @description Request ID (also in logs and support requests). */
+            request_id: string;
+            /** @description Exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
+            /**
+             * @description Bar timeframe requested.
+             * @enum {string}
+             */
+            timeframe: "1D" | "1W" | "1M";
+            /**
+             * Format: date-time
+             * @description Time of the answer.
+             */
+            timestamp: string;
+            /**
+             * Format: date
+             * @description Last day of the window.
+             */
+            to: string;
+        };
+        /** @description End-of-day bars of one symbol (facts 9.5.3). */
+        OhlcvResponse: {
+            /** @description Bars, oldest first. */
+            data: components["schemas"]["OhlcvBar"][];
+            /** @description Request summary. */
+            meta: components["schemas"]["OhlcvMeta"];
+        };
         /** @description Private-credit or pre-IPO deal. */
         Opportunity: {
             /**
@@ -4446,6 +5327,50 @@ export interface components {
              */
             updatedAt: string;
         };
+        /** @description The calling partner's SLA view (facts 9.7.4). */
+        PartnerSla: {
+            /**
+             * Format: date-time
+             * @description Time of the answer.
+             */
+            asOf: string;
+            /** @description False in the sandbox (no service credits). */
+            contractual: boolean;
+            /** @description Exchange delay of market data (900; a licence does not remove it). */
+            dataDelaySeconds: number;
+            /** @description Market-data refresh target (900). */
+            dataRefreshTargetSeconds: number;
+            /** @description Target time from PENDING to a desk decision. */
+            executionTargetSeconds: number;
+            /** @description Open incidents. */
+            incidents: components["schemas"]["IncidentSummary"][];
+            /**
+             * @description Length of the measurement window.
+             * @constant
+             */
+            measurementWindowDays: 30;
+            /**
+             * @description Current overall status (as `GET /api/v1/status`).
+             * @enum {string}
+             */
+            status: "operational" | "degraded" | "partial_outage" | "major_outage" | "maintenance";
+            /**
+             * Format: uri
+             * @description Public status page.
+             */
+            statusPage: string;
+            /**
+             * @description The partner's tier (production starter -> Standard, growth -> Professional, enterprise -> Enterprise; sandbox -> Standard).
+             * @enum {string}
+             */
+            tier: "Standard" | "Professional" | "Enterprise";
+            /** @description Every tier, for comparison. */
+            tiers: components["schemas"]["SlaTier"][];
+            /** @description Measured availability over the window, percent; null before enough data. */
+            uptimePct30d: number | null;
+            /** @description The tier's availability objective, percent. */
+            uptimeTargetPct: number;
+        };
         /** @description Portal access token. */
         PortalAccessToken: {
             /** @description Access token, used as Bearer. */
@@ -4621,6 +5546,49 @@ export interface components {
          * @enum {string}
          */
         PriceAlertState: "ARMED" | "TRIGGERED" | "DISARMED";
+        /** @description Daily history of one listing over a period (facts 9.5.2). */
+        PriceHistoryResponse: {
+            /**
+             * Format: date-time
+             * @description Exchange observation time of the newest day.
+             */
+            asOf: string | null;
+            /** @description Trading days, oldest first. */
+            candles: components["schemas"]["PricePoint"][];
+            /** @description Number of days. */
+            count: number;
+            /** @description Local trading currency. */
+            currency: string;
+            /** @description Exchange. */
+            exchange: components["schemas"]["ExchangeCode"];
+            /**
+             * @description The period answered (`1M` is answered as `1MO`).
+             * @enum {string}
+             */
+            period: "1W" | "1MO" | "3MO" | "6MO" | "1Y" | "2Y" | "5Y";
+            /** @description Exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
+        };
+        /** @description One day of price history (facts 9.5.2). */
+        PricePoint: {
+            /** @description Close, local currency, unadjusted. */
+            close: number;
+            /**
+             * Format: date
+             * @description Trading day.
+             */
+            date: string;
+            /** @description High, local currency; null when not captured. */
+            high: number | null;
+            /** @description Low, local currency; null when not captured. */
+            low: number | null;
+            /** @description Open, local currency; null when not captured. */
+            open: number | null;
+            /** @description Same as close (clients of the service read either). */
+            price: number;
+            /** @description Volume; null when not captured. */
+            volume: number | null;
+        };
         /**
          * @description Exchange-qualified symbol as the service answers it: the ticker and the country suffix of its exchange
          *     (`SCOM.KE` on NSE, `DANGCEM.NG` on NGX, `NPN.ZA` on JSE; suffixes in `ExchangeCode`) (D-080).
@@ -4947,6 +5915,60 @@ export interface components {
             /** @description Availability objective, percent. */
             uptimeTargetPct: number;
         };
+        /** @description One SLA tier. */
+        SlaTier: {
+            /**
+             * @description Tier name.
+             * @enum {string}
+             */
+            name: "Standard" | "Professional" | "Enterprise";
+            /** @description Monthly availability objective, percent (99.5, 99.9, 99.95). */
+            uptimeTargetPct: number;
+        };
+        /** @description Compact delayed row of one listing. */
+        SnapshotItem: {
+            /**
+             * Format: date-time
+             * @description Time of the exchange observation.
+             */
+            asOf: string | null;
+            /** @description Change against previousClose, local currency. */
+            change: number | null;
+            /** @description Change against previousClose as a fraction (D-085). */
+            changePct: number | null;
+            /** @description Local trading currency. */
+            currency: string;
+            /** @description Exchange. */
+            exchange: components["schemas"]["ExchangeCode"];
+            /**
+             * @description Exchange phase.
+             * @enum {string}
+             */
+            marketStatus: "OPEN" | "CLOSED";
+            /** @description Instrument name. */
+            name: string;
+            /** @description Previous close, local currency. */
+            previousClose: number | null;
+            /** @description Delayed price, local currency. */
+            price: number | null;
+            /** @description True when older than 30 minutes. */
+            stale: boolean;
+            /** @description Exchange-qualified symbol. */
+            symbol: components["schemas"]["QualifiedSymbol"];
+            /** @description Price in USD at live spot. */
+            usdPrice: number | null;
+            /** @description Session volume. */
+            volume: number | null;
+        };
+        /** @description A snapshot (designed; facts 9.3.3 names only the endpoint). */
+        SnapshotResponse: {
+            /** @description Rows in request order (by symbol for a whole exchange). */
+            data: components["schemas"]["SnapshotItem"][];
+            /** @description Request summary (`requested` is 0 for a whole exchange). */
+            meta: components["schemas"]["MarketQuotesMeta"];
+            /** @description Well-formed requested symbols with no listing. */
+            not_found: string[];
+        };
         /** @description Stock or ETF with its delayed price. */
         StockItem: {
             /** @description Always null currently (no Level-2 data). */
@@ -5055,6 +6077,16 @@ export interface components {
             subAccountId: string;
             /** @description Compatible alias of subAccountId (same value). */
             userId: string;
+            /** @description The same wallet as a nested object, as the service's examples show it (facts 4.2); `balance` equals `walletBalance`. */
+            wallet: {
+                /** @description Same value as walletBalance. */
+                balance: number;
+                /**
+                 * @description Wallet currency.
+                 * @constant
+                 */
+                currency: "USD";
+            };
             /** @description Current USD balance (escrowed funds excluded); starts at 0. */
             walletBalance: number;
         };
@@ -5177,6 +6209,13 @@ export interface components {
             test: true;
             /** @description Webhook under test. */
             webhookId: string;
+        };
+        /** @description A page of exchange-qualified symbols (facts 9.6.2). */
+        TickerList: components["schemas"]["PageEnvelope"] & {
+            /** @description Symbols of the page, by symbol. */
+            tickers: components["schemas"]["QualifiedSymbol"][];
+            /** @description Total matching symbols, null when not computed (facts 16.1). */
+            totalCount: number | null;
         };
         /**
          * @description DAY expires at the exchange close of the trading day; GTC stays until filled or cancelled; GTD expires at expiresAt.
@@ -5469,16 +6508,28 @@ export interface components {
             /** @description Sub-account. */
             subAccountId: string;
         };
-        /** @description Deposit or withdrawal body. */
+        /**
+         * @description Deposit or withdrawal body (facts 5.1). The partner collects or pays out local money and does the FX itself:
+         *     it sends the USD `amount` and may report the `localAmount`, `localCurrency` and `fxRate` it applied, which the
+         *     service records as given. `localCurrency` is required with `localAmount` or `fxRate` (400 VALIDATION_ERROR).
+         *     When only one of `localAmount` and `fxRate` is given, the other is derived (`localAmount = amount x fxRate`);
+         *     when only `localCurrency` is given, the service's own rate is used.
+         */
         WalletTransferRequest: {
             /** @description USD amount, at most 2 decimals. */
             amount: number;
-            /** @description Optional ISO 4217 currency to record the local equivalent in (localAmount, fxRate). */
+            /** @description Local units per USD the partner applied. */
+            fxRate?: number;
+            /** @description Local-currency amount the partner collected (deposit) or pays out (withdrawal). */
+            localAmount?: number;
+            /** @description ISO 4217 currency of localAmount. */
             localCurrency?: string;
+            /** @description Free text, for example a mobile-money reference; echoed and kept on the transaction. */
+            note?: string;
             /** @description Partner reference. */
             reference?: string;
         };
-        /** @description Result of a deposit or withdrawal. */
+        /** @description Result of a deposit or withdrawal; echoes the body's fields (facts 5.2). */
         WalletTransferResponse: {
             /** @description USD amount moved. */
             amount: number;
@@ -5494,16 +6545,20 @@ export interface components {
             currency: "USD";
             /** @description Partner's own ID. */
             externalId: string | null;
-            /** @description Local units per USD used. */
+            /** @description Local units per USD as reported (or derived); null when no local currency was given. */
             fxRate: number | null;
-            /** @description Local-currency equivalent when localCurrency was given. */
+            /** @description Local-currency amount as reported (or derived); null when no local currency was given. */
             localAmount: number | null;
-            /** @description ISO 4217 local currency. */
+            /** @description ISO 4217 local currency; null when not given. */
             localCurrency: string | null;
             /** @description Master wallet balance after the move. */
             masterWalletBalance: number;
+            /** @description Human-readable result (`Deposit successful.`, `Withdrawal successful.`). */
+            message: string;
             /** @description Sub-account wallet balance after the move. */
             newBalance: number;
+            /** @description The body's note. */
+            note: string | null;
             /** @description Partner reference. */
             reference: string | null;
             /** @description Sub-account ID. */
@@ -5791,8 +6846,18 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Corporate action ID (the `actionId` of its `corporateaction.*` events).
+         * @example ca_0001
+         */
+        ActionId: string;
         /** @description Asset class filter. */
         AssetClassFilter: components["schemas"]["AssetClass"];
+        /**
+         * @description ISO 4217 currency of the instrument (facts 9.7.1).
+         * @example KES
+         */
+        CurrencyFilter: string;
         /**
          * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
          *     and environment. Unknown or foreign cursors give 400.
@@ -5828,7 +6893,9 @@ export interface components {
          * @example SCOM.KE,EQTY.KE,KCB.KE
          */
         MarketQuoteSymbols: string;
-        /** @description Items per list (default 5, max 20). */
+        /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+        MoversDirection: "gainers" | "losers";
+        /** @description Items in the list (default 10, max 50). */
         MoversLimit: number;
         /** @description Subscription window filter. */
         OfferStatusFilter: components["schemas"]["OfferStatus"];
@@ -6054,6 +7121,75 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAssets: {
+        parameters: {
+            query?: {
+                /** @description Asset class filter. */
+                assetClass?: components["schemas"]["AssetDirectoryClass"];
+                /** @description ISO 3166-1 alpha-2 country. */
+                country?: string;
+                /**
+                 * @description ISO 4217 currency of the instrument (facts 9.7.1).
+                 * @example KES
+                 */
+                currency?: components["parameters"]["CurrencyFilter"];
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /** @description Page size (default 50, max 200). Out-of-range values give 400. */
+                limit?: components["parameters"]["Limit50Max200"];
+                /** @description Case-insensitive match on symbol or name. */
+                search?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of assets, by asset class then name. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAuditRecords: {
         parameters: {
             query?: {
@@ -6126,10 +7262,17 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    autoRegisterSandbox: {
+    autoRegisterSubAccount: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
+                /**
+                 * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
+                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
+                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 * @example 2f1c9a4e-trade-0001
+                 */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
                  *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
@@ -6158,21 +7301,39 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sandbox account created or retrieved. */
-            201: {
+            /** @description The sub-account of this uid already existed; returned unchanged. */
+            200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RegisterResponse"];
+                    "application/json": components["schemas"]["AutoRegisterResponse"];
                 };
             };
-            400: components["responses"]["BadRequestPortal"];
+            /** @description Sub-account created for this uid. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoRegisterResponse"];
+                };
+            };
+            /** @description uid missing (MISSING_PARAM with param uid), invalid body (VALIDATION_ERROR, INVALID_TYPE), missing Idempotency-Key (MISSING_IDEMPOTENCY_KEY). */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description `uid` does not match the ID token subject (FORBIDDEN). */
-            403: components["responses"]["ForbiddenPortal"];
-            429: components["responses"]["TooManyRequestsUnkeyed"];
-            500: components["responses"]["InternalErrorPortal"];
+            /** @description Data key or key outside its scopes (FORBIDDEN). */
+            403: components["responses"]["Forbidden"];
+            /** @description On creation, `externalId` already belongs to another sub-account; or idempotency collision (CONFLICT). */
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6181,6 +7342,11 @@ export interface operations {
             query?: {
                 /** @description Issuer country, ISO 3166-1 alpha-2. */
                 country?: string;
+                /**
+                 * @description ISO 4217 currency of the instrument (facts 9.7.1).
+                 * @example KES
+                 */
+                currency?: components["parameters"]["CurrencyFilter"];
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
                  *     and environment. Unknown or foreign cursors give 400.
@@ -6194,6 +7360,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description Subscription window filter. */
                 status?: components["parameters"]["OfferStatusFilter"];
+                /** @description Alias of instrumentType, the filter name clients use (facts 9.7.1); both given must agree (else 400 VALIDATION_ERROR). */
+                type?: components["schemas"]["BondInstrumentType"];
             };
             header?: {
                 /**
@@ -6413,6 +7581,272 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listCompanyNews: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Page size (default 20, max 100). Out-of-range values give 400. */
+                limit?: number;
+                /** @description Item type filter (the article categories). */
+                type?: "NEWS" | "EARNINGS" | "CORPORATE_ACTION" | "MARKET_COMMENTARY" | "REGULATORY" | "MACRO";
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items, newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyNewsList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown symbol (NOT_FOUND). */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCompanyTickers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /** @description Page size (default 100, max 200). Out-of-range values give 400. */
+                limit?: number;
+                /** @description Case-insensitive match on symbol or company name. */
+                search?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of symbols. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TickerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCorporateActions: {
+        parameters: {
+            query?: {
+                /** @description Action type filter. */
+                actionType?: "GENERIC" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "HALT" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE";
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Inclusive lower bound on the record time: a UTC date (`2026-01-05`, from 00:00:00.000Z) or a
+                 *     timezone-aware date-time. Invalid or reversed bounds give 400.
+                 * @example 2026-01-05
+                 */
+                from?: components["parameters"]["From"];
+                /** @description Page size (default 50, max 200). Out-of-range values give 400. */
+                limit?: components["parameters"]["Limit50Max200"];
+                /** @description Status filter. */
+                status?: "ANNOUNCED" | "EFFECTIVE" | "COMPLETED" | "CANCELLED";
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol?: components["parameters"]["SymbolQuery"];
+                /**
+                 * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
+                 *     date-time.
+                 * @example 2026-01-31
+                 */
+                to?: components["parameters"]["To"];
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of corporate actions. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CorporateActionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCorporateAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path: {
+                /**
+                 * @description Corporate action ID (the `actionId` of its `corporateaction.*` events).
+                 * @example ca_0001
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The corporate action. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CorporateAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown action (NOT_FOUND). */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listDividends: {
         parameters: {
             query?: {
@@ -6431,6 +7865,8 @@ export interface operations {
                 from?: components["parameters"]["From"];
                 /** @description Page size (default 50, max 200). Out-of-range values give 400. */
                 limit?: components["parameters"]["Limit50Max200"];
+                /** @description Status filter, upper-case (facts 9.6.6). */
+                status?: "DECLARED" | "PAID" | "CANCELLED";
                 /**
                  * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
                  *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
@@ -6540,6 +7976,149 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDividendHistory: {
+        parameters: {
+            query?: {
+                /** @description Items to return (default 20, max 100). */
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dividends, newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DividendHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown symbol (NOT_FOUND). */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDividendCalendar: {
+        parameters: {
+            query?: {
+                /** @description Include paid and cancelled dividends (default false). */
+                all?: boolean;
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Inclusive lower bound on the record time: a UTC date (`2026-01-05`, from 00:00:00.000Z) or a
+                 *     timezone-aware date-time. Invalid or reversed bounds give 400.
+                 * @example 2026-01-05
+                 */
+                from?: components["parameters"]["From"];
+                /** @description Page size (default 50, max 200). Out-of-range values give 400. */
+                limit?: components["parameters"]["Limit50Max200"];
+                /** @description Status filter, upper-case (facts 9.6.6). */
+                status?: "DECLARED" | "PAID" | "CANCELLED";
+                /**
+                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
+                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol?: components["parameters"]["SymbolQuery"];
+                /**
+                 * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
+                 *     date-time.
+                 * @example 2026-01-31
+                 */
+                to?: components["parameters"]["To"];
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dividends, soonest ex-date first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DividendList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6664,6 +8243,15 @@ export interface operations {
     listFunds: {
         parameters: {
             query?: {
+                /** @description Alias of fundType, the filter name clients use (facts 9.7.1); both given must agree (else 400 VALIDATION_ERROR). */
+                category?: components["schemas"]["FundType"];
+                /** @description Domicile country of the fund, ISO 3166-1 alpha-2. */
+                country?: string;
+                /**
+                 * @description ISO 4217 currency of the instrument (facts 9.7.1).
+                 * @example KES
+                 */
+                currency?: components["parameters"]["CurrencyFilter"];
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
                  *     and environment. Unknown or foreign cursors give 400.
@@ -6889,6 +8477,64 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listFxRatesByRatesPath: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated ISO 4217 codes to return. */
+                currencies?: string;
+                /**
+                 * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
+                 *     and environment. Unknown or foreign cursors give 400.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Page size (default 50, max 200). Out-of-range values give 400. */
+                limit?: components["parameters"]["Limit50Max200"];
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of FX rates. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FxRateList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -7000,12 +8646,126 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getMarketDataMovers: {
+    getMarketDataExchanges: {
         parameters: {
             query?: {
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
-                /** @description Items per list (default 5, max 20). */
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Same as `GET /market/exchanges`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExchangeListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketDataHolidays: {
+        parameters: {
+            query?: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description First day (UTC date, inclusive).
+                 * @example 2025-01-06
+                 */
+                from?: string;
+                /**
+                 * @description Last day (UTC date, inclusive).
+                 * @example 2026-01-05
+                 */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Same as `GET /market/holidays`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HolidayListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketDataMovers: {
+        parameters: {
+            query?: {
+                /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+                direction?: components["parameters"]["MoversDirection"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /** @description Items in the list (default 10, max 50). */
                 limit?: components["parameters"]["MoversLimit"];
             };
             header?: {
@@ -7048,6 +8808,76 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketDataOhlcv: {
+        parameters: {
+            query: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description First day (UTC date, inclusive).
+                 * @example 2025-01-06
+                 */
+                from?: string;
+                /**
+                 * @description Symbol (required): exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
+                 * @example SCOM.KE
+                 */
+                symbol: components["schemas"]["SymbolInput"];
+                /** @description Bar timeframe (default 1D). */
+                timeframe?: "1D" | "1W" | "1M";
+                /**
+                 * @description Last day (UTC date, inclusive).
+                 * @example 2026-01-05
+                 */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Same as `GET /market/ohlcv`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OhlcvResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Same as `GET /market/ohlcv`. */
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7107,6 +8937,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketQuotesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketDataSnapshot: {
+        parameters: {
+            query?: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above); each qualified
+                 *     (`SCOM.KE`) or a bare ticker naming one listing; malformed members give 400 INVALID_SYMBOL with `invalid[]`.
+                 * @example SCOM.KE,EQTY.KE,KCB.KE
+                 */
+                symbols?: components["parameters"]["MarketQuoteSymbols"];
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Same as `GET /market/snapshot`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7258,7 +9146,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Article ID.
+                 * @description Article ID or slug (facts 9.6.5).
                  * @example art_0001
                  */
                 articleId: string;
@@ -7288,12 +9176,127 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getMarketMovers: {
+    getMarketExchanges: {
         parameters: {
             query?: {
                 /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
                 exchange?: components["parameters"]["ExchangeQuery"];
-                /** @description Items per list (default 5, max 20). */
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Exchanges, by code. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExchangeListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketHolidays: {
+        parameters: {
+            query?: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description First day (UTC date, inclusive).
+                 * @example 2025-01-06
+                 */
+                from?: string;
+                /**
+                 * @description Last day (UTC date, inclusive).
+                 * @example 2026-01-05
+                 */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Holidays in the window. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HolidayListResponse"];
+                };
+            };
+            /** @description Window over 366 days or reversed (VALIDATION_ERROR), UNKNOWN_EXCHANGE. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketMovers: {
+        parameters: {
+            query?: {
+                /** @description Which list to return (facts 9.4.1); default gainers. Other values give 400 VALIDATION_ERROR. */
+                direction?: components["parameters"]["MoversDirection"];
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /** @description Items in the list (default 10, max 50). */
                 limit?: components["parameters"]["MoversLimit"];
             };
             header?: {
@@ -7336,6 +9339,77 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketOhlcv: {
+        parameters: {
+            query: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description First day (UTC date, inclusive).
+                 * @example 2025-01-06
+                 */
+                from?: string;
+                /**
+                 * @description Symbol (required): exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
+                 * @example SCOM.KE
+                 */
+                symbol: components["schemas"]["SymbolInput"];
+                /** @description Bar timeframe (default 1D). */
+                timeframe?: "1D" | "1W" | "1M";
+                /**
+                 * @description Last day (UTC date, inclusive).
+                 * @example 2026-01-05
+                 */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Bars, oldest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OhlcvResponse"];
+                };
+            };
+            /** @description symbol missing (MISSING_PARAM with param symbol), window over 365 days or reversed (VALIDATION_ERROR), malformed symbol (INVALID_SYMBOL). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown symbol (NOT_FOUND). */
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7397,7 +9471,67 @@ export interface operations {
                     "application/json": components["schemas"]["MarketQuotesResponse"];
                 };
             };
-            /** @description MISSING_PARAM (param symbol, params symbol and symbols), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
+            /** @description MISSING_PARAM (param symbol, params symbol and symbols), VALIDATION_ERROR (both given, or an ambiguous bare ticker), INVALID_SYMBOL (invalid[]), BATCH_LIMIT_EXCEEDED (max, received), UNKNOWN_EXCHANGE. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description `symbol` names no listing (NOT_FOUND); `symbols` answers 200 with `not_found` instead. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketSnapshot: {
+        parameters: {
+            query?: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Comma-separated symbols, at most 50 (BATCH_LIMIT_EXCEEDED with `max` and `received` above); each qualified
+                 *     (`SCOM.KE`) or a bare ticker naming one listing; malformed members give 400 INVALID_SYMBOL with `invalid[]`.
+                 * @example SCOM.KE,EQTY.KE,KCB.KE
+                 */
+                symbols?: components["parameters"]["MarketQuoteSymbols"];
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot rows in request order (or by symbol for an exchange). */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotResponse"];
+                };
+            };
+            /** @description Neither symbols nor exchange (MISSING_PARAM), malformed symbols (INVALID_SYMBOL with invalid[]), over 50 symbols (BATCH_LIMIT_EXCEEDED), UNKNOWN_EXCHANGE. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -8647,6 +10781,54 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getPartnerSla: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The SLA view. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerSla"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getServiceStatus: {
         parameters: {
             query?: never;
@@ -8791,6 +10973,154 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getStockCandles: {
+        parameters: {
+            query?: {
+                /** @description Price adjustment; only `raw` (unadjusted) is offered, anything else gives 400 VALIDATION_ERROR. */
+                adjustment?: "raw";
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description First day (UTC date, inclusive).
+                 * @example 2025-01-06
+                 */
+                from?: string;
+                /**
+                 * @description Candle interval (default 1d).
+                 * @example 1d
+                 */
+                interval?: "15m" | "1h" | "1d" | "1w" | "1mo";
+                /**
+                 * @description Last day (UTC date, inclusive).
+                 * @example 2026-01-05
+                 */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Candles, oldest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandlesResponse"];
+                };
+            };
+            /** @description Window too long, from after to, or an adjustment other than raw (VALIDATION_ERROR); malformed symbol (INVALID_SYMBOL). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown symbol (NOT_FOUND). */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getStockHistory: {
+        parameters: {
+            query?: {
+                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
+                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Look-back period (default 1Y); `1M` = `1MO`.
+                 * @example 3MO
+                 */
+                period?: "1W" | "1M" | "1MO" | "3MO" | "6MO" | "1Y" | "2Y" | "5Y";
+            };
+            header?: {
+                /**
+                 * @description Sandbox only (ignored in production): forces `error.code` of the answer; the status is the code's own
+                 *     status (`x-error-statuses`) unless X-Sandbox-Force-Status is also sent, and that status must be one the
+                 *     operation declares. An unknown code, or a code whose status the operation does not declare, gives 400
+                 *     VALIDATION_ERROR (`param` = `X-Sandbox-Force-Error`, `allowedStatuses` = the operation's forceable statuses).
+                 *     The request is not processed (D-018).
+                 * @example INSUFFICIENT_FUNDS
+                 */
+                "X-Sandbox-Force-Error"?: components["parameters"]["SandboxForceError"];
+                /**
+                 * @description Sandbox only (ignored in production): forces the HTTP status of the answer, with an error envelope whose
+                 *     code is the default for that status unless X-Sandbox-Force-Error is also sent. The status must be one of the
+                 *     error statuses this operation declares; any other value gives 400 VALIDATION_ERROR (`param` =
+                 *     `X-Sandbox-Force-Status`, `allowedStatuses` = the operation's forceable statuses). Applied after
+                 *     authentication and rate limiting; the request is not processed (D-018).
+                 * @example 429
+                 */
+                "X-Sandbox-Force-Status"?: components["parameters"]["SandboxForceStatus"];
+            };
+            path: {
+                /**
+                 * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
+                 *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
+                 *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["SymbolPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Daily history, oldest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceHistoryResponse"];
+                };
+            };
+            /** @description Unknown period (VALIDATION_ERROR); malformed symbol (INVALID_SYMBOL). */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Unknown symbol (NOT_FOUND). */
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

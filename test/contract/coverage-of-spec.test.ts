@@ -106,6 +106,25 @@ const DESIGNED_OPERATIONS: ReadonlyArray<readonly [string, string]> = [
   ["post", "/users/{userId}/subscriptions"]
 ]
 
+// Endpoints the real service publishes (docs/real-service facts, section 9), with whether a data key may call them.
+const PUBLISHED_OPERATIONS: ReadonlyArray<readonly [string, boolean]> = [
+  ["/stocks/{symbol}/candles", true],
+  ["/stocks/{symbol}/history", true],
+  ["/market/ohlcv", true],
+  ["/market/snapshot", true],
+  ["/market/exchanges", true],
+  ["/market/holidays", true],
+  ["/companies/tickers", true],
+  ["/companies/{symbol}/news", true],
+  ["/dividends/calendar", true],
+  ["/dividends/{symbol}/history", true],
+  ["/fx/rates", true],
+  ["/corporate-actions", false],
+  ["/corporate-actions/{actionId}", false],
+  ["/sla", false],
+  ["/assets", false]
+]
+
 const READ_ONLY_FAMILIES = ["/etfs", "/bonds", "/funds", "/opportunities", "/dividends", "/companies", "/fx"]
 
 const EVENTS = [
@@ -169,12 +188,26 @@ describe("the contract covers the spec", () => {
     expect(hasOperation(method, path)).toBe(true)
   })
 
-  it("places register, auto-register and reset at the sandbox root and status at /api/v1", () => {
-    for (const path of ["/register", "/auto-register", "/reset"]) {
+  it("places register and reset at the sandbox root, auto-register on the partner base, status at /api/v1", () => {
+    for (const path of ["/register", "/reset"]) {
       expect(doc.paths[path].servers.map((s: { url: string }) => s.url)).toEqual(["/api/sandbox/v1"])
     }
+    // D-012 revised (facts 3.2): an API-key call on the partner base, idempotent by uid.
+    const autoRegister = doc.paths["/auto-register"]
+    expect(autoRegister.servers).toBeUndefined()
+    expect(autoRegister.post.security.some((req: Record<string, unknown>) => "apiKeyBearer" in req)).toBe(true)
+    expect(autoRegister.post.security.some((req: Record<string, unknown>) => "idToken" in req)).toBe(false)
+    expect(deref(autoRegister.post.requestBody.content["application/json"].schema).required).toEqual(["uid"])
     expect(doc.paths["/status"].servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1"])
     expect(doc.servers.map((s: { url: string }) => s.url)).toEqual(["/api/v1/partner", "/api/sandbox/v1/partner"])
+  })
+
+  it.each(PUBLISHED_OPERATIONS)("has the published GET %s with a decision, data keys allowed: %s", (path, dataKey) => {
+    const op = doc.paths[path]?.get
+    expect(op, `GET ${path}`).toBeDefined()
+    expect(op["x-decision"]).toMatch(/^D-\d{3}$/)
+    expect(op.security.some((req: Record<string, unknown>) => "dataKeyBearer" in req)).toBe(dataKey)
+    expect(op.responses["200"].headers["X-RateLimit-Limit"]).toBeDefined()
   })
 
   it.each(READ_ONLY_FAMILIES)("has list and detail GETs for the read-only family %s, open to data keys", (family) => {
@@ -280,6 +313,16 @@ describe("the contract covers the spec", () => {
     for (const name of ["SymbolPath", "SymbolQuery", "MarketQuoteSymbol"]) {
       expect(doc.components.parameters[name].schema.$ref).toBe("#/components/schemas/SymbolInput")
     }
+  })
+
+  it("shapes market status as an exchange map and movers as one list chosen by direction (D-043, D-044)", () => {
+    const status = doc.components.schemas.MarketStatusResponse
+    expect(status.required).toEqual(["anyOpen", "checkedAt", "serverTime", "exchanges"])
+    expect(status.properties.exchanges.additionalProperties.$ref).toBe("#/components/schemas/ExchangeStatus")
+    const movers = doc.paths["/market/movers"].get.parameters.map(deref)
+    expect(movers.find((p: { name: string }) => p.name === "direction").schema.enum).toEqual(["gainers", "losers"])
+    expect(doc.components.schemas.MoversResponse.required).toEqual(["direction", "exchange", "movers", "count", "asOf"])
+    expect(doc.components.schemas.SubAccount.required).toContain("wallet")
   })
 
   it("uses each pagination-table default and maximum", () => {

@@ -62,6 +62,14 @@ describe("response validator", () => {
     }
   })
 
+  it("answers /market/quotes as one object for symbol and an array plus not_found for symbols (D-042)", () => {
+    const url = "/api/v1/partner/market/quotes"
+    const meta = { requested: 1, count: 0, maxSymbols: 50, exchange: null, asOf: "2026-01-05T09:30:00.000Z" }
+    expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { data: [], not_found: ["XYZ.KE"], meta } })).toEqual([])
+    expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { data: [], notFound: [], meta } }).length).toBeGreaterThan(0)
+    expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { quotes: [], count: 0, notFound: [], asOf: meta.asOf } }).length).toBeGreaterThan(0)
+  })
+
   it("checks control-API answers against spec/control.yaml", () => {
     const control = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
     const clock = { now: "2026-11-23T08:00:00.000Z", mode: "manual" }
