@@ -24,6 +24,8 @@ export interface ErrorExtras {
   readonly statusPage?: string
   readonly activeConnections?: number
   readonly limit?: number
+  /** The statuses a sandbox caller may force on this operation (D-018 revised). */
+  readonly allowedStatuses?: ReadonlyArray<number>
 }
 
 /** A failure the API reports to the caller: a contract error code, a message, and optional extras. */

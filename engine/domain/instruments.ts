@@ -50,15 +50,13 @@ export type SymbolLookup =
   | { readonly _tag: "Ambiguous"; readonly candidates: ReadonlyArray<string> }
 
 /**
- * Resolves `SCOM.KE` (the qualified form), `SCOM.NSE` (ticker and exchange code, accepted for older clients), or a
- * bare `SCOM` when only one listing has that ticker (optionally narrowed by `exchange`), case-insensitively.
+ * Resolves `SCOM.KE` (the qualified form) or a bare `SCOM` when only one listing has that ticker (optionally narrowed
+ * by `exchange`), case-insensitively. The older `SCOM.NSE` form is not a symbol (D-080 revised): NotFound.
  */
 export const lookupSymbol = (raw: string, exchange?: string): SymbolLookup => {
   if (!SYMBOL_FORMAT.test(raw)) return { _tag: "InvalidFormat" }
   const wanted = raw.toUpperCase()
-  const exact = INSTRUMENTS.find(
-    (i) => (i.symbol === wanted || `${i.ticker}.${i.exchange}` === wanted) && (exchange === undefined || i.exchange === exchange.toUpperCase())
-  )
+  const exact = INSTRUMENTS.find((i) => i.symbol === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
   if (exact !== undefined) return { _tag: "Found", instrument: exact }
   const byTicker = INSTRUMENTS.filter((i) => i.ticker === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
   if (byTicker.length === 1 && byTicker[0] !== undefined) return { _tag: "Found", instrument: byTicker[0] }

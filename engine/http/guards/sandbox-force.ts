@@ -29,7 +29,10 @@ export const forcedFailure = (headers: Readonly<Record<string, string | undefine
   const forceable = declared.filter((s) => s >= 400 && DEFAULT_CODE[s] !== undefined)
   const status = rawStatus === undefined ? undefined : Number(rawStatus)
   if (status !== undefined && !forceable.includes(status)) {
-    return fail("VALIDATION_ERROR", `X-Sandbox-Force-Status must be one of ${forceable.join(", ")} on this operation`, { param: "X-Sandbox-Force-Status" })
+    return fail("VALIDATION_ERROR", `X-Sandbox-Force-Status must be one of ${forceable.join(", ")} on this operation`, {
+      param: "X-Sandbox-Force-Status",
+      allowedStatuses: forceable
+    })
   }
   if (rawCode !== undefined && !isErrorCode(rawCode)) {
     return fail("VALIDATION_ERROR", "X-Sandbox-Force-Error must be one of the contract's error codes (upper case)", { param: "X-Sandbox-Force-Error" })
