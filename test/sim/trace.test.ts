@@ -126,8 +126,9 @@ describe("Trace.layerFile", () => {
       yield* Effect.gen(function* () {
         yield* recordN(3)
         let text = ""
-        for (let i = 0; i < 100 && text.split("\n").length < 4; i++) {
-          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        // The write is the OS's: poll for up to ~5 s of real time (a loaded machine can take many event-loop turns).
+        for (let i = 0; i < 1000 && text.split("\n").length < 4; i++) {
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
           text = readFileSync(path, "utf8")
         }
         assert.strictEqual(text, ndjson([0, 1, 2].map((n) => JSON.stringify(entry(n)))))
