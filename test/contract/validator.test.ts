@@ -67,7 +67,9 @@ describe("response validator", () => {
     const meta = { requested: 1, count: 0, maxSymbols: 50, exchange: null, asOf: "2026-01-05T09:30:00.000Z" }
     expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { data: [], not_found: ["XYZ.KE"], meta } })).toEqual([])
     expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { data: [], notFound: [], meta } }).length).toBeGreaterThan(0)
-    expect(v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { quotes: [], count: 0, notFound: [], asOf: meta.asOf } }).length).toBeGreaterThan(0)
+    expect(
+      v.check({ method: "GET", url, status: 200, headers: rateHeaders, body: { quotes: [], count: 0, notFound: [], asOf: meta.asOf } }).length
+    ).toBeGreaterThan(0)
   })
 
   it("checks control-API answers against spec/control.yaml", () => {
