@@ -1,0 +1,107 @@
+/**
+ * The idempotency guard as a unit: the key's length bounds (7/8/200/201), the fingerprint of method, path with
+ * query, and body, replay within 24 h and not at 24 h, conflicts for a different request and for a key in flight.
+ */
+import { Effect, Layer } from "effect"
+import { describe, expect, it } from "vitest"
+import type { ApiFailure } from "../../../engine/domain/errors.ts"
+import { checkKey, fingerprintOf, IDEMPOTENCY_TTL_MS, Idempotency, MUTATING_METHODS } from "../../../engine/http/guards/idempotency.ts"
+import { MemoryStoreLayer } from "../../../engine/store/memory.ts"
+
+const T0 = 1_800_000_000_000
+const run = <A, E>(effect: Effect.Effect<A, E, Idempotency>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(Idempotency.layer.pipe(Layer.provide(MemoryStoreLayer)))))
+const record = (fingerprint: string, storedAt: number) => ({ fingerprint, status: 202, headers: {}, body: '{"ok":true}', storedAt })
+
+describe("checkKey", () => {
+  it("asks for a key when it is missing or empty", () => {
+    for (const key of [undefined, ""]) {
+      const f = checkKey(key) as ApiFailure
+      expect(f.code).toBe("MISSING_IDEMPOTENCY_KEY")
+      expect(f.httpStatus).toBe(400)
+      expect(f.message).toContain("Idempotency-Key")
+    }
+  })
+
+  it("accepts 8 to 200 characters and refuses 7 and 201", () => {
+    expect(checkKey("a".repeat(8))).toBeUndefined()
+    expect(checkKey("a".repeat(200))).toBeUndefined()
+    for (const n of [1, 7, 201, 500]) {
+      const f = checkKey("k".repeat(n)) as ApiFailure
+      expect(f.code).toBe("VALIDATION_ERROR")
+      expect(f.message).toBe("Idempotency-Key must be 8 to 200 characters")
+      expect(f.extras).toEqual({ param: "Idempotency-Key" })
+    }
+  })
+})
+
+describe("fingerprintOf", () => {
+  it("is the sha256 of method, path and body, and changes with each", () => {
+    const base = fingerprintOf("POST", "/trade?x=1", '{"a":1}')
+    expect(base).toMatch(/^[0-9a-f]{64}$/)
+    expect(fingerprintOf("POST", "/trade?x=1", '{"a":1}')).toBe(base)
+    expect(fingerprintOf("PUT", "/trade?x=1", '{"a":1}')).not.toBe(base)
+    expect(fingerprintOf("POST", "/trade?x=2", '{"a":1}')).not.toBe(base)
+    expect(fingerprintOf("POST", "/trade?x=1", '{"a":2}')).not.toBe(base)
+    // the separator keeps method/path from running into the body
+    expect(fingerprintOf("POST", "/a", "b")).not.toBe(fingerprintOf("POST", "/a\nb", ""))
+  })
+
+  it("knows the mutating methods", () => {
+    expect([...MUTATING_METHODS].sort()).toEqual(["DELETE", "PATCH", "POST", "PUT"])
+  })
+})
+
+describe("Idempotency service", () => {
+  it("proceeds on a new key, and refuses the same key while it is in flight, until released", async () => {
+    const out = await run(
+      Effect.gen(function* () {
+        const idem = yield* Idempotency
+        const first = yield* idem.begin("p1", "key-0001", "fp", T0)
+        const second = yield* Effect.flip(idem.begin("p1", "key-0001", "fp", T0))
+        const otherPartition = yield* idem.begin("p2", "key-0001", "fp", T0)
+        if (first._tag !== "Proceed") throw new Error("expected Proceed")
+        yield* first.release
+        const third = yield* idem.begin("p1", "key-0001", "fp", T0)
+        return { first, second, otherPartition, third }
+      })
+    )
+    expect(out.first._tag).toBe("Proceed")
+    expect(out.second).toMatchObject({ code: "CONFLICT", message: "a request with this Idempotency-Key is still in flight" })
+    expect(out.otherPartition._tag).toBe("Proceed")
+    expect(out.third._tag).toBe("Proceed")
+  })
+
+  it("replays a completed record within 24 h and forgets it at 24 h", async () => {
+    const out = await run(
+      Effect.gen(function* () {
+        const idem = yield* Idempotency
+        yield* idem.complete("p1", "key-0002", record("fp", T0))
+        const justBefore = yield* idem.begin("p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS - 1)
+        const at = yield* idem.begin("p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS)
+        return { justBefore, at }
+      })
+    )
+    expect(IDEMPOTENCY_TTL_MS).toBe(86_400_000)
+    expect(out.justBefore).toEqual({ _tag: "Replay", record: record("fp", T0) })
+    expect(out.at._tag).toBe("Proceed")
+  })
+
+  it("answers 409 for the same key with a different request, and not after 24 h", async () => {
+    const out = await run(
+      Effect.gen(function* () {
+        const idem = yield* Idempotency
+        yield* idem.complete("p1", "key-0003", record("fp-a", T0))
+        const conflict = yield* Effect.flip(idem.begin("p1", "key-0003", "fp-b", T0 + 1000))
+        const later = yield* idem.begin("p1", "key-0003", "fp-b", T0 + IDEMPOTENCY_TTL_MS)
+        const otherKey = yield* idem.begin("p1", "key-0004", "fp-b", T0 + 1000)
+        return { conflict, later, otherKey }
+      })
+    )
+    expect(out.conflict).toMatchObject({ code: "CONFLICT" })
+    expect((out.conflict as ApiFailure).message).toContain("different request")
+    expect((out.conflict as ApiFailure).httpStatus).toBe(409)
+    expect(out.later._tag).toBe("Proceed")
+    expect(out.otherKey._tag).toBe("Proceed")
+  })
+})
