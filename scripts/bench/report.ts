@@ -117,6 +117,8 @@ export interface Document {
   readonly machine: Machine
   /** /proc/loadavg before and after: anything else running on the two cores disturbs every figure. */
   readonly load: string
+  /** Something else was using the cores when the run began. */
+  readonly busy: boolean
   readonly mode: string
   readonly settings: string
   readonly sections: readonly string[]
@@ -128,7 +130,7 @@ export const markdown = (doc: Document): string => `# Performance
 Produced by \`npm run bench\` (scripts/bench). Figures are from one machine and one run: compare ratios, not absolute
 numbers, and re-run before drawing conclusions.
 
-## Machine
+${doc.busy ? "> **Busy machine.** Other processes were using the cores when this run began (load average below): every figure\n> is disturbed, ratios included. Re-run on an idle machine before comparing with another run.\n\n" : ""}## Machine
 
 - CPU: ${doc.machine.model}, ${doc.machine.cores} cores (\`nproc\`)
 - Node ${doc.machine.node}, Linux ${doc.machine.kernel}

@@ -239,7 +239,8 @@ const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice
 const main = async () => {
   const info = machine() // before pinning: nproc counts the cores this process may use
   const loadBefore = loadAverage()
-  if (Number(loadBefore.split(" ")[0]) > 0.5) log(`WARNING: the machine is busy (load average ${loadBefore}): figures will be disturbed`)
+  const busy = Number(loadBefore.split(" ")[0]) > 0.5
+  if (busy) log(`WARNING: the machine is busy (load average ${loadBefore}): figures will be disturbed`)
   if (Number(info.cores) < 2) throw new Error(`needs 2 cores (server on core ${SERVER_CORE}, load on core ${LOAD_CORE}); nproc says ${info.cores}`)
   // The orchestrator shares the load generator's core, away from the servers (it is idle during the runs).
   sh("taskset", ["-pc", LOAD_CORE, String(process.pid)])
@@ -286,7 +287,7 @@ const main = async () => {
   }
 
   const load = `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min)`
-  writeFileSync(flags.out, markdown({ machine: info, load, mode, settings: runSettings, sections, verdicts }))
+  writeFileSync(flags.out, markdown({ machine: info, load, busy, mode, settings: runSettings, sections, verdicts }))
   log(`written: ${flags.out}\n`)
   for (const v of verdicts) log(`${v.pass ? "target met:   " : "TARGET MISSED:"} ${v.name}: ${v.measured} (goal ${v.target})`)
   if (flags.strict && verdicts.some((v) => !v.pass)) process.exitCode = 1
