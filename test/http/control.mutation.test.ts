@@ -1,0 +1,176 @@
+/**
+ * The control API's operations (spec/control.yaml), each with its validation and its answer: partner bootstrap
+ * (name, email, tier default, markup bounds), wallet credit, the clock (exactly one of seconds or to, its bounds),
+ * the desk queue, fill and reject, and the trace as NDJSON with its hash. Every answer is checked against the
+ * control contract by the harness.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Reply, startEngine } from "./harness.ts"
+
+const SANDBOX = "/api/sandbox/v1/partner"
+
+const expectError = (r: Reply, status: number, code: string, message?: string) => {
+  expect(r.status).toBe(status)
+  expect(r.body.error.code).toBe(code)
+  if (message !== undefined) expect(r.body.error.message).toBe(message)
+}
+
+describe("control API operations", () => {
+  let engine: ReturnType<typeof startEngine>
+  beforeEach(() => {
+    engine = startEngine()
+  })
+  afterEach(() => engine.dispose())
+
+  describe("createSimPartner", () => {
+    const partner = (body: Record<string, unknown>) => engine.admin("POST", "/_sim/partners", { businessName: "Acme", email: "a@b.co", ...body })
+
+    it("answers 201 with both keys and the starter tier by default", async () => {
+      const r = await partner({})
+      expect(r.status).toBe(201)
+      expect(r.body).toMatchObject({ businessName: "Acme", email: "a@b.co", tier: "starter" })
+      expect(r.body.sandboxKey).toMatch(/^sk_sandbox_/)
+      expect(r.body.liveKey).toMatch(/^pk_live_/)
+      const live = await engine.call("GET", "/api/v1/partner/stocks", { headers: { "x-api-key": r.body.liveKey } })
+      expect(live.headers.get("x-ratelimit-limit")).toBe("100")
+    })
+
+    it("keeps the tier given", async () => {
+      const r = await partner({ tier: "enterprise" })
+      expect(r.body.tier).toBe("enterprise")
+      const live = await engine.call("GET", "/api/v1/partner/stocks", { headers: { "x-api-key": r.body.liveKey } })
+      expect(live.headers.get("x-ratelimit-limit")).toBe("2000")
+    })
+
+    it("validates name, email, tier and markup (0 to 1000 whole bps)", async () => {
+      for (const body of [
+        { businessName: "A" },
+        { email: "not-an-email" },
+        { email: "a b@c.de" },
+        { tier: "platinum" },
+        { markupBps: -1 },
+        { markupBps: 1001 },
+        { markupBps: 1.5 }
+      ])
+        expectError(await partner(body), 400, "VALIDATION_ERROR")
+      expect((await partner({ businessName: "AB", markupBps: 0 })).status).toBe(201)
+      expect((await partner({ markupBps: 1000 })).status).toBe(201)
+    })
+  })
+
+  describe("creditSimMasterWallet", () => {
+    it("credits the master wallet of the environment and refuses a bad amount or environment", async () => {
+      const keys = await engine.newPartner()
+      const path = `/_sim/partners/${keys.partnerId}/wallet/credit`
+      const ok = await engine.admin("POST", path, { environment: "production", amount: 250.5 })
+      expect(ok.status).toBe(200)
+      for (const body of [
+        { environment: "production", amount: 0 },
+        { environment: "production", amount: -5 },
+        { environment: "production", amount: 1.234 }
+      ])
+        expectError(await engine.admin("POST", path, body), 400, "VALIDATION_ERROR")
+      expectError(await engine.admin("POST", path, { environment: "staging", amount: 10 }), 400, "VALIDATION_ERROR")
+      expectError(await engine.admin("POST", path, { environment: "sandbox" }), 400, "MISSING_PARAM")
+    })
+  })
+
+  describe("clock", () => {
+    it("reads the manual clock", async () => {
+      const r = await engine.admin("GET", "/_sim/clock")
+      expect(r.status).toBe(200)
+      expect(r.body).toEqual({ now: "2026-11-23T08:00:00.000Z", mode: "manual" })
+    })
+
+    it("advances by seconds or to an instant", async () => {
+      const bySeconds = await engine.admin("POST", "/_sim/clock/advance", { seconds: 90 })
+      expect(bySeconds.status).toBe(200)
+      expect(bySeconds.body.now).toBe("2026-11-23T08:01:30.000Z")
+      expect(typeof bySeconds.body.jobsRun).toBe("number")
+      const to = await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-23T09:00:00.000Z" })
+      expect(to.status).toBe(200)
+      expect(to.body.now).toBe("2026-11-23T09:00:00.000Z")
+      expect((await engine.admin("GET", "/_sim/clock")).body.now).toBe("2026-11-23T09:00:00.000Z")
+    })
+
+    it("wants exactly one of seconds or to", async () => {
+      for (const body of [{}, { seconds: 1, to: "2026-11-23T09:00:00.000Z" }]) {
+        const r = await engine.admin("POST", "/_sim/clock/advance", body)
+        expectError(r, 400, "VALIDATION_ERROR", "give exactly one of seconds or to")
+        expect(r.body.error.params).toEqual(["seconds", "to"])
+      }
+    })
+
+    it("bounds seconds to (0, 366 days] and to at most 366 days ahead, a valid date-time", async () => {
+      for (const seconds of [0, -1, 366 * 86_400 + 1]) expectError(await engine.admin("POST", "/_sim/clock/advance", { seconds }), 400, "VALIDATION_ERROR")
+      const bad = await engine.admin("POST", "/_sim/clock/advance", { to: "next tuesday" })
+      expectError(bad, 400, "VALIDATION_ERROR", "`to` must be an ISO 8601 date-time")
+      expect(bad.body.error.param).toBe("to")
+      const far = await engine.admin("POST", "/_sim/clock/advance", {
+        to: new Date(Date.parse("2026-11-23T08:00:00.000Z") + 366 * 86_400_000 + 1).toISOString()
+      })
+      expectError(far, 400, "VALIDATION_ERROR", "`to` may be at most 366 days ahead")
+      expect(far.body.error.param).toBe("to")
+      expect((await engine.admin("GET", "/_sim/clock")).body.now).toBe("2026-11-23T08:00:00.000Z")
+    })
+  })
+
+  describe("desk", () => {
+    const placeOrder = async (key: string, idem: string) => {
+      const q = await engine.call("GET", `${SANDBOX}/quote/SCOM?side=BUY&quantity=3`, { headers: { "x-api-key": key } })
+      const r = await engine.call("POST", `${SANDBOX}/trade`, {
+        headers: { "x-api-key": key, "idempotency-key": idem },
+        body: { symbol: "SCOM", type: "BUY", quantity: 3, quoteId: q.body.quoteId }
+      })
+      expect(r.status).toBe(202)
+      return r.body.orderId as string
+    }
+
+    it("queues manual-desk orders, fills one and rejects another, validating their bodies", async () => {
+      expect((await engine.admin("GET", "/_sim/desk/queue")).body).toEqual({ orders: [] })
+      const keys = await engine.newPartner()
+      const first = await placeOrder(keys.sandboxKey, "desk-key-001")
+      const second = await placeOrder(keys.sandboxKey, "desk-key-002")
+      const queue = await engine.admin("GET", "/_sim/desk/queue")
+      expect(queue.body.orders.map((o: { orderId: string }) => o.orderId).sort()).toEqual([first, second].sort())
+
+      for (const body of [{ price: 0 }, { price: -1 }, { quantity: 0 }, { quantity: 1.5 }])
+        expectError(await engine.admin("POST", `/_sim/desk/orders/${first}/fill`, body), 400, "VALIDATION_ERROR")
+      const filled = await engine.admin("POST", `/_sim/desk/orders/${first}/fill`, {})
+      expect(filled.status).toBe(200)
+      expect(filled.body.orderId).toBe(first)
+
+      for (const body of [
+        { rejectionCode: "", rejectionReason: "x" },
+        { rejectionCode: "X", rejectionReason: "" }
+      ])
+        expectError(await engine.admin("POST", `/_sim/desk/orders/${second}/reject`, body), 400, "VALIDATION_ERROR")
+      expectError(await engine.admin("POST", `/_sim/desk/orders/${second}/reject`, { rejectionCode: "X" }), 400, "MISSING_PARAM")
+      const rejected = await engine.admin("POST", `/_sim/desk/orders/${second}/reject`, { rejectionCode: "NO_LIQUIDITY", rejectionReason: "none left" })
+      expect(rejected.status).toBe(200)
+      expect(rejected.body).toMatchObject({ orderId: second, status: "REJECTED" })
+      expect((await engine.admin("GET", "/_sim/desk/queue")).body).toEqual({ orders: [] })
+    })
+  })
+
+  describe("trace", () => {
+    it("answers the NDJSON lines, each ending in a newline, and a hash that follows them", async () => {
+      // two lines at least: the harness parses a one-line NDJSON body as JSON
+      await engine.admin("GET", "/_sim/clock")
+      await engine.admin("GET", "/_sim/desk/queue")
+      const before = await engine.admin("GET", "/_sim/trace/hash")
+      expect(before.status).toBe(200)
+      const trace = await engine.admin("GET", "/_sim/trace")
+      expect(trace.status).toBe(200)
+      expect(trace.headers.get("content-type")).toBe("application/x-ndjson")
+      const text = String(trace.body)
+      expect(text.endsWith("\n")).toBe(true)
+      const lines = text.split("\n").slice(0, -1)
+      expect(lines.length).toBe(2)
+      expect(lines.map((l) => JSON.parse(l).path)).toEqual(["/_sim/clock", "/_sim/desk/queue"])
+      expect(JSON.stringify((await engine.admin("GET", "/_sim/trace/hash")).body)).toBe(JSON.stringify(before.body))
+      await engine.admin("GET", "/_sim/clock")
+      expect(JSON.stringify((await engine.admin("GET", "/_sim/trace/hash")).body)).not.toBe(JSON.stringify(before.body))
+    })
+  })
+})
