@@ -160,18 +160,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
-        if (route === undefined || found === undefined) {
-          const decision =
-            principal === undefined
-              ? undefined
-              : yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
-          return withHeaders(notRouted(request, where), decision === undefined ? {} : rateHeaders(decision))
-        }
-        if (route.mount === "partner" && !route.environments.includes(where.environment)) {
-          return errorResponse(
-            fail("FORBIDDEN", `${route.operationId} is not available in the ${where.environment} environment (spec: ${where.environment} unsupported)`)
-          )
-        }
+        // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
           const decision = yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
@@ -184,9 +173,14 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
               "retry-after": String(decision.retryAfterSeconds)
             })
           }
-          if (principal.keyKind === "data" && (!route.dataKeyAllowed || request.method !== "GET")) {
-            return errorResponse(fail("FORBIDDEN", "data keys are read-only: GET on the market-data families only"), limitHeaders)
-          }
+        }
+        if (route === undefined || found === undefined) return withHeaders(notRouted(request, where), limitHeaders)
+        if (route.mount === "partner" && !route.environments.includes(where.environment)) {
+          const message = `${route.operationId} is not available in the ${where.environment} environment (spec: ${where.environment} unsupported)`
+          return errorResponse(fail("FORBIDDEN", message), limitHeaders)
+        }
+        if (principal?.keyKind === "data" && (!route.dataKeyAllowed || request.method !== "GET")) {
+          return errorResponse(fail("FORBIDDEN", "data keys are read-only: GET on the market-data families only"), limitHeaders)
         }
         const respond = (response: EngineResponse) => withHeaders(response, limitHeaders)
         if (where.environment === "sandbox" && where.mount !== "control") {

@@ -63,6 +63,16 @@ describe("gateway", () => {
     }
   })
 
+  it("counts and labels keyed refusals too: an environment's FORBIDDEN carries the headers, an unknown path over the limit is 429", async () => {
+    const forbidden = await sandbox("GET", "/orders/ord_x")
+    expectEnvelope(forbidden, 403, "FORBIDDEN")
+    expect(forbidden.headers.get("x-ratelimit-remaining")).toBe("299")
+    for (let i = 0; i < 99; i++) await engine.call("GET", `${PROD}/nowhere`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
+    const over = await engine.call("GET", `${PROD}/nowhere`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
+    expect(over.status).toBe(429)
+    expect(over.headers.get("retry-after")).not.toBeNull()
+  })
+
   it("answers 404 NOT_FOUND for unknown paths, inside and outside the bases", async () => {
     expectEnvelope(await sandbox("GET", "/no-such-thing"), 404, "NOT_FOUND")
     expectEnvelope(await engine.call("GET", "/nowhere"), 404, "NOT_FOUND")
