@@ -67,7 +67,7 @@ describe("gateway", () => {
     const forbidden = await sandbox("GET", "/orders/ord_x")
     expectEnvelope(forbidden, 403, "FORBIDDEN")
     expect(forbidden.headers.get("x-ratelimit-remaining")).toBe("299")
-    for (let i = 0; i < 99; i++) await engine.call("GET", `${PROD}/nowhere`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
+    for (let i = 0; i < 100; i++) await engine.call("GET", `${PROD}/nowhere`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
     const over = await engine.call("GET", `${PROD}/nowhere`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
     expect(over.status).toBe(429)
     expect(over.headers.get("retry-after")).not.toBeNull()
