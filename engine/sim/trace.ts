@@ -58,21 +58,25 @@ export class Trace extends Context.Service<
     })
   })
 
-  /** Keeps the last `capacity` lines (at least 1) in a ring; older lines are counted in `dropped`. */
+  /**
+   * Keeps the last `capacity` lines (at least 1) in a ring; older lines are counted in `dropped`. Lines are kept as
+   * the values recorded and serialised only when read: a serve answering thousands of requests a second would
+   * otherwise serialise every answer a second time for a trace nobody may read (docs/performance.md). Recorded values
+   * are never mutated afterwards (answers and events are built fresh), so the text read is the text of the moment.
+   */
   static readonly makeRing = (capacity: number) =>
     Effect.sync(() => {
       if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`trace ring capacity must be a positive integer, got ${capacity}`)
-      const ring: Array<string> = []
+      const ring: Array<Record<string, unknown>> = []
       let next = 0 // where the next line goes once the ring is full
       let dropped = 0
-      const kept = () => (ring.length < capacity ? [...ring] : [...ring.slice(next), ...ring.slice(0, next)])
+      const kept = () => (ring.length < capacity ? [...ring] : [...ring.slice(next), ...ring.slice(0, next)]).map(serialise)
       return Trace.of({
         record: (line) =>
           Effect.sync(() => {
-            const text = serialise(line)
-            if (ring.length < capacity) ring.push(text)
+            if (ring.length < capacity) ring.push(line)
             else {
-              ring[next] = text
+              ring[next] = line
               next = (next + 1) % capacity
               dropped += 1
             }
