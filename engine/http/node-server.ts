@@ -72,6 +72,16 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 5_000 }, (req, res) => {
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
+    const respond = (body: string | undefined) =>
+      run(gateway.handle(toEngineRequest(req, body))).addObserver((exit) => {
+        write(res, exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
+      })
+    // A request that announces no body (most GETs) is answered at once, without waiting for its stream to end.
+    if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) {
+      req.resume()
+      respond(undefined)
+      return
+    }
     const chunks: Array<Buffer> = []
     let size = 0
     let refused = false
@@ -89,10 +99,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     })
     req.on("end", () => {
       if (refused) return
-      const body = chunks.length === 0 ? undefined : Buffer.concat(chunks).toString("utf8")
-      run(gateway.handle(toEngineRequest(req, body))).addObserver((exit) => {
-        write(res, exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
-      })
+      respond(chunks.length === 0 ? undefined : Buffer.concat(chunks).toString("utf8"))
     })
   })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
