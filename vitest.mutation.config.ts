@@ -14,6 +14,8 @@ export default mergeConfig(
       exclude: [
         ...configDefaults.exclude,
         "test/contract/typecheck-drift.test.ts",
+        // Spawns engine processes and sockets: a mutant lives only inside the test runner, so these cannot kill one.
+        "test/http/node-server.test.ts",
         "test/contract/prism.test.ts",
         "test/contract/coverage-of-spec.test.ts",
         "test/guards/**",

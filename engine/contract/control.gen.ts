@@ -500,10 +500,14 @@ export interface components {
         Tier: "starter" | "growth" | "enterprise";
         /** @description Hash of the trace. */
         TraceHash: {
+            /** @description Lines no longer kept (`serve --trace-ring N` keeps the last N; decision E-019). Absent when complete. */
+            dropped?: number;
             /** @description SHA-256 of the NDJSON trace, hex. */
             hash: string;
-            /** @description Lines in the trace. */
+            /** @description Lines in the trace (the lines kept, when the trace is bounded). */
             lines: number;
+            /** @description True when lines were dropped, so the hash covers only the kept lines. Absent when complete. */
+            partial?: boolean;
         };
     };
     responses: {
