@@ -21,7 +21,20 @@ export const SANDBOX_SEED_CENTS = 100_000_00
 
 export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data: "pk_data_" } as const
 
-export const hashKey = (raw: string) => createHash("sha256").update(raw).digest("hex")
+/** Hashes already computed, per presented key: every keyed request hashes its key. Kept in process memory only
+ * (never stored), bounded by starting afresh when full. */
+const hashes = new Map<string, string>()
+const MAX_HASHES = 10_000
+
+export const hashKey = (raw: string) => {
+  let hash = hashes.get(raw)
+  if (hash === undefined) {
+    hash = createHash("sha256").update(raw).digest("hex")
+    if (hashes.size >= MAX_HASHES) hashes.clear()
+    hashes.set(raw, hash)
+  }
+  return hash
+}
 
 export interface BootstrapInput {
   readonly businessName: string
@@ -96,7 +109,8 @@ export class PartnerService extends Context.Service<
       return { partnerId, sandboxKey, liveKey, businessName: input.businessName, email: input.email, tier: input.tier }
     })
 
-    const authenticate = Effect.fn("PartnerService.authenticate")(function* (raw: string, environment: Environment) {
+    // Untraced: it runs on every keyed request, and a span per call is measurable there (docs/performance.md).
+    const authenticate = Effect.fnUntraced(function* (raw: string, environment: Environment) {
       const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data]
       if (!expectedPrefix.some((p) => raw.startsWith(p))) {
         return yield* Effect.fail(

@@ -34,6 +34,21 @@ export const JSON_TYPE = "application/json"
  * of one second): the text is kept as long as the object lives, so an identical answer is not serialised again.
  */
 const serialised = new WeakMap<object, string>()
+/** Likewise the UTF-8 bytes the Node server writes, per answered value. */
+const encoded = new WeakMap<object, Buffer>()
+
+/** The bytes of an answer's body: encoded once per answered value, so a repeated answer is not encoded again. */
+export const bytesOf = (response: EngineResponse): Buffer => {
+  const value = response.value
+  if (typeof value !== "object" || value === null) return Buffer.from(response.body, "utf8")
+  let bytes = encoded.get(value)
+  // The same value always serialises to the same body (serialise above), so its bytes can be shared.
+  if (bytes === undefined) {
+    bytes = Buffer.from(response.body, "utf8")
+    encoded.set(value, bytes)
+  }
+  return bytes
+}
 
 const serialise = (value: unknown): string => {
   if (typeof value !== "object" || value === null) return JSON.stringify(value)

@@ -14,7 +14,7 @@ import { Context, Effect, Fiber, type Layer, ManagedRuntime } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { type EngineConfig, engineLayer } from "../runtime.ts"
 import { Scheduler } from "../sim/scheduler.ts"
-import { type EngineRequest, type EngineResponse, errorResponse } from "./exchange.ts"
+import { bytesOf, type EngineRequest, type EngineResponse, errorResponse } from "./exchange.ts"
 import { Gateway, MAX_HEADER_BYTES } from "./gateway.ts"
 
 /** Largest request body accepted; larger bodies answer 413 without being read further. */
@@ -31,9 +31,9 @@ const rawResponse = (response: EngineResponse) => {
   return `HTTP/1.1 ${response.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(response.body)}\r\nconnection: close\r\n\r\n${response.body}`
 }
 
-/** Encodes the body once: its length and its bytes come from the same buffer. */
+/** Writes the answer's bytes (encoded once per answer object, see exchange.ts) with their exact length. */
 const write = (res: ServerResponse, response: EngineResponse) => {
-  const bytes = Buffer.from(response.body, "utf8")
+  const bytes = bytesOf(response)
   res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
   res.end(bytes)
 }
@@ -65,6 +65,9 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
   const runtime = ManagedRuntime.make(engineLayer(config) as Layer.Layer<Gateway | Scheduler, unknown>)
   const context = await runtime.context()
   const run = Effect.runForkWith(context)
+  // Requests run in fibers started with an empty context: the gateway provides the engine's own, and providing it
+  // onto an empty context is free where merging it into a full one copies every service on each request.
+  const serve = (request: EngineRequest) => Effect.runFork(gateway.handle(request))
   const gateway = Context.get(context, Gateway)
   const background = config.clock === "manual" ? undefined : run(Scheduler.use((s) => s.loop(250)))
   const inFlight = new Set<ServerResponse>()
@@ -73,7 +76,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
     const respond = (body: string | undefined) =>
-      run(gateway.handle(toEngineRequest(req, body))).addObserver((exit) => {
+      serve(toEngineRequest(req, body)).addObserver((exit) => {
         write(res, exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
       })
     // A request that announces no body (most GETs) is answered at once, without waiting for its stream to end.

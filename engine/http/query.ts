@@ -80,9 +80,18 @@ type Decoded<F> = F extends Field<infer A> ? A : never
 export type QueryOf<S extends Record<string, Field<unknown>>> = { readonly [K in keyof S]: Decoded<S[K]> }
 
 /** Decodes the parameters `spec` names from `source`; the first failure wins, in the order the spec lists them. */
-export const decodeParams = <S extends Record<string, Field<unknown>>>(spec: S, source: (name: string) => string | undefined): QueryOf<S> | ApiFailure => {
+export const decodeParams = <S extends Record<string, Field<unknown>>>(spec: S, source: (name: string) => string | undefined): QueryOf<S> | ApiFailure =>
+  paramDecoder(spec)(source)
+
+/** `decodeParams` with the spec's fields listed once: routes build theirs at start-up, not on every request. */
+export const paramDecoder = <S extends Record<string, Field<unknown>>>(spec: S) => {
+  const fields = Object.entries(spec)
+  return (source: (name: string) => string | undefined): QueryOf<S> | ApiFailure => decodeFields(fields, source) as QueryOf<S> | ApiFailure
+}
+
+const decodeFields = (fields: ReadonlyArray<[string, Field<unknown>]>, source: (name: string) => string | undefined): Record<string, unknown> | ApiFailure => {
   const out: Record<string, unknown> = {}
-  for (const [name, field] of Object.entries(spec)) {
+  for (const [name, field] of fields) {
     const raw = source(name)
     if (raw === undefined) {
       if (field.required) return fail("MISSING_PARAM", `${name} is required`, { param: name })
@@ -93,5 +102,5 @@ export const decodeParams = <S extends Record<string, Field<unknown>>>(spec: S, 
     if (value instanceof ApiFailure) return value
     out[name] = value
   }
-  return out as QueryOf<S>
+  return out
 }

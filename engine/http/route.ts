@@ -14,7 +14,7 @@ import type { ApiFailure } from "../domain/errors.ts"
 import type { StoreError } from "../store/port.ts"
 import { decodeBody, isFailure, parseJsonBody } from "./body.ts"
 import type { EngineRequest } from "./exchange.ts"
-import { decodeParams, type Field, type QueryOf } from "./query.ts"
+import { type Field, paramDecoder, type QueryOf } from "./query.ts"
 import type { operations } from "../contract/openapi.gen.ts"
 import type { operations as ControlOperations } from "../contract/control.gen.ts"
 
@@ -96,10 +96,12 @@ export interface HandlerInput<PS extends ParamSpec, QS extends ParamSpec, B exte
 const build = <R>(operationId: string, successStatus: number, inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>, run: Route<R>["run"]): Route<R> => {
   const row = rowOf(operationId)
   const auth = authOf(row)
+  const decodePath = paramDecoder(inputs.params ?? {})
+  const decodeQuery = paramDecoder(inputs.query ?? {})
   const decode = (request: EngineRequest, pathParams: Readonly<Record<string, string>>): Decoded | ApiFailure => {
-    const params = decodeParams(inputs.params ?? {}, (name) => pathParams[name])
+    const params = decodePath((name) => pathParams[name])
     if (isFailure(params)) return params
-    const query = decodeParams(inputs.query ?? {}, (name) => request.query.get(name) ?? undefined)
+    const query = decodeQuery((name) => request.query.get(name) ?? undefined)
     if (isFailure(query)) return query
     if (inputs.body === undefined) return { params, query, body: undefined }
     const json = parseJsonBody(request.body)

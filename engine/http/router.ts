@@ -14,6 +14,9 @@ export type RouteMatch<R> =
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
 
+/** How many distinct method-and-path answers a router remembers before starting afresh. */
+export const MAX_REMEMBERED = 10_000
+
 const splitPath = (path: string) => path.split("/").filter((s) => s !== "")
 
 export const makeRouter = <R extends { readonly method: string; readonly path: string }>(routes: ReadonlyArray<R>) => {
@@ -48,7 +51,7 @@ export const makeRouter = <R extends { readonly method: string; readonly path: s
     return params
   }
 
-  const find = (method: string, path: string): RouteMatch<R> => {
+  const match = (method: string, path: string): RouteMatch<R> => {
     const parts = splitPath(path)
     const allow = new Set<string>()
     for (const compiled of byLength.get(parts.length) ?? []) {
@@ -58,6 +61,20 @@ export const makeRouter = <R extends { readonly method: string; readonly path: s
       allow.add(compiled.route.method)
     }
     return allow.size > 0 ? { _tag: "MethodNotAllowed", allow: [...allow].sort() } : { _tag: "NotFound" }
+  }
+
+  // Matching is pure, so answers are remembered per method and path: most traffic repeats a few paths. Bounded by
+  // starting afresh when full (paths with ids are unbounded); a match is read-only for its callers.
+  const seen = new Map<string, RouteMatch<R>>()
+  const find = (method: string, path: string): RouteMatch<R> => {
+    const key = `${method} ${path}`
+    let found = seen.get(key)
+    if (found === undefined) {
+      found = match(method, path)
+      if (seen.size >= MAX_REMEMBERED) seen.clear()
+      seen.set(key, found)
+    }
+    return found
   }
 
   return { find }
