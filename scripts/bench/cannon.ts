@@ -15,9 +15,10 @@ export interface Phase {
 
 /**
  * stocks: GET /stocks. trade: GET /quote then POST /trade with that quoteId and a fresh Idempotency-Key (one operation
- * is the pair). mix: GET /stocks, GET /quote, POST /trade in turn (an operation is one request).
+ * is the pair). mix: GET /stocks, GET /quote, POST /trade in turn (an operation is one request). read: GET /stocks,
+ * GET /orders, GET /stocks?exchange=JSE in turn: requests that leave nothing the spec requires kept (the RSS target's flow).
  */
-export type Flow = "stocks" | "trade" | "mix"
+export type Flow = "stocks" | "trade" | "mix" | "read"
 
 export interface LoadSpec {
   readonly base: string
@@ -87,7 +88,9 @@ const trade: Request = {
     else noteFailure("trade", status, body)
   }
 }
-const requests = { stocks: [stocks], trade: [quote, trade], mix: [stocks, quote, trade] }[spec.flow]
+const orders: Request = { method: "GET", path: `${spec.prefix}/orders?limit=5` }
+const exchangePage: Request = { method: "GET", path: `${spec.prefix}/stocks?exchange=JSE&limit=10` }
+const requests = { stocks: [stocks], trade: [quote, trade], mix: [stocks, quote, trade], read: [stocks, orders, exchangePage] }[spec.flow]
 
 const fire = (phase: Phase) =>
   autocannon({

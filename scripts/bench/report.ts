@@ -57,6 +57,8 @@ export const throughputTable = (section: Throughput): string => {
 
 export interface Rss {
   readonly store: string
+  /** read: requests that keep nothing; mix: stocks, quote and trade (every trade keeps an order). */
+  readonly flow: "read" | "mix"
   readonly result: LoadResult
 }
 
@@ -64,9 +66,10 @@ export const rssGrowth = (r: Rss): number => r.result.rssAfterMB - r.result.rssB
 
 export const rssTable = (rows: readonly Rss[]): string =>
   table(
-    ["store", "requests", "req/s", "RSS after warm-up MB", "half-way MB", "after MB", "growth MB", "failures"],
+    ["store", "flow", "requests", "req/s", "RSS after warm-up MB", "half-way MB", "after MB", "growth MB", "failures"],
     rows.map((r) => [
       r.store,
+      r.flow,
       String(r.result.requests),
       fixed(r.result.rate),
       fixed(r.result.rssBeforeMB, 1),
