@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto"
 import { Data, Effect, Option } from "effect"
 import {
+  compact,
   CREDITED,
   type EntryKind,
   escrowAccount,
@@ -93,14 +94,14 @@ export interface Posted {
  * or an escrow negative: callers check funds before posting, so either is a bug.
  */
 export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partition: string, input: EntryInput) {
-  const sum = sumOf(input.postings)
-  if (input.postings.length === 0 || sum !== 0) {
-    return yield* Effect.die(
-      new LedgerInvariantError({ message: `ledger entry ${input.kind} does not balance (${input.postings.length} postings, sum ${sum})` })
-    )
+  // one posting per account: the journal, the balances and the history rows all read the same net amounts
+  const postings = compact(input.postings)
+  const sum = sumOf(postings)
+  if (postings.length === 0 || sum !== 0) {
+    return yield* Effect.die(new LedgerInvariantError({ message: `ledger entry ${input.kind} does not balance (${postings.length} postings, sum ${sum})` }))
   }
   const after = new Map<string, number>()
-  for (const p of input.postings) {
+  for (const p of postings) {
     const balance = (after.get(p.account) ?? (yield* balanceOf(tx, partition, p.account))) + p.cents
     if (balance < 0 && mustStayNonNegative(p.account)) {
       return yield* Effect.die(new LedgerInvariantError({ message: `ledger entry ${input.kind} would leave ${p.account} at ${centsToWire(balance)} USD` }))
@@ -114,7 +115,7 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
     seq,
     at: input.at,
     kind: input.kind,
-    postings: input.postings,
+    postings,
     orderId: input.orderId ?? null,
     side: input.side ?? null,
     reference: input.reference ?? null,
@@ -125,7 +126,7 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
   for (const [account, cents] of after) {
     yield* Balances.put(tx, balanceId(partition, account), partition, account, { account, cents, updatedAt: input.at })
   }
-  for (const p of input.postings) {
+  for (const p of postings) {
     const owner = walletOwner(p.account)
     if (owner === undefined || owner === MASTER) continue
     yield* WalletTxns.put(tx, `${entry.entryId}|${owner}`, accountPartition(partition, owner), timeSortKey(input.at, entry.entryId), {

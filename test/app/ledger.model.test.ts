@@ -22,7 +22,8 @@ import { startEngine } from "../http/harness.ts"
 const SEED = process.env.SOKONI_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_SEED)
 const PATH = process.env.SOKONI_PATH
 const DATABASE_URL = process.env.DATABASE_URL
-const MEMORY_RUNS = 1000
+/** SOKONI_MODEL_RUNS lowers it for mutation runs, where the model test runs once per mutant it covers. */
+const MEMORY_RUNS = Number(process.env.SOKONI_MODEL_RUNS ?? 1000)
 /** Fewer on postgres: every command is several round trips to the server (300 runs take about 20 s here). */
 const POSTGRES_RUNS = Number(process.env.SOKONI_PG_RUNS ?? 300)
 

@@ -56,7 +56,7 @@ describe("isolation matrix", () => {
     ] as const
 
   /** Routes taking the sub-account id (`{u}`), with the body they send. */
-  const userRoutes: ReadonlyArray<readonly [string, string, unknown?]> = [
+  const userRoutes: Array<[string, string, unknown?]> = [
     ["GET", "/users/{u}"],
     ["DELETE", "/users/{u}"],
     ["POST", "/users/{u}/freeze"],
