@@ -2,9 +2,35 @@
  * Sub-accounts through the partner API: create, auto-register, read, list (filters, pagination, scan cap),
  * summaries. Every answer is checked against the contract by the harness.
  */
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { saveSubAccount } from "../../engine/app/accounts.ts"
+import type { SubAccountRecord } from "../../engine/domain/subaccount.ts"
+import { Store } from "../../engine/store/port.ts"
 import { startEngine } from "./harness.ts"
 import { eventWatcher, partnerOf } from "./accounts-kit.ts"
+
+const closedTemplate: SubAccountRecord = {
+  subAccountId: "",
+  partition: "",
+  externalId: "",
+  uid: null,
+  displayName: null,
+  email: null,
+  phone: null,
+  country: null,
+  kycStatus: "NONE",
+  kycLevel: "NONE",
+  kycRejectionCode: null,
+  kycRejectionReason: null,
+  kycReviewedAt: null,
+  kycReference: null,
+  status: "closed",
+  frozenBy: null,
+  statusReason: null,
+  createdAt: Date.parse("2026-11-23T07:00:00.000Z"),
+  closedAt: Date.parse("2026-11-23T07:30:00.000Z")
+}
 
 describe("sub-accounts", () => {
   let engine: ReturnType<typeof startEngine>
@@ -190,6 +216,34 @@ describe("sub-accounts", () => {
       }
       expect((await p.sb("GET", "/users?status=all")).body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "status" })
     }, 30_000)
+  })
+
+  it("GET /users scans at most 1,000 records: a page can be empty with hasMore, and the cursor continues", async () => {
+    // 1,001 closed accounts stored directly (creating them through the API would take minutes), then one active one
+    await engine.runtime.runPromise(
+      Store.use((store) =>
+        store.transact((tx) =>
+          Effect.forEach(
+            Array.from({ length: 1001 }, (_, i) => i),
+            (i) =>
+              saveSubAccount(tx, {
+                ...closedTemplate,
+                subAccountId: `usr_closed_${String(i).padStart(5, "0")}`,
+                partition: p.partition("sandbox"),
+                externalId: `closed-${i}`
+              }),
+            { discard: true }
+          )
+        )
+      )
+    )
+    const active = await p.createUser("sandbox", { externalId: "the-active-one" })
+    const first = await p.sb("GET", "/users")
+    expect(first.body).toMatchObject({ users: [], count: 0, hasMore: true })
+    const second = await p.sb("GET", `/users?cursor=${first.body.nextCursor}`)
+    expect(second.body).toMatchObject({ count: 1, hasMore: false, nextCursor: null })
+    expect(second.body.users[0].subAccountId).toBe(active.subAccountId)
+    expect((await p.sb("GET", "/users?status=ALL&limit=200")).body).toMatchObject({ count: 200, hasMore: true })
   })
 
   describe("GET /users/summary", () => {
