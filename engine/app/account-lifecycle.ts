@@ -60,7 +60,7 @@ export class AccountLifecycleService extends Context.Service<
             )
           }
           const now = yield* clock.now
-          const closed: SubAccountRecord = { ...s, status: "closed", frozenBy: null, closedAt: now }
+          const closed: SubAccountRecord = { ...s, status: "closed", closedAt: now }
           yield* saveSubAccount(tx, closed)
           yield* events.append(tx, s.partition, "account.closed", {
             subAccountId: s.subAccountId,

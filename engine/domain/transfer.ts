@@ -57,12 +57,18 @@ export const transferAmounts = (input: TransferInput): TransferAmounts | ApiFail
   if (fxRate !== undefined && (givenRate === undefined || givenRate <= 0)) {
     return fail("VALIDATION_ERROR", "fxRate must be positive with at most 6 decimals", { param: "fxRate" })
   }
-  const rate = givenRate ?? (given4 === undefined ? rateFor(localCurrency) : safe(divRound(BigInt(given4) * 10_000n, BigInt(cents))))
+  let rate = givenRate
+  if (rate === undefined && given4 !== undefined) {
+    // localAmount / amount, to 6 decimals: local4 / 1e4 / (cents / 100) * 1e6
+    rate = safe(divRound(BigInt(given4) * 10_000n, BigInt(cents)))
+    if (rate === undefined || rate <= 0) return fail("VALIDATION_ERROR", "localAmount / amount is not a usable rate", { param: "localAmount" })
+  }
+  rate ??= rateFor(localCurrency)
   if (rate === undefined) {
     return fail("VALIDATION_ERROR", `no reference rate for ${localCurrency}: send the fxRate or the localAmount you applied`, { param: "localCurrency" })
   }
   // amount x rate, rounded to the local cent: cents * rate6 / 1e6 local cents, times 100 for 1/10000 units.
   const amount4 = given4 ?? safe(divRound(BigInt(cents) * BigInt(rate), RATE_SCALE) * 100n)
-  if (amount4 === undefined || rate <= 0) return fail("VALIDATION_ERROR", "the local amount is out of range", { param: "localAmount" })
+  if (amount4 === undefined) return fail("VALIDATION_ERROR", "amount x fxRate is out of range", { param: "fxRate" })
   return { cents, local: { amount4, currency: localCurrency, rate } }
 }

@@ -18,7 +18,9 @@ import {
   seedWallet,
   seqKey
 } from "../../engine/app/ledger.ts"
+import { SandboxService } from "../../engine/app/sandbox.ts"
 import { makeMemoryStore } from "../../engine/store/memory.ts"
+import { startEngine } from "../http/harness.ts"
 
 const P = "ptn_l:sandbox"
 
@@ -217,4 +219,26 @@ describe("ledger service", () => {
       dies(bad, "order ord_1: ORDER_FILLED movements do not balance")
     })
   )
+})
+
+describe("sandbox reset service", () => {
+  it("refuses a production principal (the route only serves the sandbox, the service says so too)", async () => {
+    const engine = startEngine()
+    try {
+      const exit = await engine.runtime.runPromise(
+        Effect.exit(
+          SandboxService.use((s) =>
+            s.reset({ partnerId: "ptn_x", environment: "production", keyKind: "full", tier: "starter", markupBps: 0, partition: "ptn_x:production" })
+          )
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) {
+        const failure = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string } } | undefined
+        assert.deepStrictEqual([failure?.error.code, failure?.error.message], ["FORBIDDEN", "only the sandbox can be reset"])
+      }
+    } finally {
+      await engine.dispose()
+    }
+  })
 })

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { startEngine } from "./harness.ts"
-import { eventWatcher, partnerOf } from "./accounts-kit.ts"
+import { eventWatcher, partnerOf, storeDocs } from "./accounts-kit.ts"
 
 describe("sub-account lifecycle", () => {
   let engine: ReturnType<typeof startEngine>
@@ -139,6 +139,20 @@ describe("sub-account lifecycle", () => {
       expect(closed.status).toBe(403)
       expect((await engine.admin("POST", "/_sim/users/usr_nope/freeze", { frozen: true })).status).toBe(404)
       expect((await engine.admin("POST", `/_sim/users/${id}/freeze`, {})).body.error).toMatchObject({ code: "MISSING_PARAM", param: "frozen" })
+    })
+
+    it("keeps the reason of the last freeze or unfreeze with the account (for the audit log)", async () => {
+      const reason = async () => {
+        const docs = await storeDocs(engine, "subAccounts", p.partition("sandbox"))
+        return (docs.find((d) => d.id === id)?.body as { statusReason: string | null }).statusReason
+      }
+      expect(await reason()).toBeNull()
+      await p.sb("POST", `/users/${id}/freeze`, { reason: "chargeback" })
+      expect(await reason()).toBe("chargeback")
+      await p.sb("POST", `/users/${id}/unfreeze`)
+      expect(await reason()).toBeNull()
+      await engine.admin("POST", `/_sim/users/${id}/freeze`, { frozen: true, reason: "AML" })
+      expect(await reason()).toBe("AML")
     })
 
     it("takes a reason of at most 500 characters", async () => {

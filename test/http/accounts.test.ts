@@ -202,6 +202,10 @@ describe("sub-accounts", () => {
       expect(otherFilter.status).toBe(400)
       expect(otherFilter.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "cursor" })
       expect((await p.sb("GET", "/users?cursor=garbage")).status).toBe(400)
+      // the externalId is part of the scope too
+      const withExternal = await p.sb("GET", `/users?limit=2&externalId=list-0&cursor=${first.body.nextCursor}`)
+      expect(withExternal.status).toBe(400)
+      expect(withExternal.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "cursor" })
     })
 
     it("defaults to 100 per page, takes at most 200", async () => {

@@ -145,13 +145,20 @@ describe("sub-account trading", () => {
     expect((await balances())[`escrow:${id}`]).toBe(0)
   })
 
-  it("the master wallet shows cash escrowed for master orders as reserved", async () => {
+  it("the master wallet shows cash escrowed for master orders as reserved, and dates its last movement", async () => {
     const q = await quote(undefined, "side=BUY&quantity=100")
     const placed = await p.sb("POST", "/trade", { symbol: "SCOM", type: "BUY", quantity: 100, quoteId: q })
     const w = (await p.sb("GET", "/wallet")).body
     expect(cents(w.reserved)).toBe(cents(placed.body.totalAmount))
     expect(cents(w.available)).toBe(10_000_000 - cents(placed.body.totalAmount))
     expect(w.balance).toBe(100000)
+    expect(w.updatedAt).toBe("2026-11-23T08:00:00.000Z")
+    // a fill at the quote price moves only the escrow (nothing to refund): that is the wallet's last movement
+    await engine.admin("POST", "/_sim/clock/advance", { seconds: 45 })
+    await engine.admin("POST", `/_sim/desk/orders/${placed.body.orderId}/fill`, {})
+    const after = (await p.sb("GET", "/wallet")).body
+    expect(after).toMatchObject({ reserved: 0, updatedAt: "2026-11-23T08:00:45.000Z" })
+    expect(cents(after.available)).toBe(10_000_000 - cents(placed.body.totalAmount))
   })
 
   it("a sub-account's orders list needs an existing sub-account of the caller", async () => {

@@ -31,7 +31,7 @@ export const asValidation =
   <A>(decode: Decoder<A>): Decoder<A> =>
   (raw, name) => {
     const value = decode(raw, name)
-    return value instanceof ApiFailure && value.code !== "VALIDATION_ERROR" ? fail("VALIDATION_ERROR", value.message, { param: name }) : value
+    return value instanceof ApiFailure ? fail("VALIDATION_ERROR", value.message, { param: name }) : value
   }
 
 export const walletRoutes = [
