@@ -4,9 +4,14 @@
  * Owns wiring only. The seed and the clock's start are the run's identity: same config = same behaviour.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { AccountLifecycleService } from "./app/account-lifecycle.ts"
+import { AccountsService } from "./app/accounts.ts"
+import { DeviceService } from "./app/devices.ts"
 import { MarketService } from "./app/market.ts"
 import { PartnerService } from "./app/partners.ts"
+import { SandboxService } from "./app/sandbox.ts"
 import { TradingService } from "./app/trading.ts"
+import { WalletService } from "./app/wallets.ts"
 import { EventLog } from "./events/event-log.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
 import { Gateway } from "./http/gateway.ts"
@@ -61,7 +66,20 @@ export const engineLayer = (config: EngineConfig) => {
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
-  const services = Layer.provideMerge(Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, Idempotency.layer), withEvents)
+  const services = Layer.provideMerge(
+    Layer.mergeAll(
+      PartnerService.layer,
+      MarketService.layer,
+      TradingService.layer,
+      AccountsService.layer,
+      AccountLifecycleService.layer,
+      DeviceService.layer,
+      WalletService.layer,
+      SandboxService.layer,
+      Idempotency.layer
+    ),
+    withEvents
+  )
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), services)
 }
 

@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto"
 import { fail, type ApiFailure } from "../domain/errors.ts"
+import type { Doc } from "../store/port.ts"
 
 const scopeTag = (scope: string) => createHash("sha256").update(scope).digest("base64url").slice(0, 12)
 
@@ -29,4 +30,30 @@ export const checkLimit = (limit: number | undefined, defaultLimit: number, max:
     return fail("VALIDATION_ERROR", `limit must be a whole number from 1 to ${max}`, { param: "limit" })
   }
   return limit
+}
+
+export interface ScannedPage {
+  /** Bodies of the matching documents, in scan order. */
+  readonly items: ReadonlyArray<unknown>
+  /** Sort key of the last document examined: where the next page starts. */
+  readonly lastKey: string | undefined
+  readonly hasMore: boolean
+}
+
+/**
+ * One page of a filtered list that examines at most `scanLimit` documents (spec: "scans at most 1000 records per
+ * request"; a filtered page can be empty with hasMore true). `scanned` is what the store returned for up to
+ * `scanLimit + 1` documents after the cursor; the extra one only tells whether more exist.
+ */
+export const scanPage = (scanned: ReadonlyArray<Doc>, limit: number, scanLimit: number, keep: (body: unknown) => boolean): ScannedPage => {
+  const window = scanned.slice(0, scanLimit)
+  const items: Array<unknown> = []
+  let lastKey: string | undefined
+  for (const doc of window) {
+    if (items.length === limit) break
+    lastKey = doc.sortKey
+    if (keep(doc.body)) items.push(doc.body)
+  }
+  const hasMore = lastKey !== undefined && (window.at(-1)?.sortKey !== lastKey || scanned.length > scanLimit)
+  return { items, lastKey, hasMore }
 }

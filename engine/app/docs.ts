@@ -3,7 +3,9 @@
  * Owns nothing but naming and (de)serialising; the store is schemaless JSON and only this module casts it.
  */
 import { Effect, Option } from "effect"
-import type { OrderRecord } from "../domain/order.ts"
+import type { EntryKind, Posting, TransactionType } from "../domain/ledger.ts"
+import type { OrderRecord, Side } from "../domain/order.ts"
+import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { ReadTx, StoreError, Tx } from "../store/port.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
@@ -26,22 +28,10 @@ export interface ApiKeyDoc {
   readonly createdAt: number
 }
 
-export interface WalletDoc {
-  readonly cents: number
-}
-
 export interface HoldingDoc {
   readonly symbol: string
   readonly quantity: number
   readonly reserved: number
-}
-
-/** Per-partition money totals; the conservation invariant is checked against these. */
-export interface LedgerDoc {
-  readonly seeded: number
-  readonly topUps: number
-  readonly feesCollected: number
-  readonly marketNet: number
 }
 
 export interface QuoteDoc {
@@ -93,27 +83,78 @@ const collection = <A>(name: string): Collection<A> => ({
 
 export const Partners = collection<PartnerDoc>("partners")
 export const ApiKeys = collection<ApiKeyDoc>("apiKeys")
-export const Wallets = collection<WalletDoc>("wallets")
 export const Holdings = collection<HoldingDoc>("holdings")
-export const Ledgers = collection<LedgerDoc>("ledgers")
 export const Quotes = collection<QuoteDoc>("quotes")
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
 
-/** End-user sub-accounts (served with the accounts issue); quotes and orders check that an id exists here. */
-export interface SubAccountDoc {
-  readonly subAccountId: string
-  readonly partition: string
-  readonly status: "active" | "frozen" | "closed"
-}
-export const SubAccounts = collection<SubAccountDoc>("subAccounts")
+export const SubAccounts = collection<SubAccountRecord>("subAccounts")
 
-/** True when `subAccountId` exists in `partition` (another partner's or environment's id does not). */
-export const subAccountExists = (tx: ReadTx, partition: string, subAccountId: string) =>
-  Effect.map(SubAccounts.get(tx, subAccountId), (found) => Option.isSome(found) && found.value.partition === partition)
+/** Unique keys of sub-accounts in a partition (externalId, uid) -> the sub-account id. */
+export interface SubAccountKeyDoc {
+  readonly subAccountId: string
+}
+export const SubAccountKeys = collection<SubAccountKeyDoc>("subAccountKeys")
+export const externalIdKey = (partition: string, externalId: string) => `${partition}|ext|${externalId}`
+export const uidKey = (partition: string, uid: string) => `${partition}|uid|${uid}`
+
+/** The child partition of one sub-account's rows (devices, wallet history): wiped with its parent. */
+export const accountPartition = (partition: string, subAccountId: string) => `${partition}/${subAccountId}`
+
+/** A push-notification device of a sub-account (D-028); the token is kept, only its last 8 characters are shown. */
+export interface DeviceDoc {
+  readonly deviceId: string
+  readonly subAccountId: string
+  readonly platform: "ios" | "android" | "web"
+  readonly name: string | null
+  readonly pushToken: string
+  readonly appVersion: string | null
+  readonly createdAt: number
+  readonly lastSeenAt: number | null
+}
+export const Devices = collection<DeviceDoc>("devices")
+
+/** One journal entry of the double-entry ledger (domain/ledger.ts): postings that sum to zero. */
+export interface JournalEntryDoc {
+  readonly entryId: string
+  readonly partition: string
+  /** Position in the partition's journal: 1, 2, 3... in commit order. */
+  readonly seq: number
+  readonly at: number
+  readonly kind: EntryKind
+  readonly postings: ReadonlyArray<Posting>
+  readonly orderId: string | null
+  readonly side: Side | null
+  readonly reference: string | null
+  readonly note: string | null
+  readonly description: string
+}
+export const Journal = collection<JournalEntryDoc>("journal")
+
+/** The balance of one ledger account, kept equal to the sum of its postings in the same transaction. */
+export interface BalanceDoc {
+  readonly account: string
+  readonly cents: number
+  readonly updatedAt: number
+}
+export const Balances = collection<BalanceDoc>("balances")
+export const balanceId = (partition: string, account: string) => `${partition}|${account}`
+
+/** A sub-account's view of one entry that moved its wallet (D-026), listed per sub-account, newest first. */
+export interface WalletTxnDoc {
+  readonly transactionId: string
+  readonly subAccountId: string
+  readonly type: TransactionType
+  readonly cents: number
+  readonly balanceAfter: number
+  readonly orderId: string | null
+  readonly reference: string | null
+  readonly description: string
+  readonly at: number
+}
+export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 
 /** Sort key that orders by creation time, then id: the same order on every store. */
 export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`
 
-export const walletId = (partition: string, account: string) => `${partition}|${account}`
 export const holdingId = (partition: string, account: string, symbol: string) => `${partition}|${account}|${symbol}`

@@ -1,70 +1,206 @@
 /**
- * Ledger: wallets, holdings and the per-partition money totals, moved together inside the caller's transaction.
- * Owns applying a set of movements and the reads of balances. Does not own why money moves (the order state
- * machine computes movements; trading and accounts call this).
+ * Ledger: every money movement as one journal entry whose postings sum to zero, with the balances of the ledger
+ * accounts kept equal to the sum of their postings in the same transaction; plus share holdings (not money).
+ * Owns: posting entries (seed, top-up, transfers, order transitions), reading balances and holdings, and each
+ * sub-account's wallet history rows. Does not own why money moves (accounts, wallets and trading decide, and check
+ * funds first; a posting that would leave a wallet or an escrow negative is a bug and fails the whole transaction).
+ *
+ * Entry ids are `txn_` + a hash of (partition, journal position): deterministic without drawing from the seeded
+ * generator, so adding the journal changed no id a scenario shows.
  */
-import { Effect, Option } from "effect"
-import type { Movements } from "../domain/order.ts"
-import type { StoreError, Tx } from "../store/port.ts"
-import { type HoldingDoc, Holdings, holdingId, type LedgerDoc, Ledgers, walletId, Wallets } from "./docs.ts"
+import { createHash } from "node:crypto"
+import { Data, Effect, Option } from "effect"
+import {
+  compact,
+  CREDITED,
+  type EntryKind,
+  escrowAccount,
+  MASTER,
+  mustStayNonNegative,
+  orderPostings,
+  type Posting,
+  SEEDED,
+  sumOf,
+  transactionTypeOf,
+  transfer,
+  walletAccount,
+  walletOwner
+} from "../domain/ledger.ts"
+import { centsToWire } from "../domain/money.ts"
+import type { Movements, Side } from "../domain/order.ts"
+import type { ReadTx, StoreError, Tx } from "../store/port.ts"
+import { accountPartition, balanceId, Balances, type HoldingDoc, Holdings, holdingId, Journal, type JournalEntryDoc, timeSortKey, WalletTxns } from "./docs.ts"
 
-const EMPTY_LEDGER: LedgerDoc = { seeded: 0, topUps: 0, feesCollected: 0, marketNet: 0 }
+/** A posting the ledger refuses: a bug in the caller (funds are checked before posting), so a defect, never an answer. */
+export class LedgerInvariantError extends Data.TaggedError("LedgerInvariantError")<{ readonly message: string }> {}
 
-export const walletBalance = (tx: Tx, partition: string, account: string): Effect.Effect<number, StoreError> =>
-  Effect.map(Wallets.get(tx, walletId(partition, account)), Option.match({ onNone: () => 0, onSome: (w) => w.cents }))
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
-export const holding = (tx: Tx, partition: string, account: string, symbol: string): Effect.Effect<HoldingDoc, StoreError> =>
+/** `txn_` + 16 base32 characters of sha256(partition, position). */
+export const entryIdOf = (partition: string, seq: number): string => {
+  const digest = createHash("sha256").update(`${partition}\u0000${seq}`).digest()
+  let id = "txn_"
+  for (let i = 0; i < 16; i++) id += ALPHABET[(digest[i] ?? 0) % 32]
+  return id
+}
+
+/** Zero-padded journal position: the journal's sort key. */
+export const seqKey = (seq: number) => String(seq).padStart(15, "0")
+
+export const balanceOf = (tx: ReadTx, partition: string, account: string): Effect.Effect<number, StoreError> =>
+  Effect.map(Balances.get(tx, balanceId(partition, account)), Option.match({ onNone: () => 0, onSome: (b) => b.cents }))
+
+/** When the account last moved, if it ever did. */
+export const lastMovedAt = (tx: ReadTx, partition: string, account: string): Effect.Effect<number | undefined, StoreError> =>
+  Effect.map(Balances.get(tx, balanceId(partition, account)), (b) => (Option.isSome(b) ? b.value.updatedAt : undefined))
+
+/** Available cash of `master` or a sub-account. */
+export const walletBalance = (tx: ReadTx, partition: string, account: string) => balanceOf(tx, partition, walletAccount(account))
+/** Cash held for the account's open BUY orders. */
+export const escrowBalance = (tx: ReadTx, partition: string, account: string) => balanceOf(tx, partition, escrowAccount(account))
+
+export const holding = (tx: ReadTx, partition: string, account: string, symbol: string): Effect.Effect<HoldingDoc, StoreError> =>
   Effect.map(
     Holdings.get(tx, holdingId(partition, account, symbol)),
     Option.getOrElse(() => ({ symbol, quantity: 0, reserved: 0 }))
   )
 
-export const ledgerOf = (tx: Tx, partition: string): Effect.Effect<LedgerDoc, StoreError> =>
-  Effect.map(
-    Ledgers.get(tx, partition),
-    Option.getOrElse(() => EMPTY_LEDGER)
+/** Every holding of `account` (sort keys are `account|symbol`). */
+export const holdingsOf = (tx: ReadTx, partition: string, account: string): Effect.Effect<ReadonlyArray<HoldingDoc>, StoreError> =>
+  Effect.map(tx.list(Holdings.name, { partition, after: `${account}|`, limit: 10_000, order: "asc" }), (docs) =>
+    docs.filter((d) => d.sortKey.startsWith(`${account}|`)).map((d) => d.body as HoldingDoc)
   )
 
-export const setWallet = (tx: Tx, partition: string, account: string, cents: number) =>
-  Wallets.put(tx, walletId(partition, account), partition, account, { cents })
+export interface EntryInput {
+  readonly kind: EntryKind
+  readonly postings: ReadonlyArray<Posting>
+  readonly at: number
+  readonly description: string
+  readonly orderId?: string | null | undefined
+  readonly side?: Side | null | undefined
+  readonly reference?: string | null | undefined
+  readonly note?: string | null | undefined
+}
 
-/** Seeds a wallet with virtual money (sandbox registration) and records it in the ledger. */
-export const seedWallet = Effect.fn("Ledger.seedWallet")(function* (tx: Tx, partition: string, account: string, cents: number) {
-  const balance = yield* walletBalance(tx, partition, account)
-  yield* setWallet(tx, partition, account, balance + cents)
-  const ledger = yield* ledgerOf(tx, partition)
-  yield* Ledgers.put(tx, partition, partition, partition, { ...ledger, seeded: ledger.seeded + cents })
+export interface Posted {
+  readonly entry: JournalEntryDoc
+  /** Balance of each posted account after the entry. */
+  readonly after: ReadonlyMap<string, number>
+}
+
+/**
+ * Posts one balanced entry in `tx`: the journal row, the new balances, and a history row for each sub-account wallet
+ * it moved. Dies (a defect: a 500 and a rollback, nothing written) on an entry that does not sum to zero or that would leave a wallet
+ * or an escrow negative: callers check funds before posting, so either is a bug.
+ */
+export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partition: string, input: EntryInput) {
+  // one posting per account: the journal, the balances and the history rows all read the same net amounts
+  const postings = compact(input.postings)
+  const sum = sumOf(postings)
+  if (postings.length === 0 || sum !== 0) {
+    return yield* Effect.die(new LedgerInvariantError({ message: `ledger entry ${input.kind} does not balance (${postings.length} postings, sum ${sum})` }))
+  }
+  const after = new Map<string, number>()
+  for (const p of postings) {
+    const balance = (after.get(p.account) ?? (yield* balanceOf(tx, partition, p.account))) + p.cents
+    if (balance < 0 && mustStayNonNegative(p.account)) {
+      return yield* Effect.die(new LedgerInvariantError({ message: `ledger entry ${input.kind} would leave ${p.account} at ${centsToWire(balance)} USD` }))
+    }
+    after.set(p.account, balance)
+  }
+  const seq = yield* tx.nextSeq(`journal:${partition}`)
+  const entry: JournalEntryDoc = {
+    entryId: entryIdOf(partition, seq),
+    partition,
+    seq,
+    at: input.at,
+    kind: input.kind,
+    postings,
+    orderId: input.orderId ?? null,
+    side: input.side ?? null,
+    reference: input.reference ?? null,
+    note: input.note ?? null,
+    description: input.description
+  }
+  yield* Journal.put(tx, entry.entryId, partition, seqKey(seq), entry)
+  for (const [account, cents] of after) {
+    yield* Balances.put(tx, balanceId(partition, account), partition, account, { account, cents, updatedAt: input.at })
+  }
+  for (const p of postings) {
+    const owner = walletOwner(p.account)
+    if (owner === undefined || owner === MASTER) continue
+    yield* WalletTxns.put(tx, `${entry.entryId}|${owner}`, accountPartition(partition, owner), timeSortKey(input.at, entry.entryId), {
+      transactionId: entry.entryId,
+      subAccountId: owner,
+      type: transactionTypeOf(input.kind, entry.side),
+      cents: p.cents,
+      balanceAfter: after.get(p.account) ?? 0,
+      orderId: entry.orderId,
+      reference: entry.reference,
+      description: entry.description,
+      at: input.at
+    })
+  }
+  return { entry, after } satisfies Posted
+})
+
+/** Seeds a wallet with virtual money (sandbox registration and reset); returns the new balance. */
+export const seedWallet = Effect.fn("Ledger.seedWallet")(function* (tx: Tx, partition: string, account: string, cents: number, at: number) {
+  const posted = yield* postEntry(tx, partition, {
+    kind: "SEED",
+    postings: transfer(SEEDED, walletAccount(account), cents),
+    at,
+    description: "Virtual funds seeded"
+  })
+  return posted.after.get(walletAccount(account)) ?? 0
 })
 
 /** A master-wallet top-up fulfilled by the service operator (spec event wallet.credited); returns the new balance. */
-export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, partition: string, cents: number) {
-  const balance = (yield* walletBalance(tx, partition, "master")) + cents
-  yield* setWallet(tx, partition, "master", balance)
-  const ledger = yield* ledgerOf(tx, partition)
-  yield* Ledgers.put(tx, partition, partition, partition, { ...ledger, topUps: ledger.topUps + cents })
-  return balance
+export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, partition: string, cents: number, at: number) {
+  const posted = yield* postEntry(tx, partition, {
+    kind: "CREDIT",
+    postings: transfer(CREDITED, walletAccount(MASTER), cents),
+    at,
+    description: "Master wallet top-up"
+  })
+  return posted.after.get(walletAccount(MASTER)) ?? 0
 })
 
-/** Applies an order transition's movements for `account` and `symbol`. */
-export const applyMovements = Effect.fn("Ledger.applyMovements")(function* (tx: Tx, partition: string, account: string, symbol: string, movements: Movements) {
-  if (movements.wallet !== 0) {
-    const balance = yield* walletBalance(tx, partition, account)
-    yield* setWallet(tx, partition, account, balance + movements.wallet)
+export interface OrderTransition {
+  readonly account: string
+  readonly symbol: string
+  readonly orderId: string
+  readonly side: Side
+  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED"
+  readonly movements: Movements
+  /** The order's escrow after the transition minus before. */
+  readonly escrowDelta: number
+  readonly at: number
+}
+
+const orderDescription = (t: OrderTransition) => {
+  const what = `${t.side} ${t.symbol} (order ${t.orderId})`
+  if (t.kind === "ORDER_PLACED") return `Escrow for ${what}`
+  if (t.kind === "ORDER_REJECTED") return `Escrow returned: rejected ${what}`
+  return t.side === "SELL" ? `Proceeds of ${what}` : `Unused escrow returned: filled ${what}`
+}
+
+/** Applies an order transition: one journal entry for its money (if any moved), and its share movements. */
+export const applyOrderTransition = Effect.fn("Ledger.applyOrderTransition")(function* (tx: Tx, partition: string, t: OrderTransition) {
+  const postings = orderPostings(t.account, t.movements, t.escrowDelta)
+  if (postings === undefined) {
+    return yield* Effect.die(new LedgerInvariantError({ message: `order ${t.orderId}: ${t.kind} movements do not balance` }))
   }
-  if (movements.shares !== 0 || movements.sharesReserved !== 0) {
-    const h = yield* holding(tx, partition, account, symbol)
-    yield* Holdings.put(tx, holdingId(partition, account, symbol), partition, `${account}|${symbol}`, {
-      symbol,
-      quantity: h.quantity + movements.shares,
-      reserved: h.reserved + movements.sharesReserved
-    })
+  if (postings.length > 0) {
+    yield* postEntry(tx, partition, { kind: t.kind, postings, at: t.at, description: orderDescription(t), orderId: t.orderId, side: t.side })
   }
-  if (movements.feesCollected !== 0 || movements.marketNet !== 0) {
-    const ledger = yield* ledgerOf(tx, partition)
-    yield* Ledgers.put(tx, partition, partition, partition, {
-      ...ledger,
-      feesCollected: ledger.feesCollected + movements.feesCollected,
-      marketNet: ledger.marketNet + movements.marketNet
+  const { shares, sharesReserved } = t.movements
+  if (shares !== 0 || sharesReserved !== 0) {
+    const h = yield* holding(tx, partition, t.account, t.symbol)
+    yield* Holdings.put(tx, holdingId(partition, t.account, t.symbol), partition, `${t.account}|${t.symbol}`, {
+      symbol: t.symbol,
+      quantity: h.quantity + shares,
+      reserved: h.reserved + sharesReserved
     })
   }
 })

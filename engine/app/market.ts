@@ -15,7 +15,8 @@ import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { type QuoteDoc, Quotes, subAccountExists, timeSortKey } from "./docs.ts"
+import { findSubAccount } from "./accounts.ts"
+import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
 import type { Schemas } from "../contract/wire.ts"
 
@@ -148,7 +149,8 @@ export class MarketService extends Context.Service<
       const rate = rateFor(currency)
       if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
       const account = query.subAccountId ?? "master"
-      if (account !== "master" && !(yield* store.read((tx) => subAccountExists(tx, principal.partition, account)))) {
+      // A quote is a read: any existing sub-account of the caller may get one (frozen and closed ones cannot trade on it).
+      if (account !== "master" && Option.isNone(yield* store.read((tx) => Effect.option(findSubAccount(tx, principal.partition, account))))) {
         return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
       }
       const now = yield* clock.now

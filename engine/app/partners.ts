@@ -103,7 +103,7 @@ export class PartnerService extends Context.Service<
               createdAt: now
             })
           }
-          yield* seedWallet(tx, partitionOf(partnerId, "sandbox"), "master", SANDBOX_SEED_CENTS)
+          yield* seedWallet(tx, partitionOf(partnerId, "sandbox"), "master", SANDBOX_SEED_CENTS, now)
         })
       )
       return { partnerId, sandboxKey, liveKey, businessName: input.businessName, email: input.email, tier: input.tier }
@@ -148,7 +148,7 @@ export class PartnerService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           if (Option.isNone(yield* PartnerDocs.get(tx, partnerId))) return yield* Effect.fail(fail("NOT_FOUND", `partner ${partnerId} was not found`))
-          const balance = yield* creditWallet(tx, partition, cents)
+          const balance = yield* creditWallet(tx, partition, cents, yield* clock.now)
           yield* events.append(tx, partition, "wallet.credited", { amount: centsToWire(cents), newBalance: centsToWire(balance), currency: "USD" })
           return { newBalance: centsToWire(balance) }
         })

@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { findExchange, isOpen } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE } from "../domain/fx.ts"
+import { refuseTrading } from "../domain/subaccount.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
   applyFill,
@@ -30,7 +31,8 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
-import { applyMovements, holding, walletBalance } from "./ledger.ts"
+import { findSubAccount } from "./accounts.ts"
+import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
 import { resolveInstrument } from "./market.ts"
 import type { Principal } from "./principal.ts"
 
@@ -120,6 +122,7 @@ export class TradingService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const now = yield* clock.now
+          if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
           const found = yield* Quotes.get(tx, quoteId)
           if (Option.isNone(found) || found.value.partition !== principal.partition) {
             return yield* Effect.fail(fail("QUOTE_NOT_FOUND", `quote ${quoteId} was never issued to this key`, { param: "quoteId" }))
@@ -173,24 +176,18 @@ export class TradingService extends Context.Service<
                 fail("INSUFFICIENT_FUNDS", `the order needs ${centsToWire(order.totalAmount)} USD and the wallet holds ${centsToWire(balance)} USD`)
               )
             }
-            yield* applyMovements(tx, principal.partition, account, order.symbol, {
-              wallet: -order.totalAmount,
-              feesCollected: 0,
-              marketNet: 0,
-              shares: 0,
-              sharesReserved: 0
+            yield* applyOrderTransition(tx, principal.partition, {
+              ...transitionOf(order, "ORDER_PLACED", order.escrow, now),
+              movements: { wallet: -order.totalAmount, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: 0 }
             })
           } else {
             const h = yield* holding(tx, principal.partition, account, order.symbol)
             if (h.quantity - h.reserved < quantity) {
               return yield* Effect.fail(fail("INSUFFICIENT_HOLDINGS", `the account holds ${h.quantity - h.reserved} free units of ${order.symbol}`))
             }
-            yield* applyMovements(tx, principal.partition, account, order.symbol, {
-              wallet: 0,
-              feesCollected: 0,
-              marketNet: 0,
-              shares: 0,
-              sharesReserved: quantity
+            yield* applyOrderTransition(tx, principal.partition, {
+              ...transitionOf(order, "ORDER_PLACED", 0, now),
+              movements: { wallet: 0, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: quantity }
             })
           }
           yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
@@ -231,6 +228,8 @@ export class TradingService extends Context.Service<
       const now = yield* clock.now
       return yield* store.read((tx) =>
         Effect.gen(function* () {
+          // a sub-account's orders stay readable whatever its status; an unknown or foreign id is 404
+          if (account !== "master") yield* findSubAccount(tx, principal.partition, account)
           const scanned = yield* tx.list(Orders.name, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" })
           const window = scanned.slice(0, SCAN_LIMIT)
           const matches: Array<OrderRecord> = []
@@ -287,7 +286,10 @@ export class TradingService extends Context.Service<
           applyFill(order, { reportId: yield* entropy.id("exr"), quantity: request.quantity ?? remainingQuantity(order), price, now })
         )
         const next = transition.order
-        yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
+        yield* applyOrderTransition(tx, next.partition, {
+          ...transitionOf(next, "ORDER_FILLED", next.escrow - order.escrow, now),
+          movements: transition.movements
+        })
         yield* saveOrder(tx, next)
         if (next.status === "FILLED") {
           const filledGross = next.fills.reduce((s, f) => s + f.gross, 0)
@@ -315,7 +317,10 @@ export class TradingService extends Context.Service<
           const order = yield* findOrder(tx, orderId)
           const transition = yield* liftFailure(applyReject(order, code, reason, now))
           const next = transition.order
-          yield* applyMovements(tx, next.partition, next.account, next.symbol, transition.movements)
+          yield* applyOrderTransition(tx, next.partition, {
+            ...transitionOf(next, "ORDER_REJECTED", next.escrow - order.escrow, now),
+            movements: transition.movements
+          })
           yield* saveOrder(tx, next)
           const payload = {
             ...decisionPayload(
@@ -350,8 +355,9 @@ export class TradingService extends Context.Service<
     yield* scheduler.register(DESK_FILL_JOB, (tx, payload) =>
       Effect.gen(function* () {
         const { orderId } = payload as DeskFillJob
-        const order = yield* findOrder(tx, orderId)
-        if (!awaitsDesk(order)) return // decided meanwhile (manual action, cancel): nothing to do
+        const order = yield* Orders.get(tx, orderId)
+        // decided meanwhile (manual action, cancel) or wiped by a sandbox reset: nothing to do
+        if (Option.isNone(order) || !awaitsDesk(order.value)) return
         yield* fillIn(tx, orderId, {})
       })
     )
@@ -361,6 +367,17 @@ export class TradingService extends Context.Service<
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)
 }
+
+/** The ledger's view of an order transition (its money movements are added by the caller). */
+const transitionOf = (o: OrderRecord, kind: OrderTransition["kind"], escrowDelta: number, at: number) => ({
+  account: o.account,
+  symbol: o.symbol,
+  orderId: o.orderId,
+  side: o.side,
+  kind,
+  escrowDelta,
+  at
+})
 
 /** Fields order.filled and order.rejected share (spec "Payloads"). */
 const decisionPayload = (o: OrderRecord, status: "FILLED" | "REJECTED", feeCents: number, now: number) => ({

@@ -150,9 +150,11 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"createSimPartner","method":"POST","path":"/_sim/partners","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[201,400,401]},
   {"operationId":"creditSimMasterWallet","method":"POST","path":"/_sim/partners/{partnerId}/wallet/credit","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"fillSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/fill","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
+  {"operationId":"freezeSimSubAccount","method":"POST","path":"/_sim/users/{userId}/freeze","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,403,404]},
   {"operationId":"getSimClock","method":"GET","path":"/_sim/clock","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimDeskQueue","method":"GET","path":"/_sim/desk/queue","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTrace","method":"GET","path":"/_sim/trace","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTraceHash","method":"GET","path":"/_sim/trace/hash","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
+  {"operationId":"overrideSimSubAccountKyc","method":"POST","path":"/_sim/users/{userId}/kyc","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]}
 ] as const

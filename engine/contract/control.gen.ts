@@ -203,6 +203,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/users/{userId}/freeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
+                 * @example usr_0001
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Freeze or unfreeze a sub-account as compliance
+         * @description Service compliance freezes (`frozen: true`) or unfreezes any partner's sub-account (spec: "Freeze or unfreeze
+         *     by partner or service compliance"). Emits `account.frozen` with `frozenBy`/`unfrozenBy: compliance`. A
+         *     compliance freeze cannot be lifted by the partner (403 on `POST /users/{userId}/unfreeze`, D-023); compliance
+         *     lifts any freeze. No change, no event. Closed sub-accounts give 403 FORBIDDEN.
+         */
+        post: operations["freezeSimSubAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/users/{userId}/kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
+                 * @example usr_0001
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Override a sub-account's KYC
+         * @description Service compliance sets the KYC state of any partner's sub-account (spec: "KYC status is set by
+         *     `POST /users/{userId}/kyc` or overridden by service compliance"). Same rules as the partner's assertion
+         *     (D-024), except that compliance may also reset to NONE and may act on closed sub-accounts. A change emits
+         *     `kyc.updated` with `overriddenByAdmin: true`; repeating the current state changes nothing and emits nothing.
+         */
+        post: operations["overrideSimSubAccountKyc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -245,6 +303,40 @@ export interface components {
              * @description Current engine time.
              */
             now: string;
+        };
+        /** @description A compliance freeze or unfreeze. */
+        ComplianceFreezeRequest: {
+            /** @description True freezes, false unfreezes. */
+            frozen: boolean;
+            /** @description Reason kept with the account (for the audit log). */
+            reason?: string;
+        };
+        /** @description A compliance KYC override (the partner's KycAssertionRequest, plus NONE). */
+        ComplianceKycRequest: {
+            /**
+             * @description Required (BASIC or FULL) with VERIFIED; NONE or absent otherwise.
+             * @enum {string}
+             */
+            kycLevel?: "NONE" | "BASIC" | "FULL";
+            /**
+             * @description KYC status to set.
+             * @enum {string}
+             */
+            kycStatus: "NONE" | "PENDING" | "VERIFIED" | "REJECTED";
+            /** @description Compliance case reference, echoed in `kyc.updated`. */
+            reference?: string;
+            /** @description Required with REJECTED. */
+            rejectionCode?: string;
+            /** @description Required with REJECTED; customer-safe remediation text. */
+            rejectionReason?: string;
+        };
+        /** @description The sub-account after a compliance KYC override. */
+        ComplianceSubAccount: components["schemas"]["SubAccount"] & {
+            /**
+             * @description Always true on this answer, as in the `kyc.updated` it emitted.
+             * @constant
+             */
+            overriddenByAdmin: true;
         };
         /** @description Error envelope (same shape as the partner API). */
         ControlError: {
@@ -318,6 +410,16 @@ export interface components {
             /** @description Target (local) currency. */
             toCurrency: string;
         };
+        /**
+         * @description BASIC = ID verified; FULL = enhanced due diligence.
+         * @enum {string}
+         */
+        KycLevel: "NONE" | "BASIC" | "FULL";
+        /**
+         * @description VERIFIED is required for trading and asset subscriptions; REJECTED stays gated until re-asserted.
+         * @enum {string}
+         */
+        KycStatus: "NONE" | "PENDING" | "VERIFIED" | "REJECTED";
         /** @description An order of the master account or of a sub-account. */
         Order: {
             /** @description Average fill price, local currency. */
@@ -493,6 +595,51 @@ export interface components {
             /** @description Tier. */
             tier: components["schemas"]["Tier"];
         };
+        /** @description End-user sub-account with an isolated USD wallet. */
+        SubAccount: {
+            /** @description Display name. */
+            displayName: string | null;
+            /** @description End-user email. */
+            email: string | null;
+            /** @description Partner's own ID; unique per partner. */
+            externalId: string;
+            /** @description KYC level. */
+            kycLevel: components["schemas"]["KycLevel"];
+            /** @description Set when REJECTED. */
+            kycRejectionCode: string | null;
+            /** @description Customer-safe remediation text when REJECTED. */
+            kycRejectionReason: string | null;
+            /**
+             * Format: date-time
+             * @description Timestamp of the rejection decision.
+             */
+            kycReviewedAt: string | null;
+            /** @description KYC status; VERIFIED is required for trading and asset subscriptions. */
+            kycStatus: components["schemas"]["KycStatus"];
+            /** @description Account status. */
+            status: components["schemas"]["SubAccountStatus"];
+            /** @description Canonical internal ID; used in `/users/{userId}/...` paths. */
+            subAccountId: string;
+            /** @description Compatible alias of subAccountId (same value). */
+            userId: string;
+            /** @description The same wallet as a nested object, as the service's examples show it (facts 4.2); `balance` equals `walletBalance`. */
+            wallet: {
+                /** @description Same value as walletBalance. */
+                balance: number;
+                /**
+                 * @description Wallet currency.
+                 * @constant
+                 */
+                currency: "USD";
+            };
+            /** @description Current USD balance (escrowed funds excluded); starts at 0. */
+            walletBalance: number;
+        };
+        /**
+         * @description Sub-account status.
+         * @enum {string}
+         */
+        SubAccountStatus: "active" | "frozen" | "closed";
         /**
          * @description Partner tier.
          * @enum {string}
@@ -529,7 +676,16 @@ export interface components {
                 "application/json": components["schemas"]["ControlError"];
             };
         };
-        /** @description Unknown order (NOT_FOUND). */
+        /** @description The sub-account's status does not allow the action, for example it is closed (FORBIDDEN). */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
+        /** @description Unknown order or sub-account (NOT_FOUND). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -554,6 +710,11 @@ export interface components {
          * @example ord_0001
          */
         OrderId: string;
+        /**
+         * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
+         * @example usr_0001
+         */
+        UserId: string;
     };
     requestBodies: never;
     headers: never;
@@ -805,6 +966,73 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    freezeSimSubAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
+                 * @example usr_0001
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceFreezeRequest"];
+            };
+        };
+        responses: {
+            /** @description The sub-account after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    overrideSimSubAccountKyc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
+                 * @example usr_0001
+                 */
+                userId: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceKycRequest"];
+            };
+        };
+        responses: {
+            /** @description The sub-account with its KYC state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceSubAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
 }

@@ -2077,7 +2077,8 @@ export interface paths {
         };
         /**
          * Wallet transactions of a sub-account
-         * @description Newest first, transaction ID as tie-breaker. Inclusive `from`/`to`. Invalid input gives 400 VALIDATION_ERROR.
+         * @description Newest first, transaction ID as tie-breaker. Inclusive `from`/`to`. Invalid input gives 400 VALIDATION_ERROR,
+         *     a non-numeric `limit` included (D-102). One row per journal entry that moved the sub-account's wallet.
          */
         get: operations["listSubAccountTransactions"];
         put?: never;
@@ -3656,7 +3657,7 @@ export interface components {
              * @description End-user email.
              */
             email?: string;
-            /** @description Partner's own ID; unique per partner (409 CONFLICT when it exists). */
+            /** @description Partner's own ID; unique per partner and environment (409 CONFLICT when it exists). A closed sub-account keeps its externalId. */
             externalId: string;
             /** @description Phone number in international (E.164) format; create-only, not returned. */
             phone?: string;
@@ -4435,9 +4436,9 @@ export interface components {
             kycStatus: "PENDING" | "VERIFIED" | "REJECTED";
             /** @description Partner-supplied KYC reference, echoed in `kyc.updated`. */
             reference?: string;
-            /** @description Required with REJECTED; becomes kycRejectionCode. */
+            /** @description Required with REJECTED, refused with any other status (400); becomes kycRejectionCode. */
             rejectionCode?: string;
-            /** @description Required with REJECTED; customer-safe remediation text. */
+            /** @description Required with REJECTED, refused with any other status (400); customer-safe remediation text. */
             rejectionReason?: string;
         };
         /**
@@ -6518,9 +6519,9 @@ export interface components {
         WalletTransferRequest: {
             /** @description USD amount, at most 2 decimals. */
             amount: number;
-            /** @description Local units per USD the partner applied. */
+            /** @description Local units per USD the partner applied; at most 6 decimals. Derived when absent (`localAmount / amount`, rounded half away from zero to 6 decimals; a rate that rounds to 0 is refused). */
             fxRate?: number;
-            /** @description Local-currency amount the partner collected (deposit) or pays out (withdrawal). */
+            /** @description Local-currency amount the partner collected (deposit) or pays out (withdrawal); at most 4 decimals. Derived when absent (`amount x fxRate`, rounded half away from zero to 2 decimals). */
             localAmount?: number;
             /** @description ISO 4217 currency of localAmount. */
             localCurrency?: string;

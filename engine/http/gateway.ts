@@ -19,7 +19,7 @@ import { checkKey, fingerprintOf, Idempotency } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
-import { RawBody, type Mount, type Route } from "./route.ts"
+import { RawBody, type Mount, type Route, WithStatus } from "./route.ts"
 import { makeRouter } from "./router.ts"
 
 export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environment: Environment }> = [
@@ -108,7 +108,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const success = (route: Route<R>, value: unknown): EngineResponse =>
         value instanceof RawBody
           ? { status: route.successStatus, headers: { "content-type": value.contentType }, body: value.text }
-          : jsonResponse(route.successStatus, value)
+          : value instanceof WithStatus
+            ? jsonResponse(value.status, value.body)
+            : jsonResponse(route.successStatus, value)
 
       /** Runs the handler; business failures become envelopes, anything else a 500 that is logged, never stored. */
       const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined) =>

@@ -85,6 +85,8 @@ interface Inputs<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchem
   readonly params?: PS
   readonly query?: QS
   readonly body?: B
+  /** The contract's `requestBody.required: false`: no body decodes like `{}`. */
+  readonly bodyOptional?: boolean
 }
 
 export interface HandlerInput<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchema | undefined> {
@@ -106,7 +108,7 @@ const build = <R>(operationId: string, successStatus: number, inputs: Inputs<Par
     if (inputs.body === undefined) return { params, query, body: undefined }
     const json = parseJsonBody(request.body)
     if (isFailure(json)) return json
-    const body = decodeBody(inputs.body, json)
+    const body = decodeBody(inputs.body, json === undefined && inputs.bodyOptional === true ? {} : json)
     if (isFailure(body)) return body
     return { params, query, body }
   }
@@ -129,6 +131,22 @@ const build = <R>(operationId: string, successStatus: number, inputs: Inputs<Par
 type SuccessStatus<Op extends OperationId> = Extract<keyof operations[Op]["responses"], 200 | 201 | 202>
 type ControlSuccessStatus<Op extends ControlOperationId> = Extract<keyof ControlOperations[Op]["responses"], 200 | 201 | 202>
 
+/**
+ * An answer with another success status the contract declares for the operation than the route's usual one
+ * (`POST /auto-register`: 201 when it creates, 200 when it finds).
+ */
+export class WithStatus<St extends number, A> {
+  readonly status: St
+  readonly body: A
+  constructor(status: St, body: A) {
+    this.status = status
+    this.body = body
+  }
+}
+
+/** Any success status of `Op` with its body. */
+type OtherSuccess<Op extends OperationId> = { [K in SuccessStatus<Op>]: WithStatus<K & number, ResponseBody<Op, K>> }[SuccessStatus<Op>]
+
 /** A partner-contract operation answered with `status`; the handler sees the authenticated principal. */
 export const partnerRoute = <
   Op extends OperationId,
@@ -141,7 +159,9 @@ export const partnerRoute = <
   operationId: Op,
   status: S,
   spec: Inputs<PS, QS, B> & {
-    readonly handle: (input: HandlerInput<PS, QS, B> & { readonly principal: Principal }) => Effect.Effect<ResponseBody<Op, S>, ApiFailure | StoreError, R>
+    readonly handle: (
+      input: HandlerInput<PS, QS, B> & { readonly principal: Principal }
+    ) => Effect.Effect<ResponseBody<Op, S> | OtherSuccess<Op>, ApiFailure | StoreError, R>
   }
 ): Route<R> =>
   build<R>(operationId, status, spec, (input, principal) => spec.handle({ ...(input as HandlerInput<PS, QS, B>), principal: principal as Principal }))

@@ -6,7 +6,7 @@
  * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock.
  */
 import { Effect, Layer, Option, Semaphore } from "effect"
-import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx } from "./port.ts"
+import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
 
 interface State {
@@ -37,6 +37,9 @@ export const makeMemoryStore = Effect.gen(function* () {
     lock.withPermits(1)(
       Effect.suspend(() => {
         const putDocs = new Map<string, { collection: string; doc: Doc }>()
+        /** Partitions this transaction wiped: their committed documents and events are hidden, then deleted at commit. */
+        const wiped: Array<string> = []
+        const isWiped = (partition: string) => wiped.some((parent) => withinPartition(parent, partition))
         const counters = new Map<string, number>()
         const newEvents: Array<LoggedEvent> = []
         const newJobs = new Map<number, Job>()
@@ -58,7 +61,10 @@ export const makeMemoryStore = Effect.gen(function* () {
           get: (collection, id) =>
             Effect.sync(() => {
               const key = `${collection}\u0000${id}`
-              return Option.fromUndefinedOr(putDocs.get(key)?.doc ?? byId.get(key))
+              const put = putDocs.get(key)
+              if (put !== undefined) return Option.some(put.doc)
+              const base = byId.get(key)
+              return base === undefined || isWiped(base.partition) ? Option.none() : Option.some(base)
             }),
           put: (collection, doc) =>
             Effect.sync(() => {
@@ -66,11 +72,17 @@ export const makeMemoryStore = Effect.gen(function* () {
             }),
           list: (collection, options) =>
             Effect.sync(() => {
-              const merged = new Map(state.docs.get(partitionKey(collection, options.partition)) ?? [])
+              const merged = new Map(isWiped(options.partition) ? [] : (state.docs.get(partitionKey(collection, options.partition)) ?? []))
               for (const { collection: c, doc } of putDocs.values()) {
                 if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
               }
               return sortAndPage(merged.values(), options)
+            }),
+          deletePartition: (partition) =>
+            Effect.sync(() => {
+              wiped.push(partition)
+              for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
+              for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
             }),
           nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
           appendEvent: (partition, event) =>
@@ -81,7 +93,7 @@ export const makeMemoryStore = Effect.gen(function* () {
             }),
           readEvents: (partition, afterPosition, limit) =>
             Effect.sync(() =>
-              [...(state.events.get(partition) ?? []), ...newEvents.filter((e) => e.partition === partition)]
+              [...(isWiped(partition) ? [] : (state.events.get(partition) ?? [])), ...newEvents.filter((e) => e.partition === partition)]
                 .filter((e) => e.position > afterPosition)
                 .slice(0, limit)
             ),
@@ -97,6 +109,15 @@ export const makeMemoryStore = Effect.gen(function* () {
         }
 
         const commit = Effect.sync(() => {
+          if (wiped.length > 0) {
+            for (const [key, bucket] of state.docs) {
+              const [collection = "", partition = ""] = key.split("\u0000")
+              if (!isWiped(partition)) continue
+              for (const id of bucket.keys()) byId.delete(`${collection}\u0000${id}`)
+              state.docs.delete(key)
+            }
+            for (const partition of [...state.events.keys()]) if (isWiped(partition)) state.events.delete(partition)
+          }
           for (const { collection, doc } of putDocs.values()) {
             const previous = byId.get(`${collection}\u0000${doc.id}`)
             byId.set(`${collection}\u0000${doc.id}`, doc)

@@ -6,6 +6,8 @@
  *
  * Documents are JSON bodies with an id, a partition (`partnerId:environment`, or "global") and a sort key chosen by
  * the caller, so lists have one stable order on every adapter (creation time then id, never insertion luck).
+ * A partition may have child partitions named `parent/child` (rows listed per sub-account); `deletePartition` of the
+ * parent removes them too.
  */
 import { Context, Data, type Effect, type Option } from "effect"
 
@@ -17,6 +19,9 @@ export interface Doc<A = unknown> {
   readonly sortKey: string
   readonly body: A
 }
+
+/** True when `partition` is `parent` or one of its child partitions (`parent/...`). */
+export const withinPartition = (parent: string, partition: string): boolean => partition === parent || partition.startsWith(`${parent}/`)
 
 export interface ListOptions {
   readonly partition: string
@@ -62,6 +67,13 @@ export interface Tx {
   readonly get: (collection: string, id: string) => Effect.Effect<Option.Option<Doc>, StoreError>
   readonly put: (collection: string, doc: Doc) => Effect.Effect<void, StoreError>
   readonly list: (collection: string, options: ListOptions) => Effect.Effect<ReadonlyArray<Doc>, StoreError>
+  /**
+   * Deletes every document of `partition` and of its child partitions (`partition/...`, e.g. one sub-account's
+   * rows), in every collection, and the partition's events. Counters are kept, so event positions and sequences keep
+   * growing after a wipe (a resumed stream never sees a position twice); jobs are global and kept (their handlers
+   * find nothing). Later writes of the same transaction survive; earlier ones are wiped too.
+   */
+  readonly deletePartition: (partition: string) => Effect.Effect<void, StoreError>
   /** Next value of a named gapless counter, starting at 1. Rolled back with the transaction. */
   readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
   readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>

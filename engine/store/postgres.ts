@@ -60,6 +60,11 @@ const migrations = PgMigrator.fromRecord({
       payload text
     )`
     yield* sql`CREATE INDEX jobs_due_idx ON jobs (due_at, seq)`
+  }),
+  // deletePartition finds a partition and its children (`p/...`) by range in byte order: `p/` <= child < `p0`.
+  "0002_partition_idx": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE INDEX documents_partition_idx ON documents ((partition COLLATE "C"))`
   })
 })
 
@@ -245,6 +250,25 @@ export const makePostgresStore = Effect.gen(function* () {
           ${orderBy} ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
       ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
     },
+
+    deletePartition: (partition) =>
+      Effect.gen(function* () {
+        yield* requireText("deletePartition", { partition })
+        // Children are `partition/...`: in "C" (byte) order they sort from `partition/` up to, not including,
+        // `partition0` ('0' follows '/'), so one index range finds them without LIKE's wildcards.
+        const from = `${partition}/`
+        const to = `${partition}0`
+        yield* query(
+          "deletePartition",
+          sql`DELETE FROM documents WHERE partition = ${partition}
+                OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
+        )
+        yield* query(
+          "deletePartition",
+          sql`DELETE FROM events WHERE partition = ${partition}
+                OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
+        )
+      }),
 
     nextSeq,
 

@@ -29,9 +29,10 @@ export interface Reply {
   readonly body: any
 }
 
-export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; start?: number } = {}) => {
+export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; start?: number; store?: "memory" | "postgres"; databaseUrl?: string } = {}) => {
   const engine = makeInProcessEngine({
-    store: "memory",
+    store: options.store ?? "memory",
+    databaseUrl: options.databaseUrl,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,
@@ -54,7 +55,9 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
     const text = await response.text()
     let parsed: unknown = text
     try {
-      parsed = text === "" ? null : JSON.parse(text)
+      // a text answer (the ndjson trace, even of one line) stays text; an empty JSON answer is null
+      const json = response.headers.get("content-type")?.startsWith("application/json") ?? true
+      parsed = !json ? text : text === "" ? null : JSON.parse(text)
     } catch {
       // not JSON (the ndjson trace)
     }
@@ -70,5 +73,5 @@ export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; 
     if (r.status !== 201) throw new Error(`bootstrap failed: ${JSON.stringify(r.body)}`)
     return r.body as { partnerId: string; sandboxKey: string; liveKey: string }
   }
-  return { call, admin, newPartner, dispose: engine.dispose }
+  return { call, admin, newPartner, runtime: engine.runtime, dispose: engine.dispose }
 }

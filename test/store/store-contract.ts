@@ -406,6 +406,113 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
       })
     )
 
+    it.effect("deletePartition removes the partition's and its children's documents and events, nothing else, and keeps counters", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const doc = (collection: string, id: string, partition: string) => transact((tx) => tx.put(collection, { id, partition, sortKey: id, body: { id } }))
+        // the partition, a child, and neighbours whose names share its prefix
+        for (const [id, partition] of [
+          ["a1", "wp:sandbox"],
+          ["a2", "wp:sandbox"],
+          ["c1", "wp:sandbox/usr_1"],
+          ["n1", "wp:sandbox2"],
+          ["n2", "wp:sandbox0"],
+          ["n3", "wp:sandbo"],
+          ["n4", "wp:production"],
+          ["n5", "wp:sandbox-x/usr_1"]
+        ] as const) {
+          yield* doc("wipe-a", id, partition)
+        }
+        yield* doc("wipe-b", "b1", "wp:sandbox")
+        yield* transact((tx) =>
+          Effect.all([
+            tx.appendEvent("wp:sandbox", { eventId: "e1", name: "x", timestamp: 1, payload: null }),
+            tx.appendEvent("wp:sandbox", { eventId: "e2", name: "x", timestamp: 2, payload: null }),
+            tx.appendEvent("wp:sandbox2", { eventId: "o1", name: "x", timestamp: 3, payload: null })
+          ])
+        )
+        const seqBefore = yield* transact((tx) => tx.nextSeq("wipe-counter"))
+        yield* transact((tx) => tx.deletePartition("wp:sandbox"))
+        const left = (collection: string, partition: string) =>
+          store.read((tx) => Effect.map(tx.list(collection, { partition, limit: 100, order: "asc" }), ids))
+        assert.deepStrictEqual(yield* left("wipe-a", "wp:sandbox"), [])
+        assert.deepStrictEqual(yield* left("wipe-a", "wp:sandbox/usr_1"), [])
+        assert.deepStrictEqual(yield* left("wipe-b", "wp:sandbox"), [])
+        for (const [id, partition] of [
+          ["n1", "wp:sandbox2"],
+          ["n2", "wp:sandbox0"],
+          ["n3", "wp:sandbo"],
+          ["n4", "wp:production"],
+          ["n5", "wp:sandbox-x/usr_1"]
+        ] as const) {
+          assert.deepStrictEqual(yield* left("wipe-a", partition), [id])
+        }
+        assert.isTrue(Option.isNone(yield* store.read((tx) => tx.get("wipe-a", "a1"))))
+        assert.isTrue(Option.isNone(yield* store.read((tx) => tx.get("wipe-a", "c1"))))
+        assert.isTrue(Option.isSome(yield* store.read((tx) => tx.get("wipe-a", "n1"))))
+        assert.deepStrictEqual(yield* store.read((tx) => tx.readEvents("wp:sandbox", 0, 10)), [])
+        assert.deepStrictEqual(
+          (yield* store.read((tx) => tx.readEvents("wp:sandbox2", 0, 10))).map((e) => e.eventId),
+          ["o1"]
+        )
+        // counters survive: positions and sequences keep growing
+        const next = yield* transact((tx) => tx.appendEvent("wp:sandbox", { eventId: "e3", name: "x", timestamp: 4, payload: null }))
+        assert.strictEqual(next.position, 3)
+        assert.strictEqual(yield* transact((tx) => tx.nextSeq("wipe-counter")), seqBefore + 1)
+        // a wiped id can be written again
+        yield* doc("wipe-a", "a1", "wp:sandbox")
+        assert.deepStrictEqual(yield* left("wipe-a", "wp:sandbox"), ["a1"])
+      })
+    )
+
+    it.effect("inside a transaction, deletePartition hides earlier writes and keeps later ones; a rollback undoes it", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const put = (tx: Tx, id: string, partition = "wq:sandbox") => tx.put("wipe-q", { id, partition, sortKey: id, body: { id } })
+        yield* transact((tx) => Effect.all([put(tx, "old"), put(tx, "kid", "wq:sandbox/u")]))
+        yield* transact((tx) => tx.appendEvent("wq:sandbox", { eventId: "old-e", name: "x", timestamp: 1, payload: null }))
+        const rolledBack = yield* Effect.exit(
+          transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.deletePartition("wq:sandbox")
+              return yield* Effect.fail(new Boom({ reason: "undo" }))
+            })
+          )
+        )
+        assert.isTrue(Exit.isFailure(rolledBack))
+        assert.isTrue(Option.isSome(yield* store.read((tx) => tx.get("wipe-q", "old"))))
+        assert.strictEqual((yield* store.read((tx) => tx.readEvents("wq:sandbox", 0, 10))).length, 1)
+
+        const seen = yield* transact((tx) =>
+          Effect.gen(function* () {
+            yield* put(tx, "before")
+            yield* tx.appendEvent("wq:sandbox", { eventId: "before-e", name: "x", timestamp: 2, payload: null })
+            yield* tx.deletePartition("wq:sandbox")
+            const afterWipe = {
+              old: Option.isSome(yield* tx.get("wipe-q", "old")),
+              before: Option.isSome(yield* tx.get("wipe-q", "before")),
+              list: ids(yield* tx.list("wipe-q", { partition: "wq:sandbox", limit: 10, order: "asc" })),
+              kids: ids(yield* tx.list("wipe-q", { partition: "wq:sandbox/u", limit: 10, order: "asc" })),
+              events: (yield* tx.readEvents("wq:sandbox", 0, 10)).length
+            }
+            yield* put(tx, "after")
+            const e = yield* tx.appendEvent("wq:sandbox", { eventId: "after-e", name: "x", timestamp: 3, payload: null })
+            return { afterWipe, position: e.position, list: ids(yield* tx.list("wipe-q", { partition: "wq:sandbox", limit: 10, order: "asc" })) }
+          })
+        )
+        assert.deepStrictEqual(seen.afterWipe, { old: false, before: false, list: [], kids: [], events: 0 })
+        assert.deepStrictEqual(seen.list, ["after"])
+        // positions 1 (old) and 2 (before, wiped) were used: the next is 3
+        assert.strictEqual(seen.position, 3)
+        assert.deepStrictEqual(yield* store.read((tx) => Effect.map(tx.list("wipe-q", { partition: "wq:sandbox", limit: 10, order: "asc" }), ids)), ["after"])
+        assert.deepStrictEqual(yield* store.read((tx) => Effect.map(tx.list("wipe-q", { partition: "wq:sandbox/u", limit: 10, order: "asc" }), ids)), [])
+        assert.deepStrictEqual(
+          (yield* store.read((tx) => tx.readEvents("wq:sandbox", 0, 10))).map((e) => e.eventId),
+          ["after-e"]
+        )
+      })
+    )
+
     it.effect("jobs come out by (dueAt, seq), with gapless seqs, until deleted", () =>
       Effect.gen(function* () {
         yield* drainJobs

@@ -2,20 +2,48 @@
  * Every route the engine serves, by family. Adding an endpoint: declare it in its family's module with its
  * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
  */
+import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import type { AccountsService } from "../../app/accounts.ts"
+import type { DeviceService } from "../../app/devices.ts"
 import type { MarketService } from "../../app/market.ts"
 import type { PartnerService } from "../../app/partners.ts"
+import type { SandboxService } from "../../app/sandbox.ts"
 import type { TradingService } from "../../app/trading.ts"
+import type { WalletService } from "../../app/wallets.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
+import { accountRoutes } from "./accounts.ts"
+import { complianceRoutes } from "./control-accounts.ts"
 import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { statusRoutes } from "./status.ts"
+import { walletRoutes } from "./wallets.ts"
 
 /** The services route handlers may use. */
-export type RouteServices = MarketService | TradingService | PartnerService | EngineClock | Scheduler | Trace
+export type RouteServices =
+  | MarketService
+  | TradingService
+  | PartnerService
+  | AccountsService
+  | AccountLifecycleService
+  | DeviceService
+  | WalletService
+  | SandboxService
+  | EngineClock
+  | Scheduler
+  | Trace
 
-export const ROUTES: ReadonlyArray<Route<RouteServices>> = [...marketDataRoutes, ...quoteRoutes, ...orderRoutes, ...statusRoutes, ...controlRoutes]
+export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
+  ...marketDataRoutes,
+  ...quoteRoutes,
+  ...orderRoutes,
+  ...accountRoutes,
+  ...walletRoutes,
+  ...statusRoutes,
+  ...controlRoutes,
+  ...complianceRoutes
+]

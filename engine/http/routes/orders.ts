@@ -1,5 +1,5 @@
 /**
- * Order routes (contract tag "Trading"): place a trade on the master account, list and read orders. The body schema
+ * Order routes (contract tag "Trading"): place a trade on the master account or a sub-account, list and read orders. The body schema
  * mirrors the contract's TradeRequest (types, enums case-exact); business rules (quote binding, funds, market hours)
  * are TradingService's. Decoding only.
  */
@@ -43,6 +43,23 @@ export const orderRoutes = [
       ...PAGE
     },
     handle: ({ query, principal }) => TradingService.use((t) => t.listOrders(principal, "master", query))
+  }),
+  partnerRoute("placeSubAccountTrade", 202, {
+    params: { userId: required(text) },
+    body: TradeBody,
+    handle: ({ params, body, principal }) => TradingService.use((t) => t.trade(principal, params.userId, body))
+  }),
+  partnerRoute("listSubAccountOrders", 200, {
+    params: { userId: required(text) },
+    query: {
+      status: optional(oneOf(ORDER_STATUS_FILTERS)),
+      symbol: optional(text),
+      from: optional(bound("from")),
+      to: optional(bound("to")),
+      limit: optional(integer({ min: 1, max: 200 })),
+      ...PAGE
+    },
+    handle: ({ params, query, principal }) => TradingService.use((t) => t.listOrders(principal, params.userId, query))
   }),
   partnerRoute("getOrder", 200, {
     params: { orderId: required(text) },

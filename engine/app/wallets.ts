@@ -1,0 +1,206 @@
+/**
+ * Wallets: the master wallet, deposits (master -> sub-account), withdrawals (sub-account -> master) and a
+ * sub-account's wallet history. Owns: the funds checks, the frozen/closed rules for moving money, and the
+ * `deposit.confirmed` / `withdraw.confirmed` events, each written with its journal entry in one transaction.
+ * Does not own the ledger's bookkeeping (ledger.ts) nor the local-currency rules (domain/transfer.ts).
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Schemas } from "../contract/wire.ts"
+import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import { escrowAccount, MASTER, type TransactionType, transfer, walletAccount } from "../domain/ledger.ts"
+import { centsToWire, rate6ToWire, toWireNumber } from "../domain/money.ts"
+import { refuseInactive } from "../domain/subaccount.ts"
+import { LOCAL_DECIMALS, type TransferInput, transferAmounts } from "../domain/transfer.ts"
+import { EventLog } from "../events/event-log.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { Store, type StoreError } from "../store/port.ts"
+import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
+import { accountPartition, Partners, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
+import { findSubAccount } from "./accounts.ts"
+import { escrowBalance, lastMovedAt, postEntry, walletBalance } from "./ledger.ts"
+import type { Principal } from "./principal.ts"
+
+export interface TransferRequest extends TransferInput {
+  readonly note?: string | undefined
+  readonly reference?: string | undefined
+}
+
+export interface TransactionQuery {
+  /** Epoch millis, inclusive (the route turns dates into whole UTC days). */
+  readonly from?: number | undefined
+  readonly to?: number | undefined
+  readonly type?: TransactionType | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+/** Rows read from the store per round while filling a history page. */
+const HISTORY_CHUNK = 500
+
+export class WalletService extends Context.Service<
+  WalletService,
+  {
+    readonly master: (principal: Principal) => Effect.Effect<Schemas["MasterWallet"], StoreError>
+    readonly deposit: (principal: Principal, id: string, request: TransferRequest) => Effect.Effect<Schemas["WalletTransferResponse"], ApiFailure | StoreError>
+    readonly withdraw: (principal: Principal, id: string, request: TransferRequest) => Effect.Effect<Schemas["WalletTransferResponse"], ApiFailure | StoreError>
+    readonly transactions: (principal: Principal, id: string, query: TransactionQuery) => Effect.Effect<Schemas["TransactionList"], ApiFailure | StoreError>
+  }
+>()("sokoni/WalletService") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const events = yield* EventLog
+
+    const master = Effect.fn("WalletService.master")(function* (principal: Principal) {
+      const now = yield* clock.now
+      return yield* store.read((tx) =>
+        Effect.gen(function* () {
+          const p = principal.partition
+          const available = yield* walletBalance(tx, p, MASTER)
+          const reserved = yield* escrowBalance(tx, p, MASTER)
+          const moved = [yield* lastMovedAt(tx, p, walletAccount(MASTER)), yield* lastMovedAt(tx, p, escrowAccount(MASTER))].filter(
+            (t): t is number => t !== undefined
+          )
+          const partner = yield* Partners.get(tx, principal.partnerId)
+          // Never moved (a new production wallet): the wallet is as old as the partner.
+          const updatedAt = moved.length > 0 ? Math.max(...moved) : Option.match(partner, { onNone: () => now, onSome: (x) => x.createdAt })
+          const wallet: Schemas["MasterWallet"] = {
+            balance: centsToWire(available + reserved),
+            available: centsToWire(available),
+            reserved: centsToWire(reserved),
+            currency: "USD",
+            environment: principal.environment,
+            updatedAt: isoAt(updatedAt)
+          }
+          return wallet
+        })
+      )
+    })
+
+    const move = (principal: Principal, id: string, request: TransferRequest, direction: "DEPOSIT" | "WITHDRAWAL") =>
+      Effect.gen(function* () {
+        const amounts = yield* liftFailure(transferAmounts(request))
+        return yield* store.transact((tx) =>
+          Effect.gen(function* () {
+            const now = yield* clock.now
+            const p = principal.partition
+            const s = yield* findSubAccount(tx, p, id)
+            yield* liftFailure(refuseInactive(s, direction === "DEPOSIT" ? "a deposit" : "a withdrawal"))
+            const [from, to] = direction === "DEPOSIT" ? [MASTER, s.subAccountId] : [s.subAccountId, MASTER]
+            const available = yield* walletBalance(tx, p, from)
+            if (available < amounts.cents) {
+              const whose = direction === "DEPOSIT" ? "the master wallet" : `sub-account ${id}`
+              return yield* Effect.fail(
+                fail("INSUFFICIENT_FUNDS", `${whose} holds ${centsToWire(available)} USD available; the transfer needs ${centsToWire(amounts.cents)} USD`)
+              )
+            }
+            const posted = yield* postEntry(tx, p, {
+              kind: direction,
+              postings: transfer(walletAccount(from), walletAccount(to), amounts.cents),
+              at: now,
+              description: direction === "DEPOSIT" ? "Deposit from the master wallet" : "Withdrawal to the master wallet",
+              reference: request.reference,
+              note: request.note
+            })
+            const newBalance = centsToWire(posted.after.get(walletAccount(s.subAccountId)) ?? 0)
+            const local = amounts.local
+            const localFields =
+              local === null ? {} : { localAmount: toWireNumber(local.amount4, LOCAL_DECIMALS), localCurrency: local.currency, fxRate: rate6ToWire(local.rate) }
+            yield* events.append(tx, p, direction === "DEPOSIT" ? "deposit.confirmed" : "withdraw.confirmed", {
+              subAccountId: s.subAccountId,
+              externalId: s.externalId,
+              amount: centsToWire(amounts.cents),
+              currency: "USD",
+              newBalance,
+              ...localFields
+            })
+            const answer: Schemas["WalletTransferResponse"] = {
+              message: direction === "DEPOSIT" ? "Deposit successful." : "Withdrawal successful.",
+              transactionId: posted.entry.entryId,
+              type: direction,
+              subAccountId: s.subAccountId,
+              externalId: s.externalId,
+              amount: centsToWire(amounts.cents),
+              currency: "USD",
+              newBalance,
+              masterWalletBalance: centsToWire(posted.after.get(walletAccount(MASTER)) ?? 0),
+              localAmount: local === null ? null : toWireNumber(local.amount4, LOCAL_DECIMALS),
+              localCurrency: local?.currency ?? null,
+              fxRate: local === null ? null : rate6ToWire(local.rate),
+              note: request.note ?? null,
+              reference: request.reference ?? null,
+              createdAt: isoAt(now)
+            }
+            return answer
+          })
+        )
+      })
+
+    const deposit = Effect.fn("WalletService.deposit")(function* (principal: Principal, id: string, request: TransferRequest) {
+      return yield* move(principal, id, request, "DEPOSIT")
+    })
+
+    const withdraw = Effect.fn("WalletService.withdraw")(function* (principal: Principal, id: string, request: TransferRequest) {
+      return yield* move(principal, id, request, "WITHDRAWAL")
+    })
+
+    const transactions = Effect.fn("WalletService.transactions")(function* (principal: Principal, id: string, query: TransactionQuery) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const { from, to, type } = query
+      if (from !== undefined && to !== undefined && from > to) {
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "from is after to", { params: ["from", "to"] }))
+      }
+      const scope = `transactions|${principal.partition}|${id}|${from ?? ""}|${to ?? ""}|${type ?? ""}`
+      const cursor = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
+      return yield* store.read((tx) =>
+        Effect.gen(function* () {
+          yield* findSubAccount(tx, principal.partition, id)
+          // Newest first: start below the cursor, or just above `to` (every key of a later millisecond sorts after it).
+          const toBound = to === undefined ? undefined : timeSortKey(to + 1, "")
+          let after = cursor === undefined ? toBound : toBound === undefined || cursor < toBound ? cursor : toBound
+          const rows: Array<{ readonly key: string; readonly t: WalletTxnDoc }> = []
+          let hasMore = false
+          scan: for (;;) {
+            const chunk = yield* tx.list(WalletTxns.name, { partition: accountPartition(principal.partition, id), after, limit: HISTORY_CHUNK, order: "desc" })
+            for (const d of chunk) {
+              const t = d.body as WalletTxnDoc
+              if (from !== undefined && t.at < from) break scan
+              if (type !== undefined && t.type !== type) continue
+              if (rows.length === limit) {
+                hasMore = true
+                break scan
+              }
+              rows.push({ key: d.sortKey, t })
+            }
+            if (chunk.length < HISTORY_CHUNK) break
+            after = chunk.at(-1)?.sortKey
+          }
+          const last = rows.at(-1)
+          const page: Schemas["TransactionList"] = {
+            transactions: rows.map(({ t }) => ({
+              transactionId: t.transactionId,
+              subAccountId: t.subAccountId,
+              type: t.type,
+              amount: centsToWire(t.cents),
+              currency: "USD",
+              balanceAfter: centsToWire(t.balanceAfter),
+              orderId: t.orderId,
+              subscriptionId: null,
+              reference: t.reference,
+              description: t.description,
+              createdAt: isoAt(t.at)
+            })),
+            count: rows.length,
+            hasMore,
+            nextCursor: hasMore && last !== undefined ? encodeCursor(scope, last.key) : null
+          }
+          return page
+        })
+      )
+    })
+
+    return WalletService.of({ master, deposit, withdraw, transactions })
+  })
+
+  static readonly layer = Layer.effect(WalletService, WalletService.make)
+}

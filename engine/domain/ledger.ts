@@ -1,0 +1,112 @@
+/**
+ * The double-entry ledger's rules. Pure. Owns: the ledger accounts of a partition, the postings each kind of money
+ * movement makes, the balance check (every entry sums to zero) and which balances may never go negative, and how an
+ * entry reads in a sub-account's transaction history. Does not own storing entries or balances (app/ledger.ts).
+ *
+ * Accounts of one partition (partner + environment), all in USD cents:
+ *   wallet:<account>  available cash of `master` or a sub-account       never negative
+ *   escrow:<account>  cash held for that account's open BUY orders      never negative
+ *   fees              fees the broker collected
+ *   market            cash paid to the market for BUY fills, less the proceeds of SELL fills
+ *   equity:seed       where seeded (virtual) money comes from           its negation is "seeded"
+ *   equity:credit     where operator top-ups come from                  its negation is "credited"
+ * Because every entry sums to zero, the partition's balances sum to zero, which is the conservation invariant:
+ *   master + sub-wallets + escrow + fees + market = seeded + credited   (market is 0 until something fills).
+ */
+import type { Cents } from "./money.ts"
+import type { Movements, Side } from "./order.ts"
+
+export const MASTER = "master"
+export const FEES = "fees"
+export const MARKET = "market"
+export const SEEDED = "equity:seed"
+export const CREDITED = "equity:credit"
+
+export const walletAccount = (account: string) => `wallet:${account}`
+export const escrowAccount = (account: string) => `escrow:${account}`
+
+/** The sub-account (or `master`) a wallet account belongs to, or undefined for any other account. */
+export const walletOwner = (ledgerAccount: string): string | undefined => (ledgerAccount.startsWith("wallet:") ? ledgerAccount.slice(7) : undefined)
+
+/** Balances that are money someone holds; they may never go below zero. */
+export const mustStayNonNegative = (ledgerAccount: string): boolean => ledgerAccount.startsWith("wallet:") || ledgerAccount.startsWith("escrow:")
+
+export interface Posting {
+  readonly account: string
+  readonly cents: Cents
+}
+
+/** Why money moved. */
+export type EntryKind = "SEED" | "CREDIT" | "DEPOSIT" | "WITHDRAWAL" | "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED"
+
+/** The contract's TransactionType (D-026): how a wallet posting reads in a sub-account's history. */
+export type TransactionType =
+  | "DEPOSIT"
+  | "WITHDRAWAL"
+  | "ORDER_ESCROW"
+  | "ORDER_REFUND"
+  | "ORDER_PROCEEDS"
+  | "DIVIDEND"
+  | "SUBSCRIPTION_ESCROW"
+  | "SUBSCRIPTION_REFUND"
+  | "ADJUSTMENT"
+
+export const TRANSACTION_TYPES: ReadonlyArray<TransactionType> = [
+  "DEPOSIT",
+  "WITHDRAWAL",
+  "ORDER_ESCROW",
+  "ORDER_REFUND",
+  "ORDER_PROCEEDS",
+  "DIVIDEND",
+  "SUBSCRIPTION_ESCROW",
+  "SUBSCRIPTION_REFUND",
+  "ADJUSTMENT"
+]
+
+/** The history type of an entry's wallet posting: fills credit a BUY's unused escrow or a SELL's proceeds. */
+export const transactionTypeOf = (kind: EntryKind, side: Side | null): TransactionType => {
+  switch (kind) {
+    case "DEPOSIT":
+      return "DEPOSIT"
+    case "WITHDRAWAL":
+      return "WITHDRAWAL"
+    case "ORDER_PLACED":
+      return "ORDER_ESCROW"
+    case "ORDER_FILLED":
+      return side === "SELL" ? "ORDER_PROCEEDS" : "ORDER_REFUND"
+    case "ORDER_REJECTED":
+      return "ORDER_REFUND"
+    default:
+      return "ADJUSTMENT"
+  }
+}
+
+/** Postings without zero amounts, one per account, in first-seen order. */
+export const compact = (postings: ReadonlyArray<Posting>): ReadonlyArray<Posting> => {
+  const sums = new Map<string, Cents>()
+  for (const p of postings) sums.set(p.account, (sums.get(p.account) ?? 0) + p.cents)
+  return [...sums].filter(([, cents]) => cents !== 0).map(([account, cents]) => ({ account, cents }))
+}
+
+export const sumOf = (postings: ReadonlyArray<Posting>): Cents => postings.reduce((sum, p) => sum + p.cents, 0)
+
+/** `cents` from one account to another. */
+export const transfer = (from: string, to: string, cents: Cents): ReadonlyArray<Posting> => [
+  { account: from, cents: -cents },
+  { account: to, cents }
+]
+
+/**
+ * The postings of an order transition on `account`: its wallet, its escrow (changed by `escrowDelta`, the order's
+ * escrow after minus before), the fees and the market (which receives what the account paid: `-marketNet`).
+ * A transition that does not balance is a bug in the order arithmetic: undefined, and never posted.
+ */
+export const orderPostings = (account: string, movements: Movements, escrowDelta: Cents): ReadonlyArray<Posting> | undefined => {
+  const postings = compact([
+    { account: walletAccount(account), cents: movements.wallet },
+    { account: escrowAccount(account), cents: escrowDelta },
+    { account: FEES, cents: movements.feesCollected },
+    { account: MARKET, cents: -movements.marketNet }
+  ])
+  return sumOf(postings) === 0 ? postings : undefined
+}

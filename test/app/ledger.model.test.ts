@@ -1,0 +1,420 @@
+/**
+ * The ledger's model test (fast-check, model-based): random sequences of sub-account creations, deposits,
+ * withdrawals, freezes (partner and compliance), closes, KYC changes, top-ups, sandbox resets, BUY and SELL orders
+ * and the desk's fills and rejects, on both environments of one partner. After every command, per partner and
+ * environment:
+ *   - every journal entry sums to zero, and each balance equals the sum of its account's postings;
+ *   - no wallet, escrow or fee balance is negative;
+ *   - master + sub-wallets + escrow + fees + market = seeded + credited, to the cent (market: what fills paid the
+ *     market, net of SELL proceeds; 0 until something fills), and seeded/credited are what the model expects;
+ *   - the master and sub-account wallets and escrows are what the model predicts, each account's escrow equals
+ *     the escrow of its open orders, and every answer has the status the model predicts.
+ * Memory always (1,000 runs); PostgreSQL when DATABASE_URL is set (fewer runs: each command is a few round trips
+ * to the server). A failure prints the seed, the shrunk command sequence and the replay command.
+ */
+import fc from "fast-check"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { type Env, partnerOf, storeDocs } from "../http/accounts-kit.ts"
+import { startEngine } from "../http/harness.ts"
+
+const SEED = process.env.SOKONI_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_SEED)
+const PATH = process.env.SOKONI_PATH
+const DATABASE_URL = process.env.DATABASE_URL
+/** SOKONI_MODEL_RUNS lowers it for mutation runs, where the model test runs once per mutant it covers. */
+const MEMORY_RUNS = Number(process.env.SOKONI_MODEL_RUNS ?? 1000)
+/** Fewer on postgres: every command is several round trips to the server (300 runs take about 20 s here). */
+const POSTGRES_RUNS = Number(process.env.SOKONI_PG_RUNS ?? 300)
+
+type Engine = ReturnType<typeof startEngine>
+type Partner = Awaited<ReturnType<typeof partnerOf>>
+const ENVS: ReadonlyArray<Env> = ["sandbox", "production"]
+const SEED_CENTS = 10_000_000
+
+interface OrderModel {
+  readonly orderId: string
+  readonly account: string
+  readonly side: "BUY" | "SELL"
+  readonly price: number
+  remaining: number
+}
+interface UserModel {
+  readonly id: string
+  status: "active" | "frozen" | "closed"
+  frozenBy: "partner" | "compliance" | null
+  kyc: "NONE" | "PENDING" | "VERIFIED" | "REJECTED"
+}
+interface EnvModel {
+  seeded: number
+  credited: number
+  users: Array<UserModel>
+  orders: Array<OrderModel>
+  /** wallet and escrow cents, and SCOM shares held and reserved, by account (`master` or a sub-account id) */
+  wallet: Map<string, number>
+  escrow: Map<string, number>
+  shares: Map<string, number>
+  reserved: Map<string, number>
+}
+interface Model {
+  readonly envs: Record<Env, EnvModel>
+}
+interface Real {
+  readonly engine: Engine
+  readonly p: Partner
+}
+
+const freshEnv = (seeded: number): EnvModel => ({
+  seeded,
+  credited: 0,
+  users: [],
+  orders: [],
+  wallet: new Map([["master", seeded]]),
+  escrow: new Map(),
+  shares: new Map(),
+  reserved: new Map()
+})
+const get = (m: Map<string, number>, k: string) => m.get(k) ?? 0
+const add = (m: Map<string, number>, k: string, v: number) => m.set(k, get(m, k) + v)
+const cents = (x: number) => Math.round(x * 100)
+
+/** Picks the user at `i` (modulo), or the master account when `master` is set and the command allows it. */
+const userAt = (env: EnvModel, i: number) => env.users[i % env.users.length] as UserModel
+
+interface Balances {
+  readonly byAccount: Map<string, number>
+}
+
+/** Reads the partition's journal and balances from the store and checks the ledger's invariants. */
+const checkLedger = async (real: Real, env: Env, model: EnvModel): Promise<Balances> => {
+  const partition = real.p.partition(env)
+  const journal = (await storeDocs(real.engine, "journal", partition)).map(
+    (d) => d.body as { kind: string; postings: Array<{ account: string; cents: number }> }
+  )
+  const balances = (await storeDocs(real.engine, "balances", partition)).map((d) => d.body as { account: string; cents: number })
+  const fromJournal = new Map<string, number>()
+  for (const entry of journal) {
+    expect(
+      entry.postings.reduce((s, p) => s + p.cents, 0),
+      `entry ${entry.kind} sums to zero`
+    ).toBe(0)
+    for (const p of entry.postings) {
+      expect(Number.isSafeInteger(p.cents)).toBe(true)
+      add(fromJournal, p.account, p.cents)
+    }
+  }
+  const byAccount = new Map(balances.map((b) => [b.account, b.cents]))
+  for (const [account, sum] of fromJournal) expect(get(byAccount, account), `balance of ${account} = its postings`).toBe(sum)
+  for (const [account, value] of byAccount) {
+    expect(value, `${account} has postings`).toBe(get(fromJournal, account))
+    if (account.startsWith("wallet:") || account.startsWith("escrow:") || account === "fees") expect(value, `${account} >= 0`).toBeGreaterThanOrEqual(0)
+  }
+  const seeded = 0 - get(byAccount, "equity:seed")
+  const credited = 0 - get(byAccount, "equity:credit")
+  let held = 0
+  for (const [account, value] of byAccount) if (/^(wallet|escrow):/.test(account) || account === "fees" || account === "market") held += value
+  expect(held, "master + sub-wallets + escrow + fees + market = seeded + credited").toBe(seeded + credited)
+  expect(seeded).toBe(model.seeded)
+  expect(credited).toBe(model.credited)
+  const accounts = ["master", ...model.users.map((u) => u.id)]
+  for (const a of accounts) {
+    expect(get(byAccount, `wallet:${a}`), `wallet of ${a}`).toBe(get(model.wallet, a))
+    expect(get(byAccount, `escrow:${a}`), `escrow of ${a}`).toBe(get(model.escrow, a))
+  }
+  // each account's escrow is the escrow of its open orders
+  const orders = (await storeDocs(real.engine, "orders", partition)).map((d) => d.body as { account: string; escrow: number; status: string })
+  const escrowOfOrders = new Map<string, number>()
+  for (const o of orders) add(escrowOfOrders, o.account, o.escrow)
+  for (const a of accounts) expect(get(escrowOfOrders, a), `escrow of ${a}'s orders`).toBe(get(byAccount, `escrow:${a}`))
+  return { byAccount }
+}
+
+type Cmd = fc.AsyncCommand<Model, Real>
+
+/** How many commands of each kind answered which status, over a whole property run. */
+const outcomes = new Map<string, number>()
+const ok = (status: number, expected: number, what: string, body: unknown) => {
+  expect(status, `${what}: ${JSON.stringify(body)}`).toBe(expected)
+  const key = `${what.split(" ")[0]} ${status}`
+  outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
+}
+
+let externalSeq = 0
+
+const createUser = (env: Env): Cmd => ({
+  check: () => true,
+  run: async (m, r) => {
+    const res = await r.p.call(env, "POST", "/users", { externalId: `ext-${++externalSeq}` })
+    ok(res.status, 201, "create", res.body)
+    m.envs[env].users.push({ id: res.body.subAccountId, status: "active", frozenBy: null, kyc: "NONE" })
+  },
+  toString: () => `createUser(${env})`
+})
+
+const hasUsers = (env: Env) => (m: Readonly<Model>) => m.envs[env].users.length > 0
+
+const transferOf = (env: Env, user: number, amountCents: number, kind: "deposit" | "withdraw"): Cmd => ({
+  check: hasUsers(env),
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const u = userAt(e, user)
+    const [from, to] = kind === "deposit" ? ["master", u.id] : [u.id, "master"]
+    // 0 stands for "everything available" (one cent when nothing is)
+    const amount = amountCents === 0 ? Math.max(1, get(e.wallet, from)) : amountCents
+    const expected = u.status !== "active" ? 403 : get(e.wallet, from) < amount ? 400 : 200
+    const res = await r.p.call(env, "POST", `/users/${u.id}/${kind}`, { amount: amount / 100 })
+    ok(res.status, expected, `${kind} ${amountCents}`, res.body)
+    if (expected === 400) expect(res.body.error.code).toBe("INSUFFICIENT_FUNDS")
+    if (expected !== 200) return
+    add(e.wallet, from, -amount)
+    add(e.wallet, to, amount)
+    expect(cents(res.body.newBalance)).toBe(get(e.wallet, u.id))
+    expect(cents(res.body.masterWalletBalance)).toBe(get(e.wallet, "master"))
+  },
+  toString: () => `${kind}(${env}, user ${user}, ${amountCents} cents)`
+})
+
+const freezeOf = (env: Env, user: number, frozen: boolean, by: "partner" | "compliance"): Cmd => ({
+  check: hasUsers(env),
+  run: async (m, r) => {
+    const u = userAt(m.envs[env], user)
+    const refused = u.status === "closed" || (!frozen && u.status === "frozen" && u.frozenBy === "compliance" && by === "partner")
+    const res =
+      by === "partner"
+        ? await r.p.call(env, "POST", `/users/${u.id}/${frozen ? "freeze" : "unfreeze"}`)
+        : await r.engine.admin("POST", `/_sim/users/${u.id}/freeze`, { frozen })
+    ok(res.status, refused ? 403 : 200, `freeze ${frozen} by ${by}`, res.body)
+    if (refused) return
+    if (frozen && u.status === "active") Object.assign(u, { status: "frozen", frozenBy: by })
+    if (!frozen && u.status === "frozen") Object.assign(u, { status: "active", frozenBy: null })
+    expect(res.body.status).toBe(u.status)
+  },
+  toString: () => `${frozen ? "freeze" : "unfreeze"}(${env}, user ${user}, by ${by})`
+})
+
+const closeOf = (env: Env, user: number): Cmd => ({
+  check: hasUsers(env),
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const u = userAt(e, user)
+    const blocked =
+      u.status !== "closed" && (get(e.wallet, u.id) !== 0 || get(e.escrow, u.id) > 0 || get(e.shares, u.id) > 0 || e.orders.some((o) => o.account === u.id))
+    const res = await r.p.call(env, "DELETE", `/users/${u.id}`)
+    ok(res.status, blocked ? 409 : 200, "close", res.body)
+    if (!blocked) Object.assign(u, { status: "closed", frozenBy: null })
+  },
+  toString: () => `close(${env}, user ${user})`
+})
+
+const kycOf = (env: Env, user: number, status: "PENDING" | "VERIFIED" | "REJECTED"): Cmd => ({
+  check: hasUsers(env),
+  run: async (m, r) => {
+    const u = userAt(m.envs[env], user)
+    const body =
+      status === "VERIFIED"
+        ? { kycStatus: "VERIFIED", kycLevel: "BASIC" }
+        : status === "REJECTED"
+          ? { kycStatus: "REJECTED", rejectionCode: "DOC", rejectionReason: "retry" }
+          : { kycStatus: "PENDING" }
+    const res = await r.p.call(env, "POST", `/users/${u.id}/kyc`, body)
+    ok(res.status, u.status === "closed" ? 403 : 200, `kyc ${status}`, res.body)
+    if (u.status !== "closed") u.kyc = status
+  },
+  toString: () => `kyc(${env}, user ${user}, ${status})`
+})
+
+const creditOf = (env: Env, amountCents: number): Cmd => ({
+  check: () => true,
+  run: async (m, r) => {
+    const res = await r.p.credit(env, amountCents / 100)
+    const e = m.envs[env]
+    add(e.wallet, "master", amountCents)
+    e.credited += amountCents
+    expect(cents(res.newBalance)).toBe(get(e.wallet, "master"))
+  },
+  toString: () => `credit(${env}, ${amountCents} cents)`
+})
+
+const reset: Cmd = {
+  check: () => true,
+  run: async (m, r) => {
+    const res = await r.p.reset()
+    ok(res.status, 200, "reset", res.body)
+    m.envs.sandbox = freshEnv(SEED_CENTS)
+  },
+  toString: () => "reset()"
+}
+
+/** A BUY of `size` units, or a SELL of `size` percent of the free units (at least one). */
+const orderOf = (env: Env, user: number, master: boolean, side: "BUY" | "SELL", size: number): Cmd => ({
+  check: (m) => master || m.envs[env].users.length > 0,
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const u = master ? undefined : userAt(e, user)
+    const account = u?.id ?? "master"
+    const free = get(e.shares, account) - get(e.reserved, account)
+    const quantity = side === "BUY" ? size : Math.max(1, Math.floor((free * size) / 100))
+    const q = await r.p.call(env, "GET", `/quote/SCOM?side=${side}&quantity=${quantity}${u === undefined ? "" : `&subAccountId=${u.id}`}`)
+    ok(q.status, 200, "quote", q.body)
+    const total = cents(q.body.estimatedTotal)
+    const refusedAccount = u !== undefined && (u.status !== "active" || u.kyc !== "VERIFIED")
+    const expected = refusedAccount ? 403 : side === "BUY" ? (get(e.wallet, account) < total ? 400 : 202) : free < quantity ? 422 : 202
+    const res = await r.p.call(env, "POST", u === undefined ? "/trade" : `/users/${u.id}/trade`, {
+      symbol: "SCOM",
+      type: side,
+      quantity,
+      quoteId: q.body.quoteId
+    })
+    ok(res.status, expected, `${side} ${quantity}`, res.body)
+    if (expected !== 202) return
+    expect(cents(res.body.totalAmount)).toBe(total)
+    if (side === "BUY") {
+      add(e.wallet, account, -total)
+      add(e.escrow, account, total)
+    } else add(e.reserved, account, quantity)
+    e.orders.push({ orderId: res.body.orderId, account, side, price: res.body.priceAtOrder, remaining: quantity })
+  },
+  toString: () => `${side}(${env}, ${master ? "master" : `user ${user}`}, ${size}${side === "SELL" ? "%" : ""})`
+})
+
+const decideOf = (env: Env, order: number, action: "fill" | "partial" | "cheaper" | "reject"): Cmd => ({
+  check: (m) => m.envs[env].orders.length > 0,
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const o = e.orders[order % e.orders.length] as OrderModel
+    const before = await checkLedger(r, env, e)
+    const partial = action === "partial" && o.remaining > 1
+    const quantity = partial ? Math.floor(o.remaining / 2) : o.remaining
+    const res =
+      action === "reject"
+        ? await r.engine.admin("POST", `/_sim/desk/orders/${o.orderId}/reject`, { rejectionCode: "DESK_REJECTED", rejectionReason: "model" })
+        : await r.engine.admin("POST", `/_sim/desk/orders/${o.orderId}/fill`, {
+            quantity,
+            ...(action === "cheaper" ? { price: Math.round(o.price * 98) / 100 } : {})
+          })
+    ok(res.status, 200, action, res.body)
+    const after = (await storeDocs(r.engine, "balances", r.p.partition(env))).map((d) => d.body as { account: string; cents: number })
+    const now = new Map(after.map((b) => [b.account, b.cents]))
+    const delta = (k: string) => get(now, k) - get(before.byAccount, k)
+    const [wallet, escrow] = [delta(`wallet:${o.account}`), delta(`escrow:${o.account}`)]
+    // the decision moves money only between this account, the fees and the market, and never takes from the wallet
+    expect(wallet + escrow + delta("fees") + delta("market")).toBe(0)
+    expect(wallet).toBeGreaterThanOrEqual(0)
+    expect(escrow).toBeLessThanOrEqual(0)
+    add(e.wallet, o.account, wallet)
+    add(e.escrow, o.account, escrow)
+    if (action === "reject") {
+      expect(delta("fees")).toBe(0)
+      if (o.side === "SELL") add(e.reserved, o.account, -o.remaining)
+      o.remaining = 0
+    } else {
+      add(e.shares, o.account, o.side === "BUY" ? quantity : -quantity)
+      if (o.side === "SELL") add(e.reserved, o.account, -quantity)
+      o.remaining -= quantity
+    }
+    if (o.remaining === 0) e.orders.splice(e.orders.indexOf(o), 1)
+  },
+  toString: () => `${action}(${env}, order ${order})`
+})
+
+const env = fc.constantFrom<Env>(...ENVS)
+const idx = fc.nat({ max: 3 })
+const amount = fc.oneof(fc.integer({ min: 1, max: 5_000_00 }), fc.integer({ min: 1, max: 200 }), fc.constant(10_000_000), fc.constant(0))
+const transfer = fc
+  .tuple(env, idx, amount, fc.constantFrom<"deposit" | "withdraw">("deposit", "deposit", "withdraw"))
+  .map(([e, u, a, k]) => transferOf(e, u, a, k))
+const order = fc
+  .tuple(env, idx, fc.boolean(), fc.constantFrom<"BUY" | "SELL">("BUY", "SELL"), fc.integer({ min: 1, max: 100 }))
+  .map(([e, u, master, side, q]) => orderOf(e, u, master, side, q))
+const decide = fc
+  .tuple(env, idx, fc.constantFrom<"fill" | "partial" | "cheaper" | "reject">("fill", "partial", "cheaper", "reject"))
+  .map(([e, o, a]) => decideOf(e, o, a))
+const kyc = fc
+  .tuple(env, idx, fc.constantFrom<"PENDING" | "VERIFIED" | "REJECTED">("PENDING", "VERIFIED", "VERIFIED", "REJECTED"))
+  .map(([e, u, s]) => kycOf(e, u, s))
+/** Picked uniformly, so the more frequent commands appear more than once. */
+const commands: Array<fc.Arbitrary<Cmd>> = [
+  env.map(createUser),
+  transfer,
+  transfer,
+  transfer,
+  transfer,
+  fc.tuple(env, idx, fc.boolean(), fc.constantFrom<"partner" | "compliance">("partner", "compliance")).map(([e, u, f, by]) => freezeOf(e, u, f, by)),
+  fc.tuple(env, idx).map(([e, u]) => closeOf(e, u)),
+  kyc,
+  kyc,
+  fc.tuple(env, fc.integer({ min: 1, max: 2_000_000 })).map(([e, a]) => creditOf(e, a)),
+  fc.constant(reset),
+  order,
+  order,
+  order,
+  decide,
+  decide,
+  decide,
+  decide
+]
+
+const runModel = async (engine: Engine, numRuns: number) => {
+  outcomes.clear()
+  let runs = 0
+  const property = fc.asyncProperty(fc.commands(commands, { maxCommands: 60, size: "max" }), async (cmds) => {
+    runs++
+    const p = await partnerOf(engine)
+    const model: Model = { envs: { sandbox: freshEnv(SEED_CENTS), production: freshEnv(0) } }
+    const real: Real = { engine, p }
+    await fc.asyncModelRun(
+      () => ({ model, real }),
+      [...cmds].flatMap((c) => [c, check])
+    )
+  })
+  const details = await fc.check(property, { numRuns, seed: SEED, ...(PATH === undefined ? {} : { path: PATH, endOnFailure: true }) })
+  if (details.failed) {
+    const replay = `replay: SOKONI_SEED=${details.seed} SOKONI_PATH=${details.counterexamplePath} npx vitest run test/app/ledger.model.test.ts`
+    console.error(replay)
+    throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\n${replay}`)
+  }
+  console.log(`ledger model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
+  // the generator reaches the interesting paths, not only refusals
+  for (const path of ["deposit 200", "withdraw 200", "deposit 400", "BUY 202", "SELL 202", "fill 200", "reject 200", "close 200", "close 409", "reset 200"]) {
+    expect(outcomes.get(path) ?? 0, path).toBeGreaterThan(numRuns / 100)
+  }
+  return runs
+}
+
+/** After every command: the invariants on both environments. */
+const check: Cmd = {
+  check: () => true,
+  run: async (m, r) => {
+    for (const e of ENVS) await checkLedger(r, e, m.envs[e])
+  },
+  toString: () => "check"
+}
+
+describe("ledger model (fast-check)", () => {
+  it(`memory: ${MEMORY_RUNS} random command sequences keep every invariant (seed ${SEED})`, async () => {
+    const engine = startEngine()
+    try {
+      expect(await runModel(engine, MEMORY_RUNS)).toBeGreaterThanOrEqual(MEMORY_RUNS)
+    } finally {
+      await engine.dispose()
+    }
+  }, 600_000)
+
+  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", () => {
+    const scope = Effect.runSync(Scope.make())
+    let url = ""
+    beforeAll(async () => {
+      url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+    })
+    afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+    it(`postgres: ${POSTGRES_RUNS} random command sequences keep every invariant (seed ${SEED})`, async () => {
+      const engine = startEngine({ store: "postgres", databaseUrl: url })
+      try {
+        expect(await runModel(engine, POSTGRES_RUNS)).toBeGreaterThanOrEqual(POSTGRES_RUNS)
+      } finally {
+        await engine.dispose()
+      }
+    }, 900_000)
+  })
+})

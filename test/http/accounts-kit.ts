@@ -1,0 +1,80 @@
+/**
+ * Helpers for the accounts, wallets and ledger tests: a partner's calls on either base with a fresh Idempotency-Key
+ * per mutation, the events committed since the last look, and the common set-ups (a sub-account, a verified one,
+ * a funded one). Every answer still goes through the harness, so it is checked against the contract.
+ */
+import { expect } from "vitest"
+import { Store } from "../../engine/store/port.ts"
+import type { Reply, startEngine } from "./harness.ts"
+
+export const SANDBOX = "/api/sandbox/v1/partner"
+export const LIVE = "/api/v1/partner"
+
+export type Engine = ReturnType<typeof startEngine>
+export type Env = "sandbox" | "production"
+
+export interface TraceEvent {
+  readonly event: string
+  readonly partition: string
+  readonly position: number
+  readonly data: any
+}
+
+let keySeq = 0
+
+/** A partner of `engine` with helpers bound to its keys. */
+export const partnerOf = async (engine: Engine) => {
+  const keys = await engine.newPartner()
+  const base = (env: Env) => (env === "sandbox" ? SANDBOX : LIVE)
+  const key = (env: Env) => (env === "sandbox" ? keys.sandboxKey : keys.liveKey)
+  const call = (env: Env, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
+    engine.call(method, `${base(env)}${path}`, {
+      headers: { "x-api-key": key(env), ...(method === "GET" ? {} : { "idempotency-key": `kit-key-${++keySeq}` }), ...headers },
+      body
+    })
+  const sb = (method: string, path: string, body?: unknown) => call("sandbox", method, path, body)
+  const createUser = async (env: Env = "sandbox", body: Record<string, unknown> = {}) => {
+    const r = await call(env, "POST", "/users", { externalId: `ext-${++keySeq}`, ...body })
+    expect(r.status).toBe(201)
+    return r.body as { subAccountId: string; externalId: string }
+  }
+  const verify = async (id: string, env: Env = "sandbox") => {
+    const r = await call(env, "POST", `/users/${id}/kyc`, { kycStatus: "VERIFIED", kycLevel: "BASIC" })
+    expect(r.status).toBe(200)
+  }
+  const deposit = async (id: string, amount: number, env: Env = "sandbox") => {
+    const r = await call(env, "POST", `/users/${id}/deposit`, { amount })
+    expect(r.status).toBe(200)
+    return r.body
+  }
+  const credit = async (env: Env, amount: number) => {
+    const r = await engine.admin("POST", `/_sim/partners/${keys.partnerId}/wallet/credit`, { environment: env, amount })
+    expect(r.status).toBe(200)
+    return r.body
+  }
+  const reset = () => engine.call("POST", "/api/sandbox/v1/reset", { headers: { "x-api-key": keys.sandboxKey } })
+  const partition = (env: Env) => `${keys.partnerId}:${env}`
+  return { keys, call, sb, createUser, verify, deposit, credit, reset, partition }
+}
+
+/** Reads the trace's events; `since` skips those already seen. */
+export const eventsOf = async (engine: Engine): Promise<ReadonlyArray<TraceEvent>> =>
+  String((await engine.admin("GET", "/_sim/trace")).body)
+    .split("\n")
+    .filter((l) => l.includes('"kind":"event"'))
+    .map((l) => JSON.parse(l) as TraceEvent)
+
+/** A function answering the events committed since its previous call. */
+export const eventWatcher = (engine: Engine) => {
+  let seen = 0
+  return async () => {
+    const all = await eventsOf(engine)
+    const fresh = all.slice(seen)
+    seen = all.length
+    return fresh
+  }
+}
+
+/** Store documents of a collection in a partition, read straight from the engine's store. */
+export const storeDocs = (engine: Engine, collection: string, partition: string) =>
+  engine.runtime.runPromise(Store.use((store) => store.read((tx) => tx.list(collection, { partition, limit: 1_000_000, order: "asc" }))))
