@@ -81,8 +81,25 @@ const collection = <A>(name: string): Collection<A> => ({
   list: (tx, partition, options) => Effect.map(tx.list(name, { partition, ...options }), (docs) => docs.map((d) => d.body as A))
 })
 
-export const Partners = collection<PartnerDoc>("partners")
-export const ApiKeys = collection<ApiKeyDoc>("apiKeys")
+/**
+ * Bumped after every commit that wrote a partner or key document, in this process: caches of credentials compare it,
+ * so a key change made here is seen by the very next request (E-052). Process-wide: a bump by another engine in the
+ * same process only costs a cache miss.
+ */
+let credentialsGeneration = 0
+export const currentCredentialsGeneration = () => credentialsGeneration
+const bumpCredentials = Effect.sync(() => {
+  credentialsGeneration += 1
+})
+
+/** A collection whose writes invalidate cached credentials once they commit. */
+const credentialCollection = <A>(name: string): Collection<A> => {
+  const plain = collection<A>(name)
+  return { ...plain, put: (tx, id, partition, sortKey, body) => Effect.andThen(plain.put(tx, id, partition, sortKey, body), tx.afterCommit(bumpCredentials)) }
+}
+
+export const Partners = credentialCollection<PartnerDoc>("partners")
+export const ApiKeys = credentialCollection<ApiKeyDoc>("apiKeys")
 export const Holdings = collection<HoldingDoc>("holdings")
 export const Quotes = collection<QuoteDoc>("quotes")
 export const Orders = collection<OrderRecord>("orders")

@@ -10,7 +10,7 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
-import { ApiKeys, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
+import { ApiKeys, currentCredentialsGeneration, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
 import { creditWallet, seedWallet } from "./ledger.ts"
 import { centsToWire, parseScaled } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
@@ -25,6 +25,9 @@ export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data
  * (never stored), bounded by starting afresh when full. */
 const hashes = new Map<string, string>()
 const MAX_HASHES = 10_000
+
+/** How long (engine time) a principal read from the store is trusted without reading it again (E-052). */
+export const PRINCIPAL_TTL_MS = 1_000
 
 export const hashKey = (raw: string) => {
   let hash = hashes.get(raw)
@@ -109,6 +112,11 @@ export class PartnerService extends Context.Service<
       return { partnerId, sandboxKey, liveKey, businessName: input.businessName, email: input.email, tier: input.tier }
     })
 
+    // Principals of active keys recently read, by key hash (E-052): a keyed request then reads nothing from the store.
+    // A key or partner written in this process invalidates them at once (the generation); one written by another
+    // engine process on the same database is seen within PRINCIPAL_TTL_MS of engine time.
+    const principals = new Map<string, { readonly principal: Principal; readonly at: number; readonly generation: number }>()
+
     // Untraced: it runs on every keyed request, and a span per call is measurable there (docs/performance.md).
     const authenticate = Effect.fnUntraced(function* (raw: string, environment: Environment) {
       const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data]
@@ -117,9 +125,21 @@ export class PartnerService extends Context.Service<
           fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`)
         )
       }
+      const now = yield* clock.now
+      const keyHash = hashKey(raw)
+      const cached = principals.get(keyHash)
+      if (
+        cached !== undefined &&
+        cached.generation === currentCredentialsGeneration() &&
+        now >= cached.at &&
+        now - cached.at < PRINCIPAL_TTL_MS &&
+        cached.principal.environment === environment
+      )
+        return cached.principal
+      const generation = currentCredentialsGeneration()
       const found = yield* store.read((tx) =>
         Effect.gen(function* () {
-          const key = yield* ApiKeys.get(tx, hashKey(raw))
+          const key = yield* ApiKeys.get(tx, keyHash)
           if (Option.isNone(key)) return Option.none()
           const partner = yield* PartnerDocs.get(tx, key.value.partnerId)
           return Option.map(partner, (p) => ({ key: key.value, partner: p }))
@@ -130,14 +150,18 @@ export class PartnerService extends Context.Service<
       }
       const { key, partner } = found.value
       if (key.status === "revoked") return yield* Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
-      return {
+      const principal: Principal = {
         partnerId: partner.partnerId,
         environment,
         keyKind: key.kind,
         tier: partner.tier,
         markupBps: partner.markupBps,
         partition: partitionOf(partner.partnerId, environment)
-      } satisfies Principal
+      }
+      // Only active keys are remembered: unknown and revoked keys are read again each time (no memory to fill).
+      if (principals.size >= MAX_HASHES) principals.clear()
+      principals.set(keyHash, { principal, at: now, generation })
+      return principal
     })
 
     const creditMaster = Effect.fn("PartnerService.creditMaster")(function* (partnerId: string, environment: Environment, amount: number) {
