@@ -24,8 +24,7 @@ const stocks = async (engine: Engine, key: string) => {
 }
 const REVOKED = "403 AUTH_REVOKED"
 
-const keyDoc = (engine: Engine, key: string) =>
-  engine.runtime.runPromise(Store.use((store) => store.read((tx) => ApiKeys.get(tx, hashKey(key)))))
+const keyDoc = (engine: Engine, key: string) => engine.runtime.runPromise(Store.use((store) => store.read((tx) => ApiKeys.get(tx, hashKey(key)))))
 
 /** What another engine process does: the row changes in the database, and nothing in this process hears of it. */
 const revokeBehindTheBack = async (engine: Engine, key: string) => {
@@ -33,9 +32,7 @@ const revokeBehindTheBack = async (engine: Engine, key: string) => {
   if (doc._tag !== "Some") throw new Error("no key document")
   const revoked: ApiKeyDoc = { ...doc.value, status: "revoked" }
   await engine.runtime.runPromise(
-    Store.use((store) =>
-      store.transact((tx) => tx.put("apiKeys", { id: revoked.keyHash, partition: "global", sortKey: `k${revoked.keyHash}`, body: revoked }))
-    )
+    Store.use((store) => store.transact((tx) => tx.put("apiKeys", { id: revoked.keyHash, partition: "global", sortKey: `k${revoked.keyHash}`, body: revoked })))
   )
 }
 
@@ -44,9 +41,7 @@ const revokeHere = async (engine: Engine, key: string) => {
   const doc = await keyDoc(engine, key)
   if (doc._tag !== "Some") throw new Error("no key document")
   await engine.runtime.runPromise(
-    Store.use((store) =>
-      store.transact((tx) => ApiKeys.put(tx, doc.value.keyHash, "global", `k${doc.value.keyHash}`, { ...doc.value, status: "revoked" }))
-    )
+    Store.use((store) => store.transact((tx) => ApiKeys.put(tx, doc.value.keyHash, "global", `k${doc.value.keyHash}`, { ...doc.value, status: "revoked" })))
   )
 }
 

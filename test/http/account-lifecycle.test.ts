@@ -144,7 +144,7 @@ describe("sub-account lifecycle", () => {
     it("keeps the reason of the last freeze or unfreeze with the account (for the audit log)", async () => {
       const reason = async () => {
         const docs = await storeDocs(engine, "subAccounts", p.partition("sandbox"))
-        return (docs.find((d) => d.id === id)?.body as { statusReason: string | null }).statusReason
+        return (docs.find((d) => d.id === id)?.body as { statusReason: string | null } | undefined)?.statusReason
       }
       expect(await reason()).toBeNull()
       await p.sb("POST", `/users/${id}/freeze`, { reason: "chargeback" })
