@@ -3967,10 +3967,10 @@ export interface components {
          *     QUOTE_REQUIRED 400, QUOTE_NOT_FOUND 404, QUOTE_SCOPE_MISMATCH 403, STALE_QUOTE 409, QUOTE_ORDER_MISMATCH 409,
          *     INSUFFICIENT_FUNDS 400, KYC_REQUIRED 403, MARKET_CLOSED 422, FORBIDDEN 403, INTERNAL_ERROR 500,
          *     MAINTENANCE 503, SERVICE_UNAVAILABLE 503. Designed (D-003): INSUFFICIENT_HOLDINGS 422, OFFER_NOT_OPEN 422,
-         *     WEBHOOK_TEST_FAILED 502.
+         *     WEBHOOK_TEST_FAILED 502. Designed (D-190): IDEMPOTENCY_KEY_REUSED 422.
          * @enum {string}
          */
-        ErrorCode: "AUTH_MISSING" | "AUTH_INVALID" | "AUTH_SUSPENDED" | "AUTH_REVOKED" | "RATE_LIMITED" | "MISSING_PARAM" | "MISSING_IDEMPOTENCY_KEY" | "INVALID_SYMBOL" | "UNKNOWN_EXCHANGE" | "INVALID_TYPE" | "VALIDATION_ERROR" | "BATCH_LIMIT_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "QUOTE_REQUIRED" | "QUOTE_NOT_FOUND" | "QUOTE_SCOPE_MISMATCH" | "STALE_QUOTE" | "QUOTE_ORDER_MISMATCH" | "INSUFFICIENT_FUNDS" | "KYC_REQUIRED" | "MARKET_CLOSED" | "FORBIDDEN" | "INTERNAL_ERROR" | "MAINTENANCE" | "SERVICE_UNAVAILABLE" | "INSUFFICIENT_HOLDINGS" | "OFFER_NOT_OPEN" | "WEBHOOK_TEST_FAILED";
+        ErrorCode: "AUTH_MISSING" | "AUTH_INVALID" | "AUTH_SUSPENDED" | "AUTH_REVOKED" | "RATE_LIMITED" | "MISSING_PARAM" | "MISSING_IDEMPOTENCY_KEY" | "INVALID_SYMBOL" | "UNKNOWN_EXCHANGE" | "INVALID_TYPE" | "VALIDATION_ERROR" | "BATCH_LIMIT_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "QUOTE_REQUIRED" | "QUOTE_NOT_FOUND" | "QUOTE_SCOPE_MISMATCH" | "STALE_QUOTE" | "QUOTE_ORDER_MISMATCH" | "INSUFFICIENT_FUNDS" | "KYC_REQUIRED" | "MARKET_CLOSED" | "FORBIDDEN" | "INTERNAL_ERROR" | "MAINTENANCE" | "SERVICE_UNAVAILABLE" | "INSUFFICIENT_HOLDINGS" | "OFFER_NOT_OPEN" | "WEBHOOK_TEST_FAILED" | "IDEMPOTENCY_KEY_REUSED";
         /** @description ETF (a stock item with assetType ETF) and its fund facts. */
         Etf: components["schemas"]["StockItem"] & {
             /** @description Total expense ratio, percent per year. */
@@ -6737,6 +6737,22 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The Idempotency-Key was already used, within 24 hours, for a different request (method, path with query, or
+         *     body) of this partner and environment (IDEMPOTENCY_KEY_REUSED, D-190). Nothing was processed: send the
+         *     original request to get its answer, or use a new key for a new operation.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected failure (INTERNAL_ERROR); safe to retry with backoff and the same Idempotency-Key. */
         InternalError: {
             headers: {
@@ -6832,7 +6848,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Business rule (MARKET_CLOSED, OFFER_NOT_OPEN, INSUFFICIENT_HOLDINGS). */
+        /**
+         * @description Business rule (MARKET_CLOSED, OFFER_NOT_OPEN, INSUFFICIENT_HOLDINGS); on a write, also the Idempotency-Key
+         *     used for a different request (IDEMPOTENCY_KEY_REUSED, D-190).
+         */
         Unprocessable: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6873,8 +6892,11 @@ export interface components {
         From: string;
         /**
          * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-         *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-         *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+         *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+         *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+         *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+         *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+         *     repeated request runs. Reuse the same key when retrying the same operation.
          * @example 2f1c9a4e-trade-0001
          */
         IdempotencyKey: string;
@@ -7012,8 +7034,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7040,6 +7065,7 @@ export interface operations {
             /** @description Data key, sandbox key, suspended or revoked key (FORBIDDEN, AUTH_SUSPENDED, AUTH_REVOKED). */
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7051,8 +7077,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7083,6 +7112,7 @@ export interface operations {
             /** @description Key not found or not owned by the account (NOT_FOUND). */
             404: components["responses"]["NotFoundPortal"];
             409: components["responses"]["ConflictPortal"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequestsUnkeyed"];
             500: components["responses"]["InternalErrorPortal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7268,8 +7298,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7332,6 +7365,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description On creation, `externalId` already belongs to another sub-account; or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9920,8 +9954,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -9973,6 +10010,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Order not cancelable or state changed mid-operation (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10167,8 +10205,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10200,6 +10241,7 @@ export interface operations {
             /** @description Not a full pk_live_ key (sandbox key, data key) (FORBIDDEN). */
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10266,8 +10308,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10300,6 +10345,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10488,8 +10534,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10539,6 +10588,7 @@ export interface operations {
             /** @description Unknown subAccountId (NOT_FOUND). */
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10727,8 +10777,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10776,6 +10829,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11259,8 +11313,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11311,7 +11368,7 @@ export interface operations {
             /** @description Instrument not found (NOT_FOUND). */
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description Offer or fund not open for subscription (OFFER_NOT_OPEN). */
+            /** @description Offer or fund not open for subscription (OFFER_NOT_OPEN); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11447,8 +11504,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11501,7 +11561,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE (expired or used), QUOTE_ORDER_MISMATCH, CONFLICT (idempotency collision). */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units). */
+            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11669,8 +11729,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11720,6 +11783,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description externalId already exists, or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11786,8 +11850,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11839,6 +11906,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Closure blocked (balance, open orders, holdings, pending subscriptions) or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11850,8 +11918,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11908,6 +11979,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11974,8 +12046,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12030,6 +12105,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12041,8 +12117,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12098,6 +12177,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12109,8 +12189,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12166,6 +12249,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12177,8 +12261,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12234,6 +12321,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12329,8 +12417,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12392,6 +12483,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Order not replaceable (not WORKING) or state changed mid-operation (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12525,8 +12617,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12583,7 +12678,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description OFFER_NOT_OPEN. */
+            /** @description OFFER_NOT_OPEN; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12596,8 +12691,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12656,7 +12754,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE, QUOTE_ORDER_MISMATCH, CONFLICT. */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS. */
+            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12747,8 +12845,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12804,6 +12905,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12815,8 +12917,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12873,6 +12978,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13035,8 +13141,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13085,6 +13194,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13096,8 +13206,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13148,6 +13261,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13159,8 +13273,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13215,6 +13332,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13289,8 +13407,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13341,6 +13462,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
