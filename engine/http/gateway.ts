@@ -164,7 +164,15 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
-          const decision = yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
+          const taken = yield* Effect.result(limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now))
+          // The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077).
+          if (taken._tag === "Failure") {
+            yield* Effect.logError("rate-limit windows unavailable", taken.failure)
+            return errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), {
+              "retry-after": "1"
+            })
+          }
+          const decision = taken.success
           limitHeaders = rateHeaders(decision)
           if (!decision.allowed) {
             const tier = where.environment === "sandbox" ? "sandbox" : principal.tier
