@@ -153,7 +153,9 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"fillSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/fill","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"getSimClock","method":"GET","path":"/_sim/clock","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimDeskQueue","method":"GET","path":"/_sim/desk/queue","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
+  {"operationId":"getSimMaintenance","method":"GET","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTrace","method":"GET","path":"/_sim/trace","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTraceHash","method":"GET","path":"/_sim/trace/hash","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
-  {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]}
+  {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
+  {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]}
 ] as const

@@ -6,6 +6,7 @@ import type { MarketService } from "../../app/market.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { EngineClock } from "../../sim/clock.ts"
+import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
@@ -16,6 +17,6 @@ import { quoteRoutes } from "./quotes.ts"
 import { statusRoutes } from "./status.ts"
 
 /** The services route handlers may use. */
-export type RouteServices = MarketService | TradingService | PartnerService | EngineClock | Scheduler | Trace
+export type RouteServices = MarketService | TradingService | PartnerService | EngineClock | Scheduler | Trace | Maintenance
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [...marketDataRoutes, ...quoteRoutes, ...orderRoutes, ...statusRoutes, ...controlRoutes]
