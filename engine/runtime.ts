@@ -54,8 +54,7 @@ export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError>
  */
 export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimiter, StoreError> => {
   const off = config.rateLimit === "off"
-  if (config.store === "memory" || config.databaseUrl === undefined)
-    return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layer)
+  if (config.store === "memory" || config.databaseUrl === undefined) return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layer)
   const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : RateLimiter.layerPostgres)
   return onClient.pipe(Layer.provide(PostgresClientLayer(config.databaseUrl)))
 }

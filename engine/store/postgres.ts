@@ -331,13 +331,13 @@ export const makePostgresStore = Effect.gen(function* () {
 
 /** A pooled PgClient for `databaseUrl`, closed with the layer: the store and the postgres rate windows share it. */
 export const PostgresClientLayer = (databaseUrl: string): Layer.Layer<SqlClient.SqlClient, StoreError> =>
-  Layer.effect(
-    SqlClient.SqlClient,
-    PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(Effect.mapError(toStoreError("connect")))
-  ).pipe(Layer.provide(Reactivity.layer))
+  Layer.effect(SqlClient.SqlClient, PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(Effect.mapError(toStoreError("connect")))).pipe(
+    Layer.provide(Reactivity.layer)
+  )
 
 /** The `Store` on the SqlClient of the context, migrated at startup. */
 export const PostgresStoreOnClient: Layer.Layer<Store, StoreError, SqlClient.SqlClient> = Layer.effect(Store, makePostgresStore)
 
 /** A `Store` on its own pooled PgClient for `databaseUrl`, migrated at startup; the pool closes with the layer. */
-export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, StoreError> => PostgresStoreOnClient.pipe(Layer.provide(PostgresClientLayer(databaseUrl)))
+export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, StoreError> =>
+  PostgresStoreOnClient.pipe(Layer.provide(PostgresClientLayer(databaseUrl)))

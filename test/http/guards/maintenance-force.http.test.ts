@@ -131,7 +131,10 @@ describe("maintenance and force headers over HTTP", () => {
     expect503(unavailable, "SERVICE_UNAVAILABLE", "1")
     const q = await sandbox("GET", "/quote/SCOM?side=BUY&quantity=1")
     const trade = { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: q.body.quoteId }
-    const poor = await sandbox("POST", "/trade", { headers: { "x-sandbox-force-error": "INSUFFICIENT_FUNDS", "idempotency-key": "forced-trade-01" }, body: trade })
+    const poor = await sandbox("POST", "/trade", {
+      headers: { "x-sandbox-force-error": "INSUFFICIENT_FUNDS", "idempotency-key": "forced-trade-01" },
+      body: trade
+    })
     expect(poor.status).toBe(400)
     expect(poor.body.error.code).toBe("INSUFFICIENT_FUNDS")
     // The forced answer neither placed the order nor used the key: the same key then places it.

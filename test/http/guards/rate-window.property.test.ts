@@ -15,10 +15,13 @@ import { PostgresClientLayer } from "../../../engine/store/postgres.ts"
 const T0 = 1_800_000_000_000
 
 /** Requests as (gap since the previous one in ms, which process sends it). */
-const requests = fc.array(fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 70_000 })), via: fc.nat(1) }), {
-  minLength: 1,
-  maxLength: 60
-})
+const requests = fc.array(
+  fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 70_000 })), via: fc.nat(1) }),
+  {
+    minLength: 1,
+    maxLength: 60
+  }
+)
 
 /** Checks a run: `admitted[i]` says whether the request at `times[i]` was admitted. */
 const checkRun = (times: ReadonlyArray<number>, admitted: ReadonlyArray<boolean>, limit: number) => {
@@ -51,8 +54,20 @@ describe("sliding window (property)", () => {
   })
 
   it("decide: remaining, reset and Retry-After follow the oldest hit", () => {
-    expect(decide(true, 3, T0, 5, T0 + 1_500)).toEqual({ allowed: true, limit: 5, remaining: 2, reset: Math.ceil((T0 + WINDOW_MS) / 1000), retryAfterSeconds: 0 })
-    expect(decide(false, 5, T0, 5, T0 + 59_001)).toEqual({ allowed: false, limit: 5, remaining: 0, reset: Math.ceil((T0 + WINDOW_MS) / 1000), retryAfterSeconds: 1 })
+    expect(decide(true, 3, T0, 5, T0 + 1_500)).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 2,
+      reset: Math.ceil((T0 + WINDOW_MS) / 1000),
+      retryAfterSeconds: 0
+    })
+    expect(decide(false, 5, T0, 5, T0 + 59_001)).toEqual({
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      reset: Math.ceil((T0 + WINDOW_MS) / 1000),
+      retryAfterSeconds: 1
+    })
     expect(decide(false, 5, T0, 5, T0 + 10_000).retryAfterSeconds).toBe(50)
     expect(decide(true, 1, null, 5, T0).reset).toBe(Math.ceil((T0 + WINDOW_MS) / 1000))
     expect(decide(true, 9, T0, 5, T0).remaining).toBe(0)
@@ -67,9 +82,7 @@ describe("sliding window (property)", () => {
         const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(adminUrl ?? ""), scope))
         const windowOn = () =>
           Effect.runPromise(
-            Scope.provide(Layer.build(PostgresClientLayer(url)), scope).pipe(
-              Effect.flatMap((context) => Effect.provideContext(makePgRateWindow, context))
-            )
+            Scope.provide(Layer.build(PostgresClientLayer(url)), scope).pipe(Effect.flatMap((context) => Effect.provideContext(makePgRateWindow, context)))
           )
         const first = await windowOn()
         const windows = [first, await windowOn()]
