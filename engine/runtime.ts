@@ -27,7 +27,7 @@ import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
 import { MemoryStoreLayer } from "./store/memory.ts"
 import { Store, StoreError } from "./store/port.ts"
-import { PostgresStoreLayer } from "./store/postgres.ts"
+import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
 export interface EngineConfig {
   readonly store: "memory" | "postgres"
@@ -53,14 +53,24 @@ export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError>
   return PostgresStoreLayer(config.databaseUrl) as Layer.Layer<Store, StoreError>
 }
 
+/**
+ * The store and the rate limiter, which share their backend: in process with the memory store, in the database with
+ * postgres (one pool for both), so every engine process on one database shares the windows (E-077).
+ */
+export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimiter, StoreError> => {
+  const off = config.rateLimit === "off"
+  if (config.store === "memory" || config.databaseUrl === undefined) return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layer)
+  const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : RateLimiter.layerPostgres)
+  return onClient.pipe(Layer.provide(PostgresClientLayer(config.databaseUrl)))
+}
+
 /** Every service of the engine, gateway included. */
 export const engineLayer = (config: EngineConfig) => {
   const seams = Layer.mergeAll(
-    storeLayer(config),
+    backendLayer(config),
     EngineClock.layer(config.clock, config.start),
     Entropy.layer(config.seed),
     config.trace ?? Trace.layer,
-    config.rateLimit === "off" ? RateLimiter.layerOff : RateLimiter.layer,
     Maintenance.layer
   )
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)

@@ -57,6 +57,10 @@ export interface IdempotencyDoc {
   readonly headers: Record<string, string>
   readonly body: string
   readonly storedAt: number
+  /** Absent on a stored answer; `in_flight` while a request holds the key (claimed at `storedAt`), `released` after a 5xx. */
+  readonly state?: "in_flight" | "released"
+  /** The claim's number (store counter `idempotency-claims`), so only its holder completes or releases it. */
+  readonly claim?: number
 }
 
 interface Collection<A> {

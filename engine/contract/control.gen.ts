@@ -121,6 +121,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the maintenance mode
+         * @description The mode the partner API is in (`off` when it serves normally).
+         */
+        get: operations["getSimMaintenance"];
+        /**
+         * Set the maintenance mode
+         * @description `full`: every partner-API request (sandbox, production and the public `/api/v1` documents) answers 503
+         *     MAINTENANCE with `mode`, `endsAt` (when given), `statusPage` and `Retry-After` (seconds to `endsAt`, 60 without
+         *     it). `read_only`: GET, HEAD and OPTIONS are served, every other method answers that 503. `outage`: simulates an
+         *     unplanned downstream outage, every request answers 503 SERVICE_UNAVAILABLE with `Retry-After` (30 s, or to
+         *     `endsAt`). `off` restores service. The mode is held by this engine process (D-191). The control API itself is
+         *     never refused. `endsAt` is an announcement (body and `Retry-After`, at least 1 s): the mode lasts until it
+         *     is set `off`, as an overrunning maintenance would.
+         */
+        put: operations["setSimMaintenance"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/partners": {
         parameters: {
             query?: never;
@@ -420,6 +450,24 @@ export interface components {
          * @enum {string}
          */
         KycStatus: "NONE" | "PENDING" | "VERIFIED" | "REJECTED";
+        /** @description Maintenance state of the partner API. */
+        Maintenance: {
+            /**
+             * Format: date-time
+             * @description Announced end of the mode (engine clock); null when open-ended.
+             */
+            endsAt: string | null;
+            /**
+             * @description off (normal service), full, read_only, or outage (unplanned, SERVICE_UNAVAILABLE).
+             * @enum {string}
+             */
+            mode: "off" | "full" | "read_only" | "outage";
+            /**
+             * Format: uri
+             * @description Status page address sent in MAINTENANCE errors.
+             */
+            statusPage: string;
+        };
         /** @description An order of the master account or of a sub-account. */
         Order: {
             /** @description Average fill price, local currency. */
@@ -574,6 +622,24 @@ export interface components {
             rejectionCode: string;
             /** @description Free-text reason. */
             rejectionReason: string;
+        };
+        /** @description Maintenance mode to set. */
+        SetMaintenanceRequest: {
+            /**
+             * Format: date-time
+             * @description Announced end of the mode; must be after the engine's now.
+             */
+            endsAt?: string;
+            /**
+             * @description off, full, read_only or outage.
+             * @enum {string}
+             */
+            mode: "off" | "full" | "read_only" | "outage";
+            /**
+             * Format: uri
+             * @description Status page address (default https://status.example.com).
+             */
+            statusPage?: string;
         };
         /**
          * @description Custody settlement, independent of execution status (transitions in D-005).
@@ -856,6 +922,53 @@ export interface operations {
                     "application/json": components["schemas"]["DeskQueue"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getSimMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The maintenance state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Maintenance"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    setSimMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetMaintenanceRequest"];
+            };
+        };
+        responses: {
+            /** @description The maintenance state now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Maintenance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
         };
     };

@@ -3968,10 +3968,10 @@ export interface components {
          *     QUOTE_REQUIRED 400, QUOTE_NOT_FOUND 404, QUOTE_SCOPE_MISMATCH 403, STALE_QUOTE 409, QUOTE_ORDER_MISMATCH 409,
          *     INSUFFICIENT_FUNDS 400, KYC_REQUIRED 403, MARKET_CLOSED 422, FORBIDDEN 403, INTERNAL_ERROR 500,
          *     MAINTENANCE 503, SERVICE_UNAVAILABLE 503. Designed (D-003): INSUFFICIENT_HOLDINGS 422, OFFER_NOT_OPEN 422,
-         *     WEBHOOK_TEST_FAILED 502.
+         *     WEBHOOK_TEST_FAILED 502. Designed (D-190): IDEMPOTENCY_KEY_REUSED 422.
          * @enum {string}
          */
-        ErrorCode: "AUTH_MISSING" | "AUTH_INVALID" | "AUTH_SUSPENDED" | "AUTH_REVOKED" | "RATE_LIMITED" | "MISSING_PARAM" | "MISSING_IDEMPOTENCY_KEY" | "INVALID_SYMBOL" | "UNKNOWN_EXCHANGE" | "INVALID_TYPE" | "VALIDATION_ERROR" | "BATCH_LIMIT_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "QUOTE_REQUIRED" | "QUOTE_NOT_FOUND" | "QUOTE_SCOPE_MISMATCH" | "STALE_QUOTE" | "QUOTE_ORDER_MISMATCH" | "INSUFFICIENT_FUNDS" | "KYC_REQUIRED" | "MARKET_CLOSED" | "FORBIDDEN" | "INTERNAL_ERROR" | "MAINTENANCE" | "SERVICE_UNAVAILABLE" | "INSUFFICIENT_HOLDINGS" | "OFFER_NOT_OPEN" | "WEBHOOK_TEST_FAILED";
+        ErrorCode: "AUTH_MISSING" | "AUTH_INVALID" | "AUTH_SUSPENDED" | "AUTH_REVOKED" | "RATE_LIMITED" | "MISSING_PARAM" | "MISSING_IDEMPOTENCY_KEY" | "INVALID_SYMBOL" | "UNKNOWN_EXCHANGE" | "INVALID_TYPE" | "VALIDATION_ERROR" | "BATCH_LIMIT_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "QUOTE_REQUIRED" | "QUOTE_NOT_FOUND" | "QUOTE_SCOPE_MISMATCH" | "STALE_QUOTE" | "QUOTE_ORDER_MISMATCH" | "INSUFFICIENT_FUNDS" | "KYC_REQUIRED" | "MARKET_CLOSED" | "FORBIDDEN" | "INTERNAL_ERROR" | "MAINTENANCE" | "SERVICE_UNAVAILABLE" | "INSUFFICIENT_HOLDINGS" | "OFFER_NOT_OPEN" | "WEBHOOK_TEST_FAILED" | "IDEMPOTENCY_KEY_REUSED";
         /** @description ETF (a stock item with assetType ETF) and its fund facts. */
         Etf: components["schemas"]["StockItem"] & {
             /** @description Total expense ratio, percent per year. */
@@ -6738,6 +6738,22 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The Idempotency-Key was already used, within 24 hours, for a different request (method, path with query, or
+         *     body) of this partner and environment (IDEMPOTENCY_KEY_REUSED, D-190). Nothing was processed: send the
+         *     original request to get its answer, or use a new key for a new operation.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected failure (INTERNAL_ERROR); safe to retry with backoff and the same Idempotency-Key. */
         InternalError: {
             headers: {
@@ -6833,7 +6849,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Business rule (MARKET_CLOSED, OFFER_NOT_OPEN, INSUFFICIENT_HOLDINGS). */
+        /**
+         * @description Business rule (MARKET_CLOSED, OFFER_NOT_OPEN, INSUFFICIENT_HOLDINGS); on a write, also the Idempotency-Key
+         *     used for a different request (IDEMPOTENCY_KEY_REUSED, D-190).
+         */
         Unprocessable: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6874,8 +6893,11 @@ export interface components {
         From: string;
         /**
          * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-         *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-         *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+         *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+         *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+         *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+         *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+         *     repeated request runs. Reuse the same key when retrying the same operation.
          * @example 2f1c9a4e-trade-0001
          */
         IdempotencyKey: string;
@@ -7013,8 +7035,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7041,6 +7066,7 @@ export interface operations {
             /** @description Data key, sandbox key, suspended or revoked key (FORBIDDEN, AUTH_SUSPENDED, AUTH_REVOKED). */
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7052,8 +7078,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7084,6 +7113,7 @@ export interface operations {
             /** @description Key not found or not owned by the account (NOT_FOUND). */
             404: components["responses"]["NotFoundPortal"];
             409: components["responses"]["ConflictPortal"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequestsUnkeyed"];
             500: components["responses"]["InternalErrorPortal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7269,8 +7299,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -7333,6 +7366,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description On creation, `externalId` already belongs to another sub-account; or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9921,8 +9955,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -9974,6 +10011,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Order not cancelable or state changed mid-operation (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10168,8 +10206,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10201,6 +10242,7 @@ export interface operations {
             /** @description Not a full pk_live_ key (sandbox key, data key) (FORBIDDEN). */
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10267,8 +10309,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10301,6 +10346,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10489,8 +10535,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10540,6 +10589,7 @@ export interface operations {
             /** @description Unknown subAccountId (NOT_FOUND). */
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10728,8 +10778,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -10777,6 +10830,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11260,8 +11314,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11312,7 +11369,7 @@ export interface operations {
             /** @description Instrument not found (NOT_FOUND). */
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description Offer or fund not open for subscription (OFFER_NOT_OPEN). */
+            /** @description Offer or fund not open for subscription (OFFER_NOT_OPEN); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11448,8 +11505,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11502,7 +11562,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE (expired or used), QUOTE_ORDER_MISMATCH, CONFLICT (idempotency collision). */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units). */
+            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11670,8 +11730,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11721,6 +11784,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description externalId already exists, or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11787,8 +11851,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11840,6 +11907,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Closure blocked (balance, open orders, holdings, pending subscriptions) or idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11851,8 +11919,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -11909,6 +11980,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11975,8 +12047,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12031,6 +12106,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12042,8 +12118,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12099,6 +12178,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12110,8 +12190,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12167,6 +12250,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Idempotency collision (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12178,8 +12262,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12235,6 +12322,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12330,8 +12418,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12393,6 +12484,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Order not replaceable (not WORKING) or state changed mid-operation (CONFLICT). */
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12526,8 +12618,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12584,7 +12679,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description OFFER_NOT_OPEN. */
+            /** @description OFFER_NOT_OPEN; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12597,8 +12692,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12657,7 +12755,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE, QUOTE_ORDER_MISMATCH, CONFLICT. */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS. */
+            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12748,8 +12846,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12805,6 +12906,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12816,8 +12918,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -12874,6 +12979,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13036,8 +13142,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13086,6 +13195,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13097,8 +13207,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13149,6 +13262,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13160,8 +13274,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13216,6 +13333,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13290,8 +13408,11 @@ export interface operations {
             header: {
                 /**
                  * @description Unique key of the logical operation (8-200 characters). Deduplicated for 24 hours: a repeat returns the
-                 *     cached response; a concurrent request with the same key still in flight gives 409 CONFLICT; a missing key
-                 *     gives 400 MISSING_IDEMPOTENCY_KEY. Reuse the same key when retrying the same operation.
+                 *     cached response (status, headers and body, with `Idempotent-Replayed: true`); a concurrent request with the
+                 *     same key still in flight gives 409 CONFLICT; the same key with a different method, path or body gives 422
+                 *     IDEMPOTENCY_KEY_REUSED (D-190); a missing key gives 400 MISSING_IDEMPOTENCY_KEY. Request-shape failures (400
+                 *     VALIDATION_ERROR, MISSING_PARAM, INVALID_TYPE...), 5xx and 503 answers are not kept, so the corrected or
+                 *     repeated request runs. Reuse the same key when retrying the same operation.
                  * @example 2f1c9a4e-trade-0001
                  */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
@@ -13342,6 +13463,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];

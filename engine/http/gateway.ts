@@ -15,7 +15,7 @@ import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
-import { checkKey, fingerprintOf, Idempotency } from "./guards/idempotency.ts"
+import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
@@ -166,7 +166,15 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
-          const decision = yield* limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now)
+          const taken = yield* Effect.result(limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now))
+          // The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077).
+          if (taken._tag === "Failure") {
+            yield* Effect.logError("rate-limit windows unavailable", taken.failure)
+            return errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), {
+              "retry-after": "1"
+            })
+          }
+          const decision = taken.success
           limitHeaders = rateHeaders(decision)
           if (!decision.allowed) {
             const tier = where.environment === "sandbox" ? "sandbox" : principal.tier
@@ -208,14 +216,18 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           const r = outcome.record
           return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
         }
-        const response = yield* invoke(route, input, principal).pipe(Effect.ensuring(outcome.release))
-        // 5xx answers are not stored: the spec says such a request is safe to resend with the same key. A failure to
-        // store the record is logged and the committed answer still goes out.
-        if (response.status < 500) {
-          yield* idempotency
-            .complete(principal.partition, key, { fingerprint, status: response.status, headers: {}, body: response.body, storedAt: now })
-            .pipe(Effect.catchCause((cause) => Effect.logError("could not store an idempotency record", cause)))
+        // The key is given up when the handler dies (interruption, defect) or its answer is not kept: 5xx and 503
+        // (the spec says such a request is safe to resend with the same key) and request-shape failures (E-076).
+        const response = yield* invoke(route, input, principal).pipe(Effect.onError(() => outcome.release))
+        if (!storable(response.status, response.value)) {
+          yield* outcome.release
+          return respond(response)
         }
+        // A failure to store the answer is logged and the committed answer still goes out; the claim then frees itself
+        // after the takeover delay (E-075).
+        yield* outcome
+          .finish({ fingerprint, status: response.status, headers: response.headers, body: response.body, storedAt: now })
+          .pipe(Effect.catchCause((cause) => Effect.logError("could not store an idempotency record", cause)))
         return respond(response)
       })
 

@@ -353,12 +353,15 @@ export const makePostgresStore = Effect.gen(function* () {
   return Store.of({ kind: "postgres", transact, read })
 })
 
+/** A pooled PgClient for `databaseUrl`, closed with the layer: the store and the postgres rate windows share it. */
+export const PostgresClientLayer = (databaseUrl: string): Layer.Layer<SqlClient.SqlClient, StoreError> =>
+  Layer.effect(SqlClient.SqlClient, PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(Effect.mapError(toStoreError("connect")))).pipe(
+    Layer.provide(Reactivity.layer)
+  )
+
+/** The `Store` on the SqlClient of the context, migrated at startup. */
+export const PostgresStoreOnClient: Layer.Layer<Store, StoreError, SqlClient.SqlClient> = Layer.effect(Store, makePostgresStore)
+
 /** A `Store` on its own pooled PgClient for `databaseUrl`, migrated at startup; the pool closes with the layer. */
 export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, StoreError> =>
-  Layer.effect(
-    Store,
-    Effect.gen(function* () {
-      const client = yield* PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 4 }).pipe(Effect.mapError(toStoreError("connect")))
-      return yield* Effect.provideService(makePostgresStore, SqlClient.SqlClient, client)
-    })
-  ).pipe(Layer.provide(Reactivity.layer))
+  PostgresStoreOnClient.pipe(Layer.provide(PostgresClientLayer(databaseUrl)))

@@ -405,11 +405,11 @@ describe("gateway pipeline", () => {
       expect(Number(again.headers["x-ratelimit-remaining"])).toBe(Number(first.headers["x-ratelimit-remaining"]) - 1)
 
       const otherBody = await sb("POST", "/trade", { "idempotency-key": "replay-key-1" }, tradeBody(q, 2))
-      expectError(otherBody, 409, "CONFLICT")
+      expectError(otherBody, 422, "IDEMPOTENCY_KEY_REUSED")
       expect(otherBody.json.error.message).toContain("different request")
       expect(otherBody.headers["x-ratelimit-limit"]).toBe("300")
       const otherQuery = await sb("POST", "/trade?x=1", { "idempotency-key": "replay-key-1" }, tradeBody(q))
-      expectError(otherQuery, 409, "CONFLICT")
+      expectError(otherQuery, 422, "IDEMPOTENCY_KEY_REUSED")
 
       const other = await engine.newPartner()
       const q2 = (await engine.send("GET", `${SANDBOX}/quote/SCOM?side=BUY&quantity=1`, { "x-api-key": other.sandboxKey })).json.quoteId

@@ -107,7 +107,7 @@ describe("gateway", () => {
     expect(again.status).toBe(202)
     expect(again.body).toEqual(first.body)
     expect(again.headers.get("idempotent-replayed")).toBe("true")
-    expectEnvelope(await sandbox("POST", "/trade", { body: { ...trade, quantity: 11 }, headers }), 409, "CONFLICT")
+    expectEnvelope(await sandbox("POST", "/trade", { body: { ...trade, quantity: 11 }, headers }), 422, "IDEMPOTENCY_KEY_REUSED")
     expect((await sandbox("GET", "/orders")).body.count).toBe(1)
   })
 

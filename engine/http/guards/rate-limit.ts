@@ -1,11 +1,17 @@
 /**
- * Rate limiter: a one-minute sliding window per partner and environment (a full key and its data keys share it),
- * limits per tier, and the X-RateLimit-* headers on every authenticated response. Owns the windows (in memory: a
- * restart forgets them, which the spec's 60 s window makes harmless). Time comes from the EngineClock.
+ * Rate limiter: an exact one-minute sliding window per partner identity and environment (a full key, its data keys
+ * and its OAuth tokens share it, and it survives key rotation, as the bucket is the partnerId), limits per tier
+ * (D-001), and the X-RateLimit-* headers on every authenticated response. Time comes from the EngineClock, so
+ * scenarios move the window with the clock.
+ * Owns the decision and the in-process windows of the embedded default (memory store: one process, a restart forgets
+ * them, which the 60 s window makes harmless). With the postgres store the windows live in the database
+ * (store/pg-rate-window.ts) so every engine process on it shares them (E-077).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Environment, Tier } from "../../app/principal.ts"
 import { getOrCreate } from "../../domain/maps.ts"
+import { makePgRateWindow } from "../../store/pg-rate-window.ts"
+import type { StoreError } from "../../store/port.ts"
 
 export const WINDOW_MS = 60_000
 /** Production limits per tier (spec Limits); sandbox applies 300 (see decisions: the spec says 300 and 100). */
@@ -29,9 +35,22 @@ export const rateHeaders = (d: RateDecision): Record<string, string> => ({
   "x-ratelimit-reset": String(d.reset)
 })
 
-export class RateLimiter extends Context.Service<RateLimiter, { readonly take: (bucket: string, limit: number, now: number) => Effect.Effect<RateDecision> }>()(
-  "sokoni/RateLimiter"
-) {
+/** The decision for one request, from the window after the take: `used` hits, the earliest at `oldest`. */
+export const decide = (allowed: boolean, used: number, oldest: number | null, limit: number, now: number): RateDecision => {
+  const resetMs = (oldest ?? now) + WINDOW_MS
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - used),
+    reset: Math.ceil(resetMs / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetMs - now) / 1000))
+  }
+}
+
+export class RateLimiter extends Context.Service<
+  RateLimiter,
+  { readonly take: (bucket: string, limit: number, now: number) => Effect.Effect<RateDecision, StoreError> }
+>()("sokoni/RateLimiter") {
   static readonly make = Effect.sync(() => {
     const windows = new Map<string, Array<number>>()
     const take = (bucket: string, limit: number, now: number) =>
@@ -40,20 +59,23 @@ export class RateLimiter extends Context.Service<RateLimiter, { readonly take: (
         while (hits.length > 0 && (hits[0] as number) <= now - WINDOW_MS) hits.shift()
         const allowed = hits.length < limit
         if (allowed) hits.push(now)
-        const oldest = hits[0] ?? now
-        const resetMs = oldest + WINDOW_MS
-        return {
-          allowed,
-          limit,
-          remaining: Math.max(0, limit - hits.length),
-          reset: Math.ceil(resetMs / 1000),
-          retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetMs - now) / 1000))
-        }
+        return decide(allowed, hits.length, hits[0] ?? null, limit, now)
       })
-    return RateLimiter.of({ take })
+    // Not widened to the service's type: the in-process windows cannot fail.
+    return { take }
   })
 
-  static readonly layer = Layer.effect(RateLimiter, RateLimiter.make)
+  /** Windows in PostgreSQL (needs the SqlClient of the postgres store), shared by every engine process on it. */
+  static readonly layerPostgres = Layer.effect(
+    RateLimiter,
+    Effect.map(makePgRateWindow, (windows) =>
+      RateLimiter.of({
+        take: (bucket, limit, now) => Effect.map(windows.take(bucket, limit, WINDOW_MS, now), (t) => decide(t.allowed, t.used, t.oldest, limit, now))
+      })
+    )
+  )
+
+  static readonly layer = Layer.effect(RateLimiter, Effect.map(RateLimiter.make, RateLimiter.of))
 
   /** Admits everything and still reports the tier's headers: for benchmarks (`serve --rate-limit off`) only. */
   static readonly layerOff = Layer.succeed(

@@ -10,6 +10,7 @@ import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
+import { DEFAULT_STATUS_PAGE, Maintenance } from "../guards/maintenance.ts"
 import { required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
 
@@ -36,7 +37,19 @@ const RejectBody = Schema.Struct({
   rejectionReason: Schema.String.check(Schema.isMinLength(1))
 })
 
+const MaintenanceBody = Schema.Struct({
+  mode: Schema.Literals(["off", "full", "read_only", "outage"]),
+  endsAt: Schema.optionalKey(Schema.String),
+  statusPage: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/)))
+})
+
 const orderParam = { orderId: required(text) }
+
+const maintenanceWire = (s: { mode: "off" | "full" | "read_only" | "outage"; endsAt: number | null; statusPage: string }) => ({
+  mode: s.mode,
+  endsAt: s.endsAt === null ? null : isoAt(s.endsAt),
+  statusPage: s.statusPage
+})
 
 export const controlRoutes = [
   controlRoute("createSimPartner", 201, {
@@ -78,6 +91,21 @@ export const controlRoutes = [
     params: orderParam,
     body: RejectBody,
     handle: ({ params, body }) => TradingService.use((t) => t.deskReject(params.orderId, body.rejectionCode, body.rejectionReason))
+  }),
+  controlRoute("getSimMaintenance", 200, {
+    handle: () => Maintenance.use((m) => Effect.map(m.current, maintenanceWire))
+  }),
+  controlRoute("setSimMaintenance", 200, {
+    body: MaintenanceBody,
+    handle: ({ body }) =>
+      Effect.gen(function* () {
+        const endsAt = body.endsAt === undefined ? null : Date.parse(body.endsAt)
+        if (endsAt !== null && Number.isNaN(endsAt)) return yield* fail("VALIDATION_ERROR", "`endsAt` must be an ISO 8601 date-time", { param: "endsAt" })
+        const now = yield* EngineClock.use((clock) => clock.now)
+        if (endsAt !== null && endsAt <= now) return yield* fail("VALIDATION_ERROR", "`endsAt` must be after the engine's current time", { param: "endsAt" })
+        const next = { mode: body.mode, endsAt: body.mode === "off" ? null : endsAt, statusPage: body.statusPage ?? DEFAULT_STATUS_PAGE }
+        return maintenanceWire(yield* Maintenance.use((m) => m.set(next)))
+      })
   }),
   controlRoute("getSimTrace", 200, {
     handle: () => Trace.use((trace) => Effect.map(trace.lines, (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))))

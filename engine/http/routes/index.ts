@@ -11,6 +11,7 @@ import type { SandboxService } from "../../app/sandbox.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { EngineClock } from "../../sim/clock.ts"
+import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
@@ -36,6 +37,7 @@ export type RouteServices =
   | EngineClock
   | Scheduler
   | Trace
+  | Maintenance
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,

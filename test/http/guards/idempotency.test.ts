@@ -87,7 +87,7 @@ describe("Idempotency service", () => {
     expect(out.at._tag).toBe("Proceed")
   })
 
-  it("answers 409 for the same key with a different request, and not after 24 h", async () => {
+  it("answers 422 IDEMPOTENCY_KEY_REUSED for the same key with a different request (D-190), and not after 24 h", async () => {
     const out = await run(
       Effect.gen(function* () {
         const idem = yield* Idempotency
@@ -98,9 +98,9 @@ describe("Idempotency service", () => {
         return { conflict, later, otherKey }
       })
     )
-    expect(out.conflict).toMatchObject({ code: "CONFLICT" })
+    expect(out.conflict).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" })
     expect((out.conflict as ApiFailure).message).toContain("different request")
-    expect((out.conflict as ApiFailure).httpStatus).toBe(409)
+    expect((out.conflict as ApiFailure).httpStatus).toBe(422)
     expect(out.later._tag).toBe("Proceed")
     expect(out.otherKey._tag).toBe("Proceed")
   })
