@@ -7,7 +7,9 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { MarketService } from "./app/market.ts"
 import { PartnerService } from "./app/partners.ts"
 import { TradingService } from "./app/trading.ts"
+import { WebhookService } from "./app/webhooks.ts"
 import { EventLog } from "./events/event-log.ts"
+import { WebhookDelivery } from "./events/webhook-delivery.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
 import { Gateway } from "./http/gateway.ts"
 import { Idempotency } from "./http/guards/idempotency.ts"
@@ -17,6 +19,7 @@ import { ROUTES } from "./http/routes/index.ts"
 import { type ClockMode, EngineClock } from "./sim/clock.ts"
 import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
 import { MarketFeed } from "./sim/market-feed.ts"
+import { Outbound } from "./sim/outbound.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
@@ -39,6 +42,10 @@ export interface EngineConfig {
   readonly rateLimit?: "on" | "off" | undefined
   /** How the trace is kept: every line (scenarios, the default), none, or the last N lines (serve). */
   readonly trace?: Layer.Layer<Trace, unknown> | undefined
+  /** How webhooks reach their endpoints: real `fetch` (the default) or `Outbound.simulated(receivers)` (tests, scenarios). */
+  readonly outbound?: Layer.Layer<Outbound, never, EngineClock> | undefined
+  /** More header names carrying the webhook signature, e.g. x-mystocks-signature (facts row 11.2, D-054). */
+  readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
@@ -58,10 +65,15 @@ export const engineLayer = (config: EngineConfig) => {
     config.rateLimit === "off" ? RateLimiter.layerOff : RateLimiter.layer,
     Maintenance.layer
   )
-  const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)
+  const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.network, seams)
+  const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
-  const services = Layer.provideMerge(Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, Idempotency.layer), withEvents)
+  const withDelivery = Layer.provideMerge(WebhookDelivery.layer({ extraSignatureHeaders: config.webhookSignatureHeaders }), withEvents)
+  const services = Layer.provideMerge(
+    Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, WebhookService.layer, Idempotency.layer),
+    withDelivery
+  )
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), services)
 }
 

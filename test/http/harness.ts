@@ -3,6 +3,7 @@
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
 import { makeInProcessEngine } from "../../engine/runtime.ts"
+import { Outbound, type SimReceivers } from "../../engine/sim/outbound.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 
 /** One validator for every test file: every partner-API response is checked against spec/openapi.yaml. */
@@ -29,9 +30,23 @@ export interface Reply {
   readonly body: any
 }
 
-export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; start?: number } = {}) => {
+export const startEngine = (
+  options: {
+    seed?: number
+    desk?: "manual" | "auto"
+    start?: number
+    /** Webhook endpoints the test scripts (the engine's outbound calls go to them). */
+    receivers?: SimReceivers
+    /** Another store (postgres tests pass a temporary database's URL). */
+    databaseUrl?: string
+    webhookSignatureHeaders?: ReadonlyArray<string>
+  } = {}
+) => {
   const engine = makeInProcessEngine({
-    store: "memory",
+    store: options.databaseUrl === undefined ? "memory" : "postgres",
+    databaseUrl: options.databaseUrl,
+    ...(options.receivers === undefined ? {} : { outbound: Outbound.simulated(options.receivers) }),
+    webhookSignatureHeaders: options.webhookSignatureHeaders,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,

@@ -5,6 +5,7 @@
 import type { MarketService } from "../../app/market.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { TradingService } from "../../app/trading.ts"
+import type { WebhookService } from "../../app/webhooks.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
@@ -14,8 +15,16 @@ import { marketDataRoutes } from "./market-data.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { statusRoutes } from "./status.ts"
+import { webhookRoutes } from "./webhooks.ts"
 
 /** The services route handlers may use. */
-export type RouteServices = MarketService | TradingService | PartnerService | EngineClock | Scheduler | Trace
+export type RouteServices = MarketService | TradingService | PartnerService | WebhookService | EngineClock | Scheduler | Trace
 
-export const ROUTES: ReadonlyArray<Route<RouteServices>> = [...marketDataRoutes, ...quoteRoutes, ...orderRoutes, ...statusRoutes, ...controlRoutes]
+export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
+  ...marketDataRoutes,
+  ...quoteRoutes,
+  ...orderRoutes,
+  ...statusRoutes,
+  ...webhookRoutes,
+  ...controlRoutes
+]
