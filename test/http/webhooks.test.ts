@@ -64,17 +64,25 @@ describe("POST /webhooks", () => {
       [{ url: URL_OK, events: ["order.filled"], secret: "fifteen-chars-x" }, "VALIDATION_ERROR", "secret"]
     ]
     for (const [body, code, param] of cases) expect(errorOf(await sandbox.write("POST", "/webhooks", body)), JSON.stringify(body)).toEqual([400, code, param])
-    for (const body of [{ url: URL_OK, events: ["order.filled"] }, { events: ["order.filled"], secret: SECRET }, { url: URL_OK, events: "order.filled", secret: SECRET }]) {
+    for (const body of [
+      { url: URL_OK, events: ["order.filled"] },
+      { events: ["order.filled"], secret: SECRET },
+      { url: URL_OK, events: "order.filled", secret: SECRET }
+    ]) {
       expect((await sandbox.write("POST", "/webhooks", body)).status).toBe(400)
     }
-    const noKey = await engine.call("POST", `${SANDBOX}/webhooks`, { headers: { "x-api-key": partner.sandboxKey }, body: { url: URL_OK, events: ["order.filled"], secret: SECRET } })
+    const noKey = await engine.call("POST", `${SANDBOX}/webhooks`, {
+      headers: { "x-api-key": partner.sandboxKey },
+      body: { url: URL_OK, events: ["order.filled"], secret: SECRET }
+    })
     expect(errorOf(noKey)).toEqual([400, "MISSING_IDEMPOTENCY_KEY", undefined])
     expect((await sandbox.read("/webhooks")).body).toEqual({ webhooks: [] })
   })
 
   it("allows 16-character secrets and at most 20 registrations per partition", async () => {
     const { sandbox, live } = await setup()
-    for (let i = 0; i < 20; i++) expect((await sandbox.write("POST", "/webhooks", { url: `${URL_OK}/${i}`, events: ["order.filled"], secret: "sixteen-chars-xx" })).status).toBe(201)
+    for (let i = 0; i < 20; i++)
+      expect((await sandbox.write("POST", "/webhooks", { url: `${URL_OK}/${i}`, events: ["order.filled"], secret: "sixteen-chars-xx" })).status).toBe(201)
     const over = await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })
     expect(over.status).toBe(400)
     expect(over.body.error).toMatchObject({ code: "VALIDATION_ERROR", limit: 20 })
@@ -89,7 +97,12 @@ describe("PATCH and DELETE /webhooks/{id}", () => {
   it("updates url, events, secret and status; refuses an empty or bad body; 404 for unknown or another partner's id", async () => {
     const { sandbox, live, engine } = await setup()
     const id = (await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })).body.id
-    const r = await sandbox.write("PATCH", `/webhooks/${id}`, { url: "https://other.test/h", events: ["kyc.updated"], secret: "a-new-secret-of-20ch", status: "disabled" })
+    const r = await sandbox.write("PATCH", `/webhooks/${id}`, {
+      url: "https://other.test/h",
+      events: ["kyc.updated"],
+      secret: "a-new-secret-of-20ch",
+      status: "disabled"
+    })
     expect(r.status).toBe(200)
     expect(r.body).toEqual({ id, url: "https://other.test/h", events: ["kyc.updated"], status: "disabled" })
     expect((await sandbox.write("PATCH", `/webhooks/${id}`, { status: "active" })).body.status).toBe("active")
@@ -101,7 +114,10 @@ describe("PATCH and DELETE /webhooks/{id}", () => {
     expect(errorOf(await sandbox.write("PATCH", "/webhooks/wh_unknown", { status: "active" }))).toEqual([404, "NOT_FOUND", undefined])
     expect(errorOf(await live.write("PATCH", `/webhooks/${id}`, { status: "active" }))).toEqual([404, "NOT_FOUND", undefined])
     const other = await engine.newPartner()
-    const otherCall = await engine.call("PATCH", `${SANDBOX}/webhooks/${id}`, { headers: { "x-api-key": other.sandboxKey, "idempotency-key": "other-partner-1" }, body: { status: "active" } })
+    const otherCall = await engine.call("PATCH", `${SANDBOX}/webhooks/${id}`, {
+      headers: { "x-api-key": other.sandboxKey, "idempotency-key": "other-partner-1" },
+      body: { status: "active" }
+    })
     expect(otherCall.status).toBe(404)
     expect((await sandbox.read("/webhooks")).body.webhooks[0]).toMatchObject({ url: "https://other.test/h", status: "active" })
   })
@@ -114,7 +130,11 @@ describe("PATCH and DELETE /webhooks/{id}", () => {
     expect(r.status).toBe(200)
     expect(r.body.message).toContain(id)
     expect((await sandbox.read("/webhooks")).body).toEqual({ webhooks: [] })
-    for (const reply of [await sandbox.write("DELETE", `/webhooks/${id}`), await sandbox.write("POST", `/webhooks/${id}/test`), await sandbox.read(`/webhooks/${id}/deliveries`)])
+    for (const reply of [
+      await sandbox.write("DELETE", `/webhooks/${id}`),
+      await sandbox.write("POST", `/webhooks/${id}/test`),
+      await sandbox.read(`/webhooks/${id}/deliveries`)
+    ])
       expect(errorOf(reply)).toEqual([404, "NOT_FOUND", undefined])
     // A deleted registration frees its place among the 20.
     expect((await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })).status).toBe(201)
@@ -130,16 +150,43 @@ describe("POST /webhooks/{id}/test", () => {
     await sandbox.write("POST", "/webhooks", { url: "https://bystander.test/h", events: ["test.event"], secret: SECRET })
     const r = await sandbox.write("POST", `/webhooks/${id}/test`)
     expect(r.status).toBe(200)
-    expect(r.body).toEqual({ success: true, eventId: expect.stringMatching(/^evt_/), message: "Test event delivered", webhookId: id, url: URL_OK, httpStatus: 204 })
+    expect(r.body).toEqual({
+      success: true,
+      eventId: expect.stringMatching(/^evt_/),
+      message: "Test event delivered",
+      webhookId: id,
+      url: URL_OK,
+      httpStatus: 204
+    })
     const [sent, ...rest] = receivers.take()
     expect(rest).toEqual([])
     expect(sent?.url).toBe(URL_OK)
     const body = JSON.parse(sent?.body ?? "{}")
-    expect(body).toEqual({ eventId: r.body.eventId, event: "test.event", timestamp: "2026-11-23T08:00:00.000Z", data: { webhookId: id, message: expect.any(String), test: true }, isSandbox: true })
-    expect(sent?.headers["x-service-signature"]).toBe(createHmac("sha256", SECRET).update(sent?.body ?? "").digest("hex"))
+    expect(body).toEqual({
+      eventId: r.body.eventId,
+      event: "test.event",
+      timestamp: "2026-11-23T08:00:00.000Z",
+      data: { webhookId: id, message: expect.any(String), test: true },
+      isSandbox: true
+    })
+    expect(sent?.headers["x-service-signature"]).toBe(
+      createHmac("sha256", SECRET)
+        .update(sent?.body ?? "")
+        .digest("hex")
+    )
     const list = await sandbox.read(`/webhooks/${id}/deliveries`)
     expect(list.body.deliveries).toEqual([
-      { deliveryId: expect.stringMatching(/^dlv_/), event: "test.event", statusCode: 204, success: true, latencyMs: 12, attempts: 1, deliveredAt: "2026-11-23T08:00:00.000Z", eventId: r.body.eventId, nextAttemptAt: null }
+      {
+        deliveryId: expect.stringMatching(/^dlv_/),
+        event: "test.event",
+        statusCode: 204,
+        success: true,
+        latencyMs: 12,
+        attempts: 1,
+        deliveredAt: "2026-11-23T08:00:00.000Z",
+        eventId: r.body.eventId,
+        nextAttemptAt: null
+      }
     ])
   })
 
@@ -159,7 +206,11 @@ describe("POST /webhooks/{id}/test", () => {
     expect(r.body.error).toMatchObject({ code: "WEBHOOK_TEST_FAILED", httpStatus: null, message: "the endpoint is unreachable" })
     const records = (await live.read(`/webhooks/${id}/deliveries`)).body.deliveries
     // Same instant: ordered by id (creation time, then id), so compare as a set.
-    expect(records.map((d: any) => JSON.stringify([d.success, d.statusCode, d.latencyMs])).sort()).toEqual(["[false,301,0]", "[false,500,0]", "[false,null,null]"])
+    expect(records.map((d: any) => JSON.stringify([d.success, d.statusCode, d.latencyMs])).sort()).toEqual([
+      "[false,301,0]",
+      "[false,500,0]",
+      "[false,null,null]"
+    ])
   })
 })
 
