@@ -159,7 +159,11 @@ export class WebhookDelivery extends Context.Service<
             ...(result.kind === "answered" ? { status: result.status, latencyMs: result.latencyMs } : {})
           })
           yield* recordOutcome(d.deliveryId, attempt, result)
-        }).pipe(Effect.catch((error) => Effect.logWarning(`delivery ${d.deliveryId} attempt ${attempt}: outcome not recorded; the next job goes on`, error)))
+        }).pipe(
+          // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
+          // already committed and carries the delivery on.
+          Effect.catchCause((cause) => Effect.logWarning(`delivery ${d.deliveryId} attempt ${attempt}: outcome not recorded; the next job goes on`, cause))
+        )
 
       /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
       const onAttempt = (tx: Tx, payload: unknown) =>
@@ -170,8 +174,9 @@ export class WebhookDelivery extends Context.Service<
           const d = found.value
           if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
           const now = yield* clock.now
-          // The previous attempt is still on the wire (a slow real endpoint): wait until it is surely over.
-          if (d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
+          // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
+          // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
+          if (outbound.mode === "network" && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
             const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
             yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
             return

@@ -37,6 +37,8 @@ export const startEngine = (
     start?: number
     /** Webhook endpoints the test scripts (the engine's outbound calls go to them). */
     receivers?: SimReceivers
+    /** Or a whole Outbound layer (a sender that fails on purpose). */
+    outbound?: Parameters<typeof makeInProcessEngine>[0]["outbound"]
     /** Another store (postgres tests pass a temporary database's URL). */
     databaseUrl?: string
     webhookSignatureHeaders?: ReadonlyArray<string>
@@ -46,6 +48,7 @@ export const startEngine = (
     store: options.databaseUrl === undefined ? "memory" : "postgres",
     databaseUrl: options.databaseUrl,
     ...(options.receivers === undefined ? {} : { outbound: Outbound.simulated(options.receivers) }),
+    ...(options.outbound === undefined ? {} : { outbound: options.outbound }),
     webhookSignatureHeaders: options.webhookSignatureHeaders,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
