@@ -248,3 +248,19 @@ describe("GET /webhooks/{id}/deliveries", () => {
     expect((await sandbox.read(`/webhooks/${id}/deliveries`)).body.deliveries[0]).toMatchObject({ event: "wallet.credited", attempts: 1, success: true })
   })
 })
+
+describe("rate limits", () => {
+  it("webhook callbacks and test sends do not count toward the partner's rate limit", async () => {
+    const { sandbox, receivers, engine, partner } = await setup()
+    receivers.script(URL_OK, [], { status: 500 })
+    const id = (await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["wallet.credited"], secret: SECRET })).body.id
+    const remaining = async () => Number((await sandbox.read("/webhooks")).headers.get("x-ratelimit-remaining"))
+    const before = await remaining()
+    for (let i = 0; i < 5; i++) await engine.admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 1 })
+    await engine.admin("POST", "/_sim/clock/advance", { seconds: 40 })
+    expect(receivers.take()).toHaveLength(15)
+    expect(await remaining()).toBe(before - 1)
+    expect((await sandbox.write("POST", `/webhooks/${id}/test`)).status).toBe(502)
+    expect(await remaining()).toBe(before - 3)
+  })
+})
