@@ -4,6 +4,9 @@
  * their pagination, and isolation between partners.
  */
 import { createHmac } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { parse } from "yaml"
 import { afterEach, describe, expect, it } from "vitest"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { startEngine } from "./harness.ts"
@@ -262,5 +265,75 @@ describe("rate limits", () => {
     expect(await remaining()).toBe(before - 1)
     expect((await sandbox.write("POST", `/webhooks/${id}/test`)).status).toBe(502)
     expect(await remaining()).toBe(before - 3)
+  })
+})
+
+describe("the rules' details", () => {
+  it("accepts every catalogue event name of the contract (aliases and test.event included), and only those", async () => {
+    const spec = parse(readFileSync(join(import.meta.dirname, "..", "..", "spec", "openapi.yaml"), "utf8"))
+    const names: Array<string> = spec.components.schemas.EventName.enum
+    expect(names.length).toBeGreaterThan(20)
+    const { sandbox } = await setup()
+    const r = await sandbox.write("POST", "/webhooks", { url: URL_OK, events: names, secret: SECRET })
+    expect(r.status).toBe(201)
+    expect(r.body.events).toEqual(names)
+    for (const name of names) {
+      const typo = `${name}x`
+      expect((await sandbox.write("POST", "/webhooks", { url: URL_OK, events: [typo], secret: SECRET })).body.error.invalid).toEqual([typo])
+    }
+  })
+
+  it("says what is wrong", async () => {
+    const { sandbox, receivers } = await setup()
+    const message = async (body: unknown) => (await sandbox.write("POST", "/webhooks", body)).body.error.message as string
+    expect(await message({ url: "http://example.test/x", events: ["order.filled"], secret: SECRET })).toBe(
+      "url must use HTTPS (plain http is accepted only for a loopback address)"
+    )
+    expect(await message({ url: "::", events: ["order.filled"], secret: SECRET })).toBe("url must be an absolute HTTPS URL")
+    expect(await message({ url: URL_OK, events: [], secret: SECRET })).toBe("events must name at least one catalogue event")
+    expect(await message({ url: URL_OK, events: ["a.b", "c.d"], secret: SECRET })).toBe("unknown events: a.b, c.d")
+    expect(await message({ url: URL_OK, events: ["order.filled", "order.filled"], secret: SECRET })).toBe("events must not repeat a name")
+    expect(await message({ url: URL_OK, events: ["order.filled"], secret: "x" })).toBe("secret must be at least 16 characters")
+    for (let i = 0; i < 20; i++) await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })
+    expect(await message({ url: URL_OK, events: ["order.filled"], secret: SECRET })).toBe("at most 20 webhooks per partner and environment")
+    const id = (await sandbox.read("/webhooks")).body.webhooks[0].id
+    expect((await sandbox.write("PATCH", `/webhooks/${id}`, {})).body.error.message).toBe("give at least one of url, events, secret, status")
+    expect((await sandbox.write("PATCH", "/webhooks/wh_x", { status: "active" })).body.error.message).toBe("no webhook wh_x")
+    receivers.script(URL_OK, [{ status: 500 }, { latencyMs: 9_000 }])
+    expect((await sandbox.write("POST", `/webhooks/${id}/test`)).body.error.message).toBe("the endpoint answered 500")
+    expect((await sandbox.write("POST", `/webhooks/${id}/test`)).body.error.message).toBe("the endpoint did not answer within 8 s")
+    const sent = receivers.take()
+    expect(sent[0]?.headers).toEqual({
+      "content-type": "application/json",
+      "user-agent": "Sokoni-Webhooks/1",
+      "x-service-signature": expect.stringMatching(/^[0-9a-f]{64}$/)
+    })
+    expect(sent[0]?.url).toBe(URL_OK)
+  })
+
+  it("PATCH changes only what it names; a disabled webhook gets no new deliveries", async () => {
+    const { sandbox, receivers, engine, partner } = await setup()
+    receivers.script("https://new.test/h")
+    const id = (await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["wallet.credited"], secret: SECRET })).body.id
+    expect((await sandbox.write("PATCH", `/webhooks/${id}`, { url: "https://new.test/h" })).body).toEqual({
+      id,
+      url: "https://new.test/h",
+      events: ["wallet.credited"],
+      status: "active"
+    })
+    expect((await sandbox.write("PATCH", `/webhooks/${id}`, { events: ["kyc.updated", "wallet.credited"] })).body.url).toBe("https://new.test/h")
+    expect((await sandbox.write("PATCH", `/webhooks/${id}`, { secret: "another-secret-0123" })).body.events).toEqual(["kyc.updated", "wallet.credited"])
+    await engine.admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 1 })
+    await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })
+    const [got] = receivers.take()
+    expect(got?.headers["x-service-signature"]).toBe(
+      createHmac("sha256", "another-secret-0123")
+        .update(got?.body ?? "")
+        .digest("hex")
+    )
+    expect((await sandbox.write("PATCH", `/webhooks/${id}`, { status: "disabled" })).body.status).toBe("disabled")
+    await engine.admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 1 })
+    await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })
+    expect(receivers.take()).toEqual([])
   })
 })
