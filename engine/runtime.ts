@@ -12,7 +12,9 @@ import { PartnerService } from "./app/partners.ts"
 import { SandboxService } from "./app/sandbox.ts"
 import { TradingService } from "./app/trading.ts"
 import { WalletService } from "./app/wallets.ts"
+import { WebhookService } from "./app/webhooks.ts"
 import { EventLog } from "./events/event-log.ts"
+import { WebhookDelivery } from "./events/webhook-delivery.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
 import { Gateway } from "./http/gateway.ts"
 import { Idempotency } from "./http/guards/idempotency.ts"
@@ -22,6 +24,7 @@ import { ROUTES } from "./http/routes/index.ts"
 import { type ClockMode, EngineClock } from "./sim/clock.ts"
 import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
 import { MarketFeed } from "./sim/market-feed.ts"
+import { Outbound } from "./sim/outbound.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
@@ -44,6 +47,10 @@ export interface EngineConfig {
   readonly rateLimit?: "on" | "off" | undefined
   /** How the trace is kept: every line (scenarios, the default), none, or the last N lines (serve). */
   readonly trace?: Layer.Layer<Trace, unknown> | undefined
+  /** How webhooks reach their endpoints: real `fetch` (the default) or `Outbound.simulated(receivers)` (tests, scenarios). */
+  readonly outbound?: Layer.Layer<Outbound, never, EngineClock> | undefined
+  /** More header names carrying the webhook signature, e.g. x-mystocks-signature (facts row 11.2, D-054). */
+  readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
@@ -73,9 +80,11 @@ export const engineLayer = (config: EngineConfig) => {
     config.trace ?? Trace.layer,
     Maintenance.layer
   )
-  const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), seams)
+  const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.network, seams)
+  const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
+  const withDelivery = Layer.provideMerge(WebhookDelivery.layer({ extraSignatureHeaders: config.webhookSignatureHeaders }), withEvents)
   const services = Layer.provideMerge(
     Layer.mergeAll(
       PartnerService.layer,
@@ -86,9 +95,10 @@ export const engineLayer = (config: EngineConfig) => {
       DeviceService.layer,
       WalletService.layer,
       SandboxService.layer,
+      WebhookService.layer,
       Idempotency.layer
     ),
-    withEvents
+    withDelivery
   )
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), services)
 }

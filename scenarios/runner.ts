@@ -4,6 +4,7 @@
  * Owns: the scenario format, variable saving/substitution, expectations and the report. The engine is used only
  * through HTTP (partner and control API), exactly as an outside client would.
  */
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { parse } from "yaml"
@@ -11,6 +12,7 @@ import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
 import type { DeskMode } from "../engine/sim/desk.ts"
+import { Outbound, type ReceivedRequest, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbound.ts"
 
 export interface ScenarioStep {
   readonly name?: string
@@ -31,7 +33,23 @@ export interface ScenarioStep {
     readonly rejectionCode?: string
     readonly rejectionReason?: string
   }
-  readonly expect?: { readonly status?: number; readonly body?: unknown; readonly events?: ReadonlyArray<string> }
+  /**
+   * Scripts a webhook receiver (the partner's endpoint, simulated in-process): its next answers in order, then
+   * `otherwise` (default 200). With `secret`, the receiver checks every signature it gets (node:crypto).
+   */
+  readonly receiver?: {
+    readonly url: string
+    readonly secret?: string
+    readonly answers?: ReadonlyArray<ScriptedAnswer>
+    readonly otherwise?: ScriptedAnswer
+  }
+  readonly expect?: {
+    readonly status?: number
+    readonly body?: unknown
+    readonly events?: ReadonlyArray<string>
+    /** Exactly the webhook requests receivers got during this step, in order (each a subset match). */
+    readonly received?: ReadonlyArray<Record<string, unknown>>
+  }
   /** name -> path into the response ("body.orderId"). */
   readonly save?: Record<string, string>
 }
@@ -113,7 +131,37 @@ const labelOf = (step: ScenarioStep, index: number) =>
   step.name ??
   step.request ??
   step.control ??
-  (step.advance !== undefined ? `advance ${JSON.stringify(step.advance)}` : step.desk !== undefined ? `desk ${JSON.stringify(step.desk)}` : `step ${index + 1}`)
+  (step.advance !== undefined
+    ? `advance ${JSON.stringify(step.advance)}`
+    : step.desk !== undefined
+      ? `desk ${JSON.stringify(step.desk)}`
+      : step.receiver !== undefined
+        ? `receiver ${step.receiver.url}`
+        : `step ${index + 1}`)
+
+/** What a scenario sees of one webhook request: when, which event, the outcome, and the receiver-side signature check. */
+const receivedView = (r: ReceivedRequest, secrets: ReadonlyMap<string, string>) => {
+  let envelope: Record<string, unknown> = {}
+  try {
+    envelope = JSON.parse(r.body) as Record<string, unknown>
+  } catch {
+    // not JSON: the view shows no event
+  }
+  const secret = secrets.get(r.url)
+  const given = Buffer.from(r.headers["x-service-signature"] ?? "", "hex")
+  const expected = secret === undefined ? undefined : createHmac("sha256", secret).update(r.body).digest()
+  return {
+    url: r.url,
+    at: new Date(r.at).toISOString(),
+    event: envelope.event,
+    eventId: envelope.eventId,
+    data: envelope.data,
+    isSandbox: envelope.isSandbox,
+    outcome: r.result.kind,
+    status: r.result.kind === "answered" ? r.result.status : null,
+    signature: expected === undefined ? "unchecked" : given.length === expected.length && timingSafeEqual(given, expected) ? "valid" : "invalid"
+  }
+}
 
 /**
  * Runs `scenario`. On postgres every run gets a fresh database on the server of `databaseUrl` (dropped afterwards),
@@ -131,7 +179,10 @@ export const runScenario = (scenario: Scenario, options: RunOptions): Promise<Ru
 const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult> => {
   const start = Date.parse(scenario.start)
   if (Number.isNaN(start)) throw new Error(`start ${scenario.start} is not an ISO date-time`)
+  const receivers = new SimReceivers()
+  const secrets = new Map<string, string>()
   const engine = makeInProcessEngine({
+    outbound: Outbound.simulated(receivers),
     store: options.store,
     databaseUrl: options.databaseUrl,
     clock: "manual",
@@ -184,6 +235,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       const label = labelOf(rawStep, index)
       const before = await traceLength()
       let result: { status: number; headers: Headers; body: unknown } | undefined
+      receivers.take()
       const admin = { authorization: `Bearer ${ADMIN}` }
       if (step.request !== undefined) {
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
@@ -206,7 +258,11 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
                 ...(rest.quantity === undefined ? {} : { quantity: rest.quantity })
               })
             : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
+      } else if (step.receiver !== undefined) {
+        receivers.script(step.receiver.url, step.receiver.answers ?? [], step.receiver.otherwise ?? { status: 200 })
+        if (step.receiver.secret !== undefined) secrets.set(step.receiver.url, step.receiver.secret)
       }
+      const received = receivers.take().map((r) => receivedView(r, secrets))
       const problems: Array<string> = controlProblems.splice(0)
       const expect = step.expect
       if (result !== undefined && expect?.status === undefined && result.status >= 400)
@@ -223,7 +279,12 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         if (JSON.stringify(seen) !== JSON.stringify(expect.events))
           problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
       }
-      for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick(result, path)
+      if (expect?.received !== undefined) {
+        if (received.length !== expect.received.length)
+          problems.push(`received: expected ${expect.received.length} webhook requests, got ${received.length}: ${JSON.stringify(received)}`)
+        else problems.push(...expect.received.flatMap((e, i) => subsetProblems(e, received[i], `received[${i}]`)))
+      }
+      for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick({ ...result, received }, path)
       const report = { index, label, ok: problems.length === 0, problems }
       reports.push(report)
       options.onStep?.(report)

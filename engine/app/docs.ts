@@ -179,3 +179,43 @@ export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`
 
 export const holdingId = (partition: string, account: string, symbol: string) => `${partition}|${account}|${symbol}`
+
+/** A webhook registration. A deleted one moves to the partition `${partition}|deleted` so its in-flight deliveries
+ * can still read its url and secret while lists of the live partition no longer see it. */
+export interface WebhookDoc {
+  readonly id: string
+  readonly partition: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly secret: string
+  readonly status: "active" | "disabled"
+  readonly deleted: boolean
+  readonly createdAt: number
+  /** Deliveries in a row that exhausted every attempt (D-055: 20 disables the webhook). */
+  readonly consecutiveFailures: number
+}
+export const Webhooks = collection<WebhookDoc>("webhooks")
+export const deletedWebhookPartition = (partition: string) => `${partition}|deleted`
+
+/** One event to one webhook and its attempts (D-057); document partition `${partition}|${webhookId}`. */
+export interface DeliveryDoc {
+  readonly deliveryId: string
+  readonly webhookId: string
+  readonly partition: string
+  readonly eventId: string
+  readonly event: string
+  /** Event-log position of the event; null for a synthetic test.event (not in the log). */
+  readonly position: number | null
+  readonly createdAt: number
+  readonly attempts: number
+  readonly state: "pending" | "sending" | "retrying" | "delivered" | "failed"
+  readonly statusCode: number | null
+  readonly latencyMs: number | null
+  readonly success: boolean
+  readonly lastAttemptAt: number | null
+  readonly nextAttemptAt: number | null
+  /** The job that runs next for this delivery (next attempt, or the final settle), deleted on success. */
+  readonly nextJobSeq: number | null
+}
+export const Deliveries = collection<DeliveryDoc>("webhookDeliveries")
+export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`

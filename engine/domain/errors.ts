@@ -24,6 +24,9 @@ export interface ErrorExtras {
   readonly statusPage?: string
   readonly activeConnections?: number
   readonly limit?: number
+  /** WEBHOOK_TEST_FAILED (D-056): what the endpoint answered (null when unreachable or timed out) and the event sent. */
+  readonly httpStatus?: number | null
+  readonly eventId?: string
   /** The statuses a sandbox caller may force on this operation (D-018 revised). */
   readonly allowedStatuses?: ReadonlyArray<number>
 }

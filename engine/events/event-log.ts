@@ -2,13 +2,17 @@
  * EventLog: the append-only log of partner events, one per partner and environment (a partition), written in the
  * transaction of the state change that caused it (transactional outbox). Owns: the event envelope, appending,
  * reading by position, and fanning committed events out to subscribers (SSE, webhooks, the trace).
- * Does not own delivery (webhook sender and stream are later issues; they subscribe here).
+ * Does not own delivery: consumers that must be as durable as the event (the webhook outbox) register an
+ * `onAppend` hook that writes in the appending transaction; others (stream, trace) read `committed`.
  */
 import { Context, Effect, Layer, PubSub } from "effect"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Trace } from "../sim/trace.ts"
 import type { LoggedEvent, StoreError, Tx } from "../store/port.ts"
+
+/** Runs inside the appending transaction, after the event row is written (so it commits or rolls back with it). */
+export type AppendHook = (tx: Tx, event: LoggedEvent) => Effect.Effect<void, StoreError>
 
 /** The envelope webhooks and the stream carry (spec "Events"; eventId position decided in the contract). */
 export const envelopeOf = (event: LoggedEvent, isSandbox: boolean) => ({
@@ -26,6 +30,8 @@ export class EventLog extends Context.Service<
     readonly append: (tx: Tx, partition: string, name: string, payload: unknown) => Effect.Effect<LoggedEvent, StoreError>
     readonly read: (tx: Tx, partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
     readonly committed: PubSub.PubSub<LoggedEvent>
+    /** Registers a hook run in every append's transaction (the webhook outbox). */
+    readonly onAppend: (hook: AppendHook) => Effect.Effect<void>
   }
 >()("sokoni/EventLog") {
   static readonly make = Effect.gen(function* () {
@@ -33,6 +39,7 @@ export class EventLog extends Context.Service<
     const entropy = yield* Entropy
     const trace = yield* Trace
     const committed = yield* PubSub.unbounded<LoggedEvent>()
+    const hooks: Array<AppendHook> = []
     const append = Effect.fn("EventLog.append")(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {
         eventId: yield* entropy.id("evt"),
@@ -40,6 +47,7 @@ export class EventLog extends Context.Service<
         timestamp: yield* clock.now,
         payload
       })
+      for (const hook of hooks) yield* hook(tx, logged)
       yield* tx.afterCommit(
         Effect.andThen(
           trace.record({
@@ -56,7 +64,12 @@ export class EventLog extends Context.Service<
       )
       return logged
     })
-    return EventLog.of({ append, read: (tx, partition, after, limit) => tx.readEvents(partition, after, limit), committed })
+    return EventLog.of({
+      append,
+      read: (tx, partition, after, limit) => tx.readEvents(partition, after, limit),
+      committed,
+      onAppend: (hook) => Effect.sync(() => void hooks.push(hook))
+    })
   })
 
   static readonly layer = Layer.effect(EventLog, EventLog.make)

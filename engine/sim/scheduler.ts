@@ -12,7 +12,11 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EngineClock, isoAt } from "./clock.ts"
 
-export type JobHandler = (tx: Tx, payload: unknown) => Effect.Effect<void, unknown>
+/**
+ * Runs a job inside its transaction. It may return a follow-up effect, run once that transaction has committed and
+ * released the store (network calls belong there: never inside a write transaction), before the next job.
+ */
+export type JobHandler = (tx: Tx, payload: unknown) => Effect.Effect<void | Effect.Effect<void>, unknown>
 
 export interface AdvanceTarget {
   readonly seconds?: number | undefined
@@ -46,10 +50,11 @@ export class Scheduler extends Context.Service<
             const handler = handlers.get(job.kind)
             yield* tx.deleteJob(job.seq)
             if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.kind}`)
-            yield* handler(tx, job.payload)
+            return yield* handler(tx, job.payload)
           })
         )
         .pipe(
+          Effect.flatMap((followUp) => (Effect.isEffect(followUp) ? followUp : Effect.void)),
           Effect.catch((error) =>
             Effect.gen(function* () {
               yield* Effect.logWarning(`job ${job.seq} (${job.kind}) failed; moved to deadJobs`, error)

@@ -3,6 +3,7 @@
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
 import { makeInProcessEngine } from "../../engine/runtime.ts"
+import { Outbound, type SimReceivers } from "../../engine/sim/outbound.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 
 /** One validator for every test file: every partner-API response is checked against spec/openapi.yaml. */
@@ -29,10 +30,27 @@ export interface Reply {
   readonly body: any
 }
 
-export const startEngine = (options: { seed?: number; desk?: "manual" | "auto"; start?: number; store?: "memory" | "postgres"; databaseUrl?: string } = {}) => {
+export const startEngine = (
+  options: {
+    seed?: number
+    desk?: "manual" | "auto"
+    start?: number
+    /** Webhook endpoints the test scripts (the engine's outbound calls go to them). */
+    receivers?: SimReceivers
+    /** Or a whole Outbound layer (a sender that fails on purpose). */
+    outbound?: Parameters<typeof makeInProcessEngine>[0]["outbound"]
+    /** Another store (postgres tests pass a temporary database's URL). */
+    store?: "memory" | "postgres"
+    databaseUrl?: string
+    webhookSignatureHeaders?: ReadonlyArray<string>
+  } = {}
+) => {
   const engine = makeInProcessEngine({
-    store: options.store ?? "memory",
+    store: options.store ?? (options.databaseUrl === undefined ? "memory" : "postgres"),
     databaseUrl: options.databaseUrl,
+    ...(options.receivers === undefined ? {} : { outbound: Outbound.simulated(options.receivers) }),
+    ...(options.outbound === undefined ? {} : { outbound: options.outbound }),
+    webhookSignatureHeaders: options.webhookSignatureHeaders,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,

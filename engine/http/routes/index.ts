@@ -10,6 +10,7 @@ import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
+import type { WebhookService } from "../../app/webhooks.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -23,6 +24,7 @@ import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { statusRoutes } from "./status.ts"
 import { walletRoutes } from "./wallets.ts"
+import { webhookRoutes } from "./webhooks.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -34,6 +36,7 @@ export type RouteServices =
   | DeviceService
   | WalletService
   | SandboxService
+  | WebhookService
   | EngineClock
   | Scheduler
   | Trace
@@ -46,6 +49,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...accountRoutes,
   ...walletRoutes,
   ...statusRoutes,
+  ...webhookRoutes,
   ...controlRoutes,
   ...complianceRoutes
 ]

@@ -1,0 +1,222 @@
+/**
+ * WebhookDelivery: sends the event log's events to the partners' webhooks, signed, retried on the engine's clock,
+ * with a record per delivery. Owns the outbox (delivery records and attempt jobs written in the event's own
+ * transaction), signing, the retry schedule, the 8 s rule and the delivery records' updates.
+ * Does not own registrations (app/webhooks.ts), the transport (sim/outbound.ts) nor the log (events/event-log.ts).
+ *
+ * Outbox, step by step (so a crash neither loses a delivery nor re-sends an attempt it already counted):
+ * 1. EventLog.append runs `enqueue` in the event's transaction: one record (attempts 0) and one `webhook.attempt`
+ *    job due at the event's time per subscribed active webhook.
+ * 2. The attempt job's transaction counts the attempt, marks the record `sending` and already schedules what comes
+ *    next (attempt n+1 after its delay, or after the 6th a `webhook.settle` job); it commits before any byte is sent.
+ * 3. After that commit the bytes are signed and sent (Scheduler follow-up, outside every transaction), and the
+ *    outcome is written in a new transaction: on 2xx the pre-scheduled job is deleted.
+ * A crash between 2 and 3 leaves the next job in place: the attempt counts as made and the delivery goes on.
+ */
+import { createHmac } from "node:crypto"
+import { Context, Effect, Layer, Option } from "effect"
+import { Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
+import { isSandboxPartition } from "../app/principal.ts"
+import { isoAt } from "../sim/clock.ts"
+import { EngineClock } from "../sim/clock.ts"
+import { Outbound, type OutboundResult } from "../sim/outbound.ts"
+import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
+import { Trace } from "../sim/trace.ts"
+import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
+import { EventLog, envelopeOf } from "./event-log.ts"
+
+/** Spec "Events", delivery rules 1 and 2: 2xx within 8 s; 6 attempts, the later ones 5 s, 30 s, 5 min, 30 min, 2 h
+ * after the previous one. */
+export const TIMEOUT_MS = 8_000
+export const RETRY_DELAYS_MS: ReadonlyArray<number> = [5_000, 30_000, 300_000, 1_800_000, 7_200_000]
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
+/** When an attempt is surely over (timeout plus a margin): the earliest a later job may assume it failed. */
+export const SETTLE_AFTER_MS = TIMEOUT_MS + 1_000
+/** D-055: this many deliveries in a row that exhausted all attempts disable the webhook. */
+export const DISABLE_AFTER = 20
+export const SIGNATURE_HEADER = "x-service-signature"
+export const ATTEMPT_JOB = "webhook.attempt"
+export const SETTLE_JOB = "webhook.settle"
+
+/** Hex HMAC-SHA256 of the exact bytes sent, keyed with the webhook's secret (spec "Events"). */
+export const sign = (secret: string, body: string): string => createHmac("sha256", secret).update(body, "utf8").digest("hex")
+
+export interface DeliveryOptions {
+  /** More header names carrying the same signature (facts row 11.2: `x-mystocks-signature`); none by default. */
+  readonly extraSignatureHeaders?: ReadonlyArray<string> | undefined
+}
+
+const isSuccess = (result: OutboundResult) => result.kind === "answered" && result.status >= 200 && result.status < 300
+
+export class WebhookDelivery extends Context.Service<
+  WebhookDelivery,
+  {
+    /** Signs `body` with the webhook's secret and POSTs it once (the test endpoint; the retries use the jobs). */
+    readonly send: (webhook: WebhookDoc, body: string) => Effect.Effect<OutboundResult>
+  }
+>()("sokoni/WebhookDelivery") {
+  static readonly make = (options: DeliveryOptions = {}) =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const clock = yield* EngineClock
+      const entropy = yield* Entropy
+      const outbound = yield* Outbound
+      const scheduler = yield* Scheduler
+      const events = yield* EventLog
+      const trace = yield* Trace
+      const signatureHeaders = [SIGNATURE_HEADER, ...(options.extraSignatureHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => h !== SIGNATURE_HEADER)]
+
+      const send = (webhook: WebhookDoc, body: string) => {
+        const signature = sign(webhook.secret, body)
+        const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "Sokoni-Webhooks/1" }
+        for (const name of signatureHeaders) headers[name] = signature
+        return outbound.post({ url: webhook.url, headers, body, timeoutMs: TIMEOUT_MS })
+      }
+
+      const putDelivery = (tx: Tx, d: DeliveryDoc) =>
+        Deliveries.put(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
+
+      /** Step 1, in the event's transaction. */
+      const enqueue = (tx: Tx, event: LoggedEvent): Effect.Effect<void, StoreError> =>
+        Effect.gen(function* () {
+          const hooks = yield* Webhooks.list(tx, event.partition, { limit: 1000, order: "asc" })
+          for (const webhook of hooks) {
+            if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
+            const deliveryId = yield* entropy.id("dlv")
+            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
+            yield* putDelivery(tx, {
+              deliveryId,
+              webhookId: webhook.id,
+              partition: event.partition,
+              eventId: event.eventId,
+              event: event.name,
+              position: event.position,
+              createdAt: event.timestamp,
+              attempts: 0,
+              state: "pending",
+              statusCode: null,
+              latencyMs: null,
+              success: false,
+              lastAttemptAt: null,
+              nextAttemptAt: event.timestamp,
+              nextJobSeq: job.seq
+            })
+          }
+        })
+
+      /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
+      const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult) =>
+        store.transact((tx) =>
+          Effect.gen(function* () {
+            const found = yield* Deliveries.get(tx, deliveryId)
+            if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
+            const d = found.value
+            const ok = isSuccess(result)
+            const last = attempt >= MAX_ATTEMPTS
+            if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
+            yield* putDelivery(tx, {
+              ...d,
+              state: ok ? "delivered" : last ? "failed" : "retrying",
+              success: ok,
+              statusCode: result.kind === "answered" ? result.status : null,
+              latencyMs: result.kind === "answered" ? result.latencyMs : null,
+              nextAttemptAt: ok || last ? null : d.nextAttemptAt,
+              nextJobSeq: ok || last ? null : d.nextJobSeq
+            })
+            if (ok || last) yield* countOutcome(tx, d.webhookId, ok)
+          })
+        )
+
+      /** D-055: consecutive exhausted deliveries, reset by a success; the 20th disables the webhook. */
+      const countOutcome = (tx: Tx, webhookId: string, ok: boolean) =>
+        Effect.gen(function* () {
+          const found = yield* tx.get(Webhooks.name, webhookId)
+          if (Option.isNone(found)) return
+          const webhook = found.value.body as WebhookDoc
+          const failures = ok ? 0 : webhook.consecutiveFailures + 1
+          const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
+          yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
+        })
+
+      /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
+      const attemptNow = (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number) =>
+        Effect.gen(function* () {
+          const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
+          const event = logged[0]
+          if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
+          const body = JSON.stringify(envelopeOf(event, isSandboxPartition(d.partition)))
+          const result = yield* send(webhook, body)
+          yield* trace.record({
+            kind: "webhook",
+            deliveryId: d.deliveryId,
+            webhookId: d.webhookId,
+            eventId: d.eventId,
+            event: d.event,
+            attempt,
+            at: isoAt(at),
+            outcome: result.kind,
+            ...(result.kind === "answered" ? { status: result.status, latencyMs: result.latencyMs } : {})
+          })
+          yield* recordOutcome(d.deliveryId, attempt, result)
+        }).pipe(
+          // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
+          // already committed and carries the delivery on.
+          Effect.catchCause((cause) => Effect.logWarning(`delivery ${d.deliveryId} attempt ${attempt}: outcome not recorded; the next job goes on`, cause))
+        )
+
+      /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
+      const onAttempt = (tx: Tx, payload: unknown) =>
+        Effect.gen(function* () {
+          const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
+          const found = yield* Deliveries.get(tx, deliveryId)
+          if (Option.isNone(found)) return
+          const d = found.value
+          if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
+          const now = yield* clock.now
+          // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
+          // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
+          if (outbound.mode === "network" && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
+            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
+            yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
+            return
+          }
+          const webhook = yield* tx.get(Webhooks.name, d.webhookId)
+          if (Option.isNone(webhook)) return
+          const last = attempt >= MAX_ATTEMPTS
+          const next = last
+            ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
+            : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (RETRY_DELAYS_MS[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
+          const sending: DeliveryDoc = {
+            ...d,
+            attempts: attempt,
+            state: "sending",
+            lastAttemptAt: now,
+            nextAttemptAt: last ? null : next.dueAt,
+            nextJobSeq: next.seq
+          }
+          yield* putDelivery(tx, sending)
+          const followUp = attemptNow(sending, webhook.value.body as WebhookDoc, attempt, now)
+          // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
+          // do not hold up the scheduler's other jobs.
+          return outbound.mode === "simulated" ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
+        })
+
+      /** After the 6th attempt: if its outcome was never written (a crash), the delivery is failed. */
+      const onSettle = (tx: Tx, payload: unknown) =>
+        Effect.gen(function* () {
+          const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
+          const found = yield* Deliveries.get(tx, deliveryId)
+          if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
+          yield* putDelivery(tx, { ...found.value, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
+          yield* countOutcome(tx, found.value.webhookId, false)
+        })
+
+      yield* events.onAppend(enqueue)
+      yield* scheduler.register(ATTEMPT_JOB, onAttempt)
+      yield* scheduler.register(SETTLE_JOB, onSettle)
+      return WebhookDelivery.of({ send })
+    })
+
+  static readonly layer = (options?: DeliveryOptions) => Layer.effect(WebhookDelivery, WebhookDelivery.make(options))
+}
