@@ -4,8 +4,13 @@
  * Owns wiring only. The seed and the clock's start are the run's identity: same config = same behaviour.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { CorporateService } from "./app/corporate.ts"
+import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
+import { OfferService } from "./app/offers.ts"
 import { PartnerService } from "./app/partners.ts"
+import { ReferenceService } from "./app/reference.ts"
+import { ReferenceData } from "./app/reference-data.ts"
 import { TradingService } from "./app/trading.ts"
 import { EventLog } from "./events/event-log.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
@@ -62,7 +67,10 @@ export const engineLayer = (config: EngineConfig) => {
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
   const services = Layer.provideMerge(Layer.mergeAll(PartnerService.layer, MarketService.layer, TradingService.layer, Idempotency.layer), withEvents)
-  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), services)
+  // The read-only reference families: one book of seeded data per run, read by four services.
+  const withBook = Layer.provideMerge(ReferenceData.layer, services)
+  const reference = Layer.provideMerge(Layer.mergeAll(ReferenceService.layer, CorporateService.layer, IntelService.layer, OfferService.layer), withBook)
+  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), reference)
 }
 
 export type EngineServices = Layer.Success<ReturnType<typeof engineLayer>>

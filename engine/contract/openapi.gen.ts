@@ -3457,7 +3457,9 @@ export interface components {
         /** @description A corporate action and where it stands (facts 9.6.7). */
         CorporateAction: components["schemas"]["CorporateActionBase"] & {
             /** @description The type-specific fields of the matching event payload (for example ratioFrom/ratioTo of a split, oldSymbol/newSymbol of a symbol change); empty for GENERIC. */
-            details: Record<string, never>;
+            details: {
+                [key: string]: unknown;
+            };
             /**
              * @description ANNOUNCED until the effective date, EFFECTIVE from it, COMPLETED once processed on holdings, CANCELLED if withdrawn.
              * @enum {string}
