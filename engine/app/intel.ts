@@ -58,12 +58,8 @@ export class IntelService extends Context.Service<
     const clock = yield* EngineClock
     const { book } = yield* ReferenceData
 
-    /** Articles published by `now`, newest first (the book's list is newest first, so they are a suffix of it). */
-    const published = (now: number) => {
-      const all = book.articlesThrough(weekOf(now))
-      const first = all.findIndex((a) => a.publishedAt <= now)
-      return first === -1 ? [] : all.slice(first)
-    }
+    /** Articles published by `now`, newest first. */
+    const published = (now: number) => book.articlesThrough(weekOf(now)).filter((a) => a.publishedAt <= now)
 
     const listArticles = Effect.fn("IntelService.listArticles")(function* (query: IntelQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 20, 100))

@@ -154,10 +154,8 @@ export class OfferService extends Context.Service<
         const base = members.reduce((sum, i) => sum + BigInt(i.basePrice), 0n)
         const current = observed.reduce((sum, o) => sum + BigInt(o.price), 0n)
         const asOf = observed.at(0)?.asOf ?? now
-        const nav =
-          f.marketLinkPct === 0 || base === 0n
-            ? BigInt(f.baseNav)
-            : divRound(BigInt(f.baseNav) * (100n * base + BigInt(f.marketLinkPct) * (current - base)), 100n * base)
+        // A market with no active stock leaves the NAV where it started.
+        const nav = base === 0n ? BigInt(f.baseNav) : divRound(BigInt(f.baseNav) * (100n * base + BigInt(f.marketLinkPct) * (current - base)), 100n * base)
         const fund: Schemas["Fund"] = {
           fundId: f.fundId,
           name: f.name,

@@ -54,7 +54,4 @@ export const COUNTRY = /^[A-Z]{2}$/
 export const CURRENCY = /^[A-Z]{3}$/
 
 /** The calendar date at the exchange (a dividend's day turns at the exchange's midnight, not UTC's). */
-export const localDate = (exchange: string, now: number): string => {
-  const found = findExchange(exchange)
-  return found === undefined ? new Date(now).toISOString().slice(0, 10) : localParts(now, found.timeZone).date
-}
+export const localDate = (exchange: string, now: number): string => localParts(now, findExchange(exchange)?.timeZone ?? "UTC").date

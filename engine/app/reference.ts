@@ -1,25 +1,25 @@
 /**
- * Reference: the read-only views of the listings and of FX: one stock (`/stocks/{symbol}`), ETFs with their fund
- * facts, company profiles, the ticker directory, and the reference FX rates. Prices come from the same stock items
- * the quotes use (MarketService over the MarketFeed), so an ETF's NAV or a company's market capitalisation never
- * disagrees with its quote. Owns the wire shapes of those families (D-041, D-046, D-051, D-052, D-094).
+ * Reference: the read-only views of the listings and of FX: one stock (`/stocks/{symbol}`, MarketService's cached
+ * item), ETFs with their fund facts, company profiles, the ticker directory, and the reference FX rates. ETFs and
+ * companies are valued at the MarketFeed observation the quotes use, so an ETF's NAV or a company's market
+ * capitalisation never disagrees with its quote. Owns the wire shapes of those families (D-041, D-046, D-051, D-052,
+ * D-094, D-162, D-164).
  * Does not own prices (sim/market-feed), the seeded facts (domain/reference), dividends and corporate actions
  * (app/corporate.ts), news (app/intel.ts), nor offers and the asset directory (app/offers.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
-import { findExchange, localParts } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_BASE, FX_CURRENCIES, FX_SOURCE, fxAsOf, INVERSE_DECIMALS, inverseRate, rateFor } from "../domain/fx.ts"
 import type { Instrument } from "../domain/instruments.ts"
-import { parseScaled, price4ToWire, rate6ToWire, toWireNumber } from "../domain/money.ts"
-import { etfNav, marketCap } from "../domain/reference/companies.ts"
+import { type Price4, price4ToWire, rate6ToWire, toWireNumber } from "../domain/money.ts"
+import { type CompanyFacts, type EtfFacts, etfNav, marketCap } from "../domain/reference/companies.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { STALE_AFTER_SECONDS } from "../sim/market-feed.ts"
+import { MarketFeed, type Observation } from "../sim/market-feed.ts"
 import { checkLimit } from "./cursor.ts"
-import { MarketService, resolveInstrument } from "./market.ts"
+import { MarketService, resolveInstrument, stockItemOf } from "./market.ts"
 import { pageOf, scopeOf } from "./pages.ts"
-import { ReferenceData, exchangeFilter } from "./reference-data.ts"
+import { exchangeFilter, localDate, ReferenceData } from "./reference-data.ts"
 
 export interface EtfQuery {
   readonly exchange?: string | undefined
@@ -53,9 +53,39 @@ export const fxRateAt = (currency: string, rate: number, now: number): Schemas["
     inverseRate: toWireNumber(inverseRate(rate), INVERSE_DECIMALS),
     source: FX_SOURCE,
     asOf: isoAt(asOf),
-    stale: now - asOf > STALE_AFTER_SECONDS * 1000
+    // Republished every 900 s, so never older than the 1,800 s after which a price is stale.
+    stale: false
   }
 }
+
+/** An ETF: its stock item at the observation `o`, its fund facts, and its NAV at that price on that day (D-164). */
+export const etfToWire = (instrument: Instrument, facts: EtfFacts, o: Observation, now: number): Schemas["Etf"] => ({
+  ...stockItemOf(instrument, o, now),
+  issuer: facts.issuer,
+  expenseRatioPct: toWireNumber(facts.expenseRatioBps, 2),
+  underlyingIndex: facts.underlyingIndex,
+  nav: price4ToWire(etfNav(facts, o.price)),
+  navDate: localDate(instrument.exchange, o.asOf)
+})
+
+/** A company profile valued at `price`, the delayed price of its stock item (D-164). */
+export const companyToWire = (instrument: Instrument, facts: CompanyFacts, price: Price4): Schemas["Company"] => ({
+  symbol: instrument.symbol,
+  exchange: instrument.exchange,
+  name: instrument.name,
+  sector: instrument.sector,
+  industry: facts.industry,
+  country: facts.country,
+  description: facts.description,
+  website: facts.website,
+  employees: facts.employees,
+  // A delisted company has no market to value it at.
+  marketCap: instrument.listingStatus === "DELISTED" ? null : toWireNumber(marketCap(facts, price), 0),
+  currency: facts.currency,
+  listingDate: facts.listingDate,
+  isin: facts.isin,
+  logoUrl: null
+})
 
 export class ReferenceService extends Context.Service<
   ReferenceService,
@@ -73,49 +103,17 @@ export class ReferenceService extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const market = yield* MarketService
     const clock = yield* EngineClock
+    const feed = yield* MarketFeed
     const { book } = yield* ReferenceData
     const bySymbol = (a: Instrument) => a.symbol
     const sorted = [...book.instruments].sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
     const etfs = sorted.filter((i) => i.assetType === "ETF")
     const companies = sorted.filter((i) => i.assetType === "STOCK")
 
-    const etfOf = (instrument: Instrument) =>
-      Effect.map(market.stockItem(instrument), (item): Schemas["Etf"] => {
-        const facts = book.etf(instrument)
-        const price = item.price === null ? undefined : parseScaled(item.price, 4)
-        const exchange = findExchange(instrument.exchange)
-        return {
-          ...item,
-          issuer: facts.issuer,
-          expenseRatioPct: toWireNumber(facts.expenseRatioBps, 2),
-          underlyingIndex: facts.underlyingIndex,
-          nav: price === undefined ? null : price4ToWire(etfNav(facts, price)),
-          navDate: item.asOf === null || exchange === undefined ? null : localParts(Date.parse(item.asOf), exchange.timeZone).date
-        }
-      })
-
-    const companyOf = (instrument: Instrument) =>
-      Effect.map(market.stockItem(instrument), (item): Schemas["Company"] => {
-        const facts = book.company(instrument)
-        const price = item.price === null ? undefined : parseScaled(item.price, 4)
-        return {
-          symbol: instrument.symbol,
-          exchange: instrument.exchange,
-          name: instrument.name,
-          sector: instrument.sector,
-          industry: facts.industry,
-          country: facts.country,
-          description: facts.description,
-          website: facts.website,
-          employees: facts.employees,
-          // A delisted company has no market to value it at.
-          marketCap: price === undefined || instrument.listingStatus === "DELISTED" ? null : toWireNumber(marketCap(facts, price), 0),
-          currency: facts.currency,
-          listingDate: facts.listingDate,
-          isin: facts.isin,
-          logoUrl: null
-        }
-      })
+    /** The feed's observation of a listing now: the one its stock item and its quote show. */
+    const observed = (instrument: Instrument) => Effect.flatMap(clock.now, (now) => Effect.map(feed.observe(instrument, now), (o) => ({ o, now })))
+    const etfOf = (instrument: Instrument) => Effect.map(observed(instrument), ({ o, now }) => etfToWire(instrument, book.etf(instrument), o, now))
+    const companyOf = (instrument: Instrument) => Effect.map(observed(instrument), ({ o }) => companyToWire(instrument, book.company(instrument), o.price))
 
     const listing = (symbol: string, exchange?: string) => liftFailure(resolveInstrument(symbol, exchange))
 

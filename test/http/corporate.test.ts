@@ -49,7 +49,11 @@ describe("dividends", () => {
     const all = (await t.get("/dividends?limit=200")).body.dividends as Array<any>
     expect(window).toEqual(all.filter((d) => d.exDate >= "2026-01-01" && d.exDate <= "2026-06-30"))
     const day = window[0].exDate
-    expect((await t.get(`/dividends?from=${day}&to=${day}&limit=200`)).body.dividends.every((d: any) => d.exDate === day)).toBe(true)
+    const onDay = all.filter((d) => d.exDate === day)
+    expect((await t.get(`/dividends?from=${day}&to=${day}&limit=200`)).body.dividends).toEqual(onDay)
+    // Both bounds are inclusive: an instant bound at the ex-date's midnight keeps it.
+    expect((await t.get(`/dividends?from=${day}T00:00:00Z&to=${day}T00:00:00Z&limit=200`)).body.dividends).toEqual(onDay)
+    expect((await t.get(`/dividends?from=${day}T00:00:01Z&to=${day}&limit=200`)).body.dividends).toEqual([])
     const page = await t.get("/dividends?limit=2&exchange=NSE")
     expect((await t.get(`/dividends?limit=2&exchange=NSE&cursor=${page.body.nextCursor}`)).status).toBe(200)
     for (const other of ["exchange=JSE", "symbol=SCOM.KE", "status=PAID", "from=2026-01-01", "to=2026-12-31"]) {
@@ -108,7 +112,7 @@ describe("dividends", () => {
     expect((await t.get("/dividends/calendar?status=CANCELLED")).body.count).toBe(0)
     const p = await t.get("/dividends/calendar?all=true&limit=1")
     expectError(await t.get(`/dividends/calendar?limit=1&cursor=${p.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")
-    expectError(await t.get("/dividends/calendar?all=yes"), 400, "INVALID_TYPE", "all")
+    expectError(await t.get("/dividends/calendar?all=yes"), 400, "INVALID_TYPE", "all", /all must be true or false, got "yes"/)
     expectError(await t.get("/dividends/calendar?to=2020-01-01&from=2021-01-01"), 400, "VALIDATION_ERROR", "from")
     expectError(await t.get("/dividends/calendar?limit=0"), 400, "VALIDATION_ERROR", "limit")
   })
@@ -166,6 +170,15 @@ describe("corporate actions", () => {
     expect(await check(`from=${pick.effectiveDate}&to=${pick.effectiveDate}`, (a) => a.effectiveDate === pick.effectiveDate)).toContainEqual(pick)
     await check("from=2025-01-01", (a) => a.effectiveDate >= "2025-01-01")
     await check("to=2025-01-01", (a) => a.effectiveDate <= "2025-01-01")
+    // Inclusive instant bounds at the effective date's midnight.
+    const day = pick.effectiveDate
+    expect(await check(`from=${day}T00:00:00Z&to=${day}T00:00:00Z`, (a) => a.effectiveDate === day)).toContainEqual(pick)
+    for (const type of ["GENERIC", "SPLIT", "REVERSE_SPLIT", "BONUS", "SUSPENSION", "HALT", "DELISTING", "RIGHTS_ISSUE", "SYMBOL_CHANGE"]) {
+      expect((await t.get(`/corporate-actions?actionType=${type}&limit=200`)).body.corporateActions).toEqual(items.filter((a) => a.actionType === type))
+    }
+    for (const status of ["ANNOUNCED", "EFFECTIVE", "COMPLETED", "CANCELLED"]) {
+      expect((await t.get(`/corporate-actions?status=${status}&limit=200`)).body.corporateActions).toEqual(items.filter((a) => a.status === status))
+    }
     const page = await t.get("/corporate-actions?limit=1")
     for (const other of ["exchange=NSE", "symbol=SCOM.KE", "actionType=SPLIT", "status=COMPLETED", "from=2020-01-01", "to=2030-01-01"]) {
       expectError(await t.get(`/corporate-actions?limit=1&${other}&cursor=${page.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")

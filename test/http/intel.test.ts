@@ -103,6 +103,10 @@ describe("company news", () => {
     expectError(await t.get("/companies/NOPE.KE/news"), 404, "NOT_FOUND")
     expectError(await t.get("/companies/x/news"), 400, "INVALID_SYMBOL", "symbol")
     expectError(await t.get("/companies/SCOM.KE/news?type=news"), 400, "VALIDATION_ERROR", "type")
+    const items = await t.all("/companies/SCOM.KE/news?limit=100", "items")
+    for (const type of ["NEWS", "EARNINGS", "CORPORATE_ACTION", "MARKET_COMMENTARY", "REGULATORY", "MACRO"]) {
+      expect(await t.all(`/companies/SCOM.KE/news?limit=100&type=${type}`, "items")).toEqual(items.filter((a) => a.type === type))
+    }
     expectError(await t.get("/companies/SCOM.KE/news?limit=101"), 400, "VALIDATION_ERROR", "limit")
   })
 })

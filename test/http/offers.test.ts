@@ -68,8 +68,15 @@ describe("bonds", () => {
     const mismatch = await t.get("/bonds?type=TREASURY_BILL&instrumentType=CORPORATE_BOND")
     expectError(mismatch, 400, "VALIDATION_ERROR", "type", /instrumentType and type are the same filter/)
     expect(mismatch.body.error.params).toEqual(["instrumentType", "type"])
-    expectError(await t.get("/bonds?country=ke"), 400, "VALIDATION_ERROR", "country", /ISO 3166-1/)
-    expectError(await t.get("/bonds?currency=KESX"), 400, "VALIDATION_ERROR", "currency", /ISO 4217/)
+    expectError(await t.get("/bonds?country=ke"), 400, "VALIDATION_ERROR", "country", /country must be an ISO 3166-1/)
+    expectError(await t.get("/bonds?country=xKE"), 400, "VALIDATION_ERROR", "country")
+    expectError(await t.get("/bonds?currency=KESX"), 400, "VALIDATION_ERROR", "currency", /currency must be an ISO 4217/)
+    expectError(await t.get("/bonds?currency=xKES"), 400, "VALIDATION_ERROR", "currency")
+    for (const type of ["TREASURY_BILL", "GOVERNMENT_BOND", "CORPORATE_BOND", "INFRASTRUCTURE_BOND"]) {
+      expect((await t.get(`/bonds?limit=200&type=${type}`)).body.bonds).toEqual(bonds.filter((b) => b.instrumentType === type))
+    }
+    for (const s of ["UPCOMING", "OPEN", "CLOSED"])
+      expect((await t.get(`/bonds?limit=200&status=${s}`)).body.bonds).toEqual(bonds.filter((b) => b.status === s))
     expectError(await t.get("/bonds?type=BILL"), 400, "VALIDATION_ERROR", "type")
     expectError(await t.get("/bonds?status=open"), 400, "VALIDATION_ERROR", "status")
     expectError(await t.get("/bonds?exchange=XYZ"), 400, "UNKNOWN_EXCHANGE", "exchange")
@@ -131,7 +138,20 @@ describe("funds", () => {
     await check("status=OPEN", (f) => f.status === "OPEN")
     expectError(await t.get("/funds?fundType=EQUITY&category=BALANCED"), 400, "VALIDATION_ERROR", "category", /fundType and category/)
     expectError(await t.get("/funds?country=KEN"), 400, "VALIDATION_ERROR", "country")
+    expectError(await t.get("/funds?country=xKE"), 400, "VALIDATION_ERROR", "country")
     expectError(await t.get("/funds?currency=kes"), 400, "VALIDATION_ERROR", "currency")
+    expectError(await t.get("/funds?currency=KESX"), 400, "VALIDATION_ERROR", "currency")
+    for (const type of ["MONEY_MARKET", "FIXED_INCOME", "EQUITY", "BALANCED", "REAL_ESTATE"]) {
+      expect((await t.get(`/funds?limit=200&fundType=${type}`)).body.funds).toEqual(funds.filter((f) => f.fundType === type))
+      expect((await t.get(`/funds?limit=200&category=${type}`)).body.funds).toEqual(funds.filter((f) => f.fundType === type))
+    }
+    for (const s of ["UPCOMING", "OPEN", "CLOSED"])
+      expect((await t.get(`/funds?limit=200&status=${s}`)).body.funds).toEqual(funds.filter((f) => f.status === s))
+    const closed = book()
+      .funds()
+      .filter((f) => f.closed)
+    expect(closed.length).toBeGreaterThan(0)
+    for (const f of closed) expect((await t.get(`/funds/${f.fundId}`)).body.status).toBe("CLOSED")
     expectError(await t.get("/funds?limit=201"), 400, "VALIDATION_ERROR", "limit")
     const page = await t.get("/funds?limit=1")
     for (const other of ["fundType=EQUITY", "country=KE", "currency=KES", "status=OPEN"]) {
@@ -142,24 +162,39 @@ describe("funds", () => {
 
   it("values an equity fund with its exchange's delayed prices and a balanced one with half of the move", async () => {
     await t.advance(5 * 3600)
-    const nse = INSTRUMENTS.filter((i) => i.exchange === "NSE" && i.assetType === "STOCK" && i.listingStatus === "ACTIVE")
-    const prices = await Promise.all(nse.map(async (i) => BigInt(parseScaled((await t.get(`/stocks/${i.symbol}`)).body.price, 4) as number)))
-    const base = nse.reduce((s, i) => s + BigInt(i.basePrice), 0n)
-    const current = prices.reduce((s, p) => s + p, 0n)
-    expect(current).not.toBe(base)
-    for (const [type, link] of [
-      ["EQUITY", 100n],
-      ["BALANCED", 50n],
-      ["FIXED_INCOME", 0n]
+    for (const [exchange, country] of [
+      ["NSE", "KE"],
+      ["JSE", "ZA"]
     ] as const) {
-      const record = book()
-        .funds()
-        .find((f) => f.country === "KE" && f.fundType === type)!
-      const wire = (await t.get(`/funds/${record.fundId}`)).body
-      const expected = divRound(BigInt(record.baseNav) * (100n * base + link * (current - base)), 100n * base)
-      expect(BigInt(parseScaled(wire.nav, 4) as number), type).toBe(expected)
-      expect(wire.navDate).toBe("2026-11-23")
+      // Active stocks only: an ETF of the exchange (STX40.ZA) is not in the index.
+      const members = INSTRUMENTS.filter((i) => i.exchange === exchange && i.assetType === "STOCK" && i.listingStatus === "ACTIVE")
+      const prices = await Promise.all(members.map(async (i) => BigInt(parseScaled((await t.get(`/stocks/${i.symbol}`)).body.price, 4) as number)))
+      const base = members.reduce((s, i) => s + BigInt(i.basePrice), 0n)
+      const current = prices.reduce((s, p) => s + p, 0n)
+      expect(current).not.toBe(base)
+      for (const [type, link] of [
+        ["EQUITY", 100n],
+        ["BALANCED", 50n],
+        ["FIXED_INCOME", 0n]
+      ] as const) {
+        const record = book()
+          .funds()
+          .find((f) => f.country === country && f.fundType === type)!
+        const wire = (await t.get(`/funds/${record.fundId}`)).body
+        const expected = divRound(BigInt(record.baseNav) * (100n * base + link * (current - base)), 100n * base)
+        expect(BigInt(parseScaled(wire.nav, 4) as number), `${country} ${type}`).toBe(expected)
+        expect(wire.navDate).toBe("2026-11-23")
+      }
     }
+  })
+
+  it("dates a fund's NAV on its exchange's day of the price observation", async () => {
+    // 21:05 UTC is 00:05 on the 24th in Nairobi; the delayed observation (20:45 UTC) is still the 23rd there.
+    await t.advance(13 * 3600 + 5 * 60)
+    const equity = book()
+      .funds()
+      .find((f) => f.country === "KE" && f.fundType === "EQUITY")!
+    expect((await t.get(`/funds/${equity.fundId}`)).body.navDate).toBe("2026-11-23")
   })
 
   it("opens a launching fund on its date", async () => {
@@ -213,6 +248,13 @@ describe("opportunities", () => {
     expectError(await t.get(`/opportunities?limit=1&status=OPEN&cursor=${page.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")
     expectError(await t.get(`/opportunities?limit=1&opportunityType=PRE_IPO&cursor=${page.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")
     expectError(await t.get("/opportunities?opportunityType=VC"), 400, "VALIDATION_ERROR", "opportunityType")
+    const now = (await t.get("/opportunities?limit=200")).body.opportunities as Array<any>
+    for (const type of ["PRIVATE_CREDIT", "PRE_IPO"]) {
+      expect((await t.get(`/opportunities?limit=200&opportunityType=${type}`)).body.opportunities).toEqual(now.filter((o) => o.opportunityType === type))
+    }
+    for (const s of ["UPCOMING", "OPEN", "CLOSED"]) {
+      expect((await t.get(`/opportunities?limit=200&status=${s}`)).body.opportunities).toEqual(now.filter((o) => o.status === s))
+    }
     expectError(await t.get("/opportunities?limit=0"), 400, "VALIDATION_ERROR", "limit")
   })
 })
@@ -273,6 +315,9 @@ describe("GET /assets", () => {
     expectError(await t.get("/assets?assetClass=CRYPTO"), 400, "VALIDATION_ERROR", "assetClass")
     expectError(await t.get("/assets?country=Kenya"), 400, "VALIDATION_ERROR", "country")
     expectError(await t.get("/assets?currency=usd"), 400, "VALIDATION_ERROR", "currency")
+    for (const assetClass of ["STOCK", "ETF", "TREASURY_BILL", "BOND", "FUND", "PRIVATE_CREDIT", "PRE_IPO"]) {
+      expect(await t.all(`/assets?limit=200&assetClass=${assetClass}`, "assets")).toEqual(assets.filter((a) => a.assetClass === assetClass))
+    }
     expectError(await t.get("/assets?exchange=XYZ"), 400, "UNKNOWN_EXCHANGE", "exchange")
     expectError(await t.get("/assets?limit=201"), 400, "VALIDATION_ERROR", "limit")
     const page = await t.get("/assets?limit=1")

@@ -67,6 +67,14 @@ describe("reference listings", () => {
       expect((await t.get("/etfs/stx40")).body).toEqual(stx)
     })
 
+    it("dates the NAV on the exchange's day of the price observation", async () => {
+      // 22:05 UTC is 00:05 on the 24th in Johannesburg; the delayed observation (21:45 UTC) is still the 23rd.
+      await t.advance(14 * 3600 + 5 * 60)
+      const etf = (await t.get("/etfs/STX40.ZA")).body
+      expect(etf.asOf).toBe("2026-11-23T21:45:00.000Z")
+      expect(etf.navDate).toBe("2026-11-23")
+    })
+
     it("filters by exchange and pages with a cursor bound to the filter", async () => {
       expect((await t.get("/etfs?exchange=JSE")).body.etfs.map((e: any) => e.symbol)).toEqual(["STX40.ZA"])
       expect((await t.get("/etfs?exchange=nse")).body).toEqual({ etfs: [], count: 0, hasMore: false, nextCursor: null })
@@ -154,7 +162,9 @@ describe("reference listings", () => {
       const banks = stockSymbols((i) => i.name.toLowerCase().includes("bank") || i.symbol.toLowerCase().includes("bank"))
       expect((await t.get("/companies/tickers?search=BANK")).body).toMatchObject({ tickers: banks, totalCount: banks.length })
       expect(banks).toContain("SBK.ZA")
-      expect((await t.get("/companies/tickers?search=kcb")).body.tickers).toEqual(stockSymbols((i) => /kcb/i.test(i.symbol) || /kcb/i.test(i.name)))
+      // "scom" is in the symbol only (Safaricom), "bank" in the name only (Standard Bank).
+      expect((await t.get("/companies/tickers?search=scom")).body.tickers).toEqual(stockSymbols((i) => /scom/i.test(i.symbol) || /scom/i.test(i.name)))
+      expect((await t.get("/companies/tickers?search=scom")).body.tickers).toContain("SCOM.KE")
       const nse = stockSymbols((i) => i.exchange === "NSE")
       expect((await t.get("/companies/tickers?exchange=NSE")).body).toMatchObject({ tickers: nse, totalCount: nse.length })
       expectError(await t.get(`/companies/tickers?search=${"a".repeat(101)}`), 400, "VALIDATION_ERROR", "search", /at most 100/)
