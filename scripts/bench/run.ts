@@ -180,8 +180,8 @@ const rss = async (): Promise<Rss[]> => {
         flow,
         connections: settings.connections,
         // V8 grows its committed heap towards a plateau under load whatever the engine keeps (E-050); the growth that
-      // counts is what comes after it, so the full run warms up long enough to reach it.
-      warmup: { amount: settings.rssWarmup },
+        // counts is what comes after it, so the full run warms up long enough to reach it.
+        warmup: { amount: settings.rssWarmup },
         measure: { amount: settings.rssRequests },
         serverPid: engine.pid
       })
