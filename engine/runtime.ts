@@ -7,9 +7,14 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { DeviceService } from "./app/devices.ts"
+import { CorporateService } from "./app/corporate.ts"
+import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
+import { OfferService } from "./app/offers.ts"
 import { PartnerService } from "./app/partners.ts"
 import { SandboxService } from "./app/sandbox.ts"
+import { ReferenceService } from "./app/reference.ts"
+import { ReferenceData } from "./app/reference-data.ts"
 import { TradingService } from "./app/trading.ts"
 import { WalletService } from "./app/wallets.ts"
 import { WebhookService } from "./app/webhooks.ts"
@@ -100,7 +105,10 @@ export const engineLayer = (config: EngineConfig) => {
     ),
     withDelivery
   )
-  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), services)
+  // The read-only reference families: one book of seeded data per run, read by four services.
+  const withBook = Layer.provideMerge(ReferenceData.layer, services)
+  const reference = Layer.provideMerge(Layer.mergeAll(ReferenceService.layer, CorporateService.layer, IntelService.layer, OfferService.layer), withBook)
+  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), reference)
 }
 
 export type EngineServices = Layer.Success<ReturnType<typeof engineLayer>>

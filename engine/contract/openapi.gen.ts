@@ -549,7 +549,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description ISO 4217 currency code.
+                 * @description ISO 4217 currency code (case-insensitive). Not three letters: 400 VALIDATION_ERROR; USD (the base of every
+                 *     rate) or a code without a rate: 404 NOT_FOUND.
                  * @example KES
                  */
                 currency: string;
@@ -809,7 +810,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Article ID or slug (facts 9.6.5).
+                 * @description Article ID or slug (facts 9.6.5). An article exists from its publication time (404 before).
                  * @example art_0001
                  */
                 articleId: string;
@@ -3251,7 +3252,7 @@ export interface components {
         BondInstrumentType: "TREASURY_BILL" | "GOVERNMENT_BOND" | "CORPORATE_BOND" | "INFRASTRUCTURE_BOND";
         /** @description A page of bonds. */
         BondList: components["schemas"]["PageEnvelope"] & {
-            /** @description Bonds of the page. */
+            /** @description Bonds of the page, by maturity date then bond ID. */
             bonds: components["schemas"]["Bond"][];
         };
         /** @description What the customer can spend now. */
@@ -3421,7 +3422,10 @@ export interface components {
             listingDate: string | null;
             /** @description Logo address. */
             logoUrl: string | null;
-            /** @description Market capitalisation, local currency, at the delayed price. */
+            /**
+             * @description Market capitalisation, whole units of the local currency: shares outstanding times the delayed price of the
+             *     stock item (the quote's price); null for a delisted company.
+             */
             marketCap: number | null;
             /** @description Company name. */
             name: string;
@@ -3437,7 +3441,7 @@ export interface components {
         };
         /** @description A page of company profiles. */
         CompanyList: components["schemas"]["PageEnvelope"] & {
-            /** @description Companies of the page. */
+            /** @description Companies of the page (stock listings), by symbol. */
             companies: components["schemas"]["Company"][];
         };
         /** @description An article about a company, with its `type` (facts 9.6.4). */
@@ -3458,9 +3462,13 @@ export interface components {
         /** @description A corporate action and where it stands (facts 9.6.7). */
         CorporateAction: components["schemas"]["CorporateActionBase"] & {
             /** @description The type-specific fields of the matching event payload (for example ratioFrom/ratioTo of a split, oldSymbol/newSymbol of a symbol change); empty for GENERIC. */
-            details: Record<string, never>;
+            details: {
+                [key: string]: unknown;
+            };
             /**
-             * @description ANNOUNCED until the effective date, EFFECTIVE from it, COMPLETED once processed on holdings, CANCELLED if withdrawn.
+             * @description ANNOUNCED until the effective date, EFFECTIVE from it, COMPLETED once processed on holdings (an action with
+             *     nothing to process, such as a notice or a suspension, stays EFFECTIVE), CANCELLED if withdrawn. An action
+             *     exists from its announcement.
              * @enum {string}
              */
             status: "ANNOUNCED" | "EFFECTIVE" | "COMPLETED" | "CANCELLED";
@@ -3847,7 +3855,8 @@ export interface components {
              */
             recordDate: string | null;
             /**
-             * @description PAID once distributed (`dividend.paid`); CANCELLED when withdrawn by the issuer (facts 9.6.6).
+             * @description DECLARED until the payment date, PAID from it (`dividend.paid` credits holders); CANCELLED from the day the
+             *     issuer withdraws it (facts 9.6.6). A dividend exists from its declaration.
              * @enum {string}
              */
             status: "DECLARED" | "PAID" | "CANCELLED";
@@ -3978,11 +3987,11 @@ export interface components {
             expenseRatioPct: number | null;
             /** @description ETF issuer. */
             issuer: string | null;
-            /** @description Net asset value per unit, local currency. */
+            /** @description Net asset value per unit, local currency, at the item's delayed price (an ETF trades near its NAV). */
             nav: number | null;
             /**
              * Format: date
-             * @description Date of the NAV.
+             * @description Date of the NAV (the exchange's local date of the price observation).
              */
             navDate: string | null;
             /** @description Tracked index or asset. */
@@ -3990,7 +3999,7 @@ export interface components {
         };
         /** @description A page of ETFs. */
         EtfList: components["schemas"]["PageEnvelope"] & {
-            /** @description ETFs of the page. */
+            /** @description ETFs of the page, by symbol. */
             etfs: components["schemas"]["Etf"][];
         };
         /** @description Envelope of every webhook delivery and stream message. */
@@ -4160,14 +4169,17 @@ export interface components {
             navDate: string | null;
             /** @description Risk rating, 1 (lowest) to 7. */
             riskRating: number;
-            /** @description OPEN when the fund accepts subscriptions (422 OFFER_NOT_OPEN otherwise). */
+            /**
+             * @description OPEN when the fund accepts subscriptions (422 OFFER_NOT_OPEN otherwise): UPCOMING before a new fund launches,
+             *     CLOSED when it takes no new money.
+             */
             status: components["schemas"]["OfferStatus"];
             /** @description Trailing annual yield, percent. */
             yieldPct: number | null;
         };
         /** @description A page of funds. */
         FundList: components["schemas"]["PageEnvelope"] & {
-            /** @description Funds of the page. */
+            /** @description Funds of the page, by name then fund ID. */
             funds: components["schemas"]["Fund"][];
         };
         /**
@@ -4205,7 +4217,7 @@ export interface components {
             base: "USD";
             /** @description ISO 4217 currency. */
             currency: string;
-            /** @description USD per unit of currency. */
+            /** @description USD per unit of currency (10 decimals). */
             inverseRate: number;
             /** @description Units of currency per USD. */
             rate: number;
@@ -4216,7 +4228,7 @@ export interface components {
         };
         /** @description A page of FX rates. */
         FxRateList: components["schemas"]["PageEnvelope"] & {
-            /** @description Rates of the page. */
+            /** @description Rates of the page, by currency code. */
             rates: components["schemas"]["FxRate"][];
         };
         /** @description A position. */
@@ -4878,7 +4890,7 @@ export interface components {
              * @enum {string}
              */
             opportunityType: "PRIVATE_CREDIT" | "PRE_IPO";
-            /** @description Raised so far, USD. */
+            /** @description Raised so far, USD; null before the window opens. */
             raisedUsd: number | null;
             /**
              * Format: uri
@@ -4896,7 +4908,7 @@ export interface components {
         };
         /** @description A page of opportunities. */
         OpportunityList: components["schemas"]["PageEnvelope"] & {
-            /** @description Opportunities of the page. */
+            /** @description Opportunities of the page, by name then opportunity ID. */
             opportunities: components["schemas"]["Opportunity"][];
         };
         /** @description An order of the master account or of a sub-account. */
@@ -6956,6 +6968,15 @@ export interface components {
         /** @description Subscription status filter. */
         SubscriptionStatusFilter: components["schemas"]["SubscriptionStatus"];
         /**
+         * @description Filter by listing: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+         *     (several listings: 400 VALIDATION_ERROR asking for the qualified form); with `exchange`, the listing must be on
+         *     that exchange. Outside the format (2-20 alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080). A
+         *     well-formed symbol that names no listing: 400 VALIDATION_ERROR with `param: symbol` (a filter names no resource,
+         *     so not 404).
+         * @example SCOM.KE
+         */
+        SymbolFilter: components["schemas"]["SymbolInput"];
+        /**
          * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
          *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
          *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
@@ -7169,8 +7190,11 @@ export interface operations {
                  *     and environment. Unknown or foreign cursors give 400.
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
-                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Exchange code: listed instruments of that exchange (offers, which are not listed, have `exchange` null and
+                 *     are left out). Unknown codes give 400 UNKNOWN_EXCHANGE.
+                 */
+                exchange?: components["schemas"]["ExchangeCode"];
                 /** @description Page size (default 50, max 200). Out-of-range values give 400. */
                 limit?: components["parameters"]["Limit50Max200"];
                 /** @description Case-insensitive match on symbol or name. */
@@ -7387,8 +7411,11 @@ export interface operations {
                  *     and environment. Unknown or foreign cursors give 400.
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Exchange code (filter or disambiguation). Unknown codes give 400 UNKNOWN_EXCHANGE. */
-                exchange?: components["parameters"]["ExchangeQuery"];
+                /**
+                 * @description Exchange code: the bills and bonds of that exchange's country (a bond carries its `country`, not an
+                 *     exchange). Unknown codes give 400 UNKNOWN_EXCHANGE.
+                 */
+                exchange?: components["schemas"]["ExchangeCode"];
                 /** @description Filter by debt instrument type (TREASURY_BILL lists treasury bills). */
                 instrumentType?: components["schemas"]["BondInstrumentType"];
                 /** @description Page size (default 50, max 200). Out-of-range values give 400. */
@@ -7768,12 +7795,14 @@ export interface operations {
                 /** @description Status filter. */
                 status?: "ANNOUNCED" | "EFFECTIVE" | "COMPLETED" | "CANCELLED";
                 /**
-                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
-                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
-                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @description Filter by listing: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form); with `exchange`, the listing must be on
+                 *     that exchange. Outside the format (2-20 alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080). A
+                 *     well-formed symbol that names no listing: 400 VALIDATION_ERROR with `param: symbol` (a filter names no resource,
+                 *     so not 404).
                  * @example SCOM.KE
                  */
-                symbol?: components["parameters"]["SymbolQuery"];
+                symbol?: components["parameters"]["SymbolFilter"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
                  *     date-time.
@@ -7903,12 +7932,14 @@ export interface operations {
                 /** @description Status filter, upper-case (facts 9.6.6). */
                 status?: "DECLARED" | "PAID" | "CANCELLED";
                 /**
-                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
-                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
-                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @description Filter by listing: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form); with `exchange`, the listing must be on
+                 *     that exchange. Outside the format (2-20 alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080). A
+                 *     well-formed symbol that names no listing: 400 VALIDATION_ERROR with `param: symbol` (a filter names no resource,
+                 *     so not 404).
                  * @example SCOM.KE
                  */
-                symbol?: components["parameters"]["SymbolQuery"];
+                symbol?: components["parameters"]["SymbolFilter"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
                  *     date-time.
@@ -8101,12 +8132,14 @@ export interface operations {
                 /** @description Status filter, upper-case (facts 9.6.6). */
                 status?: "DECLARED" | "PAID" | "CANCELLED";
                 /**
-                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
-                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
-                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @description Filter by listing: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form); with `exchange`, the listing must be on
+                 *     that exchange. Outside the format (2-20 alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080). A
+                 *     well-formed symbol that names no listing: 400 VALIDATION_ERROR with `param: symbol` (a filter names no resource,
+                 *     so not 404).
                  * @example SCOM.KE
                  */
-                symbol?: components["parameters"]["SymbolQuery"];
+                symbol?: components["parameters"]["SymbolFilter"];
                 /**
                  * @description Inclusive upper bound: a UTC date (covers the whole day, through 23:59:59.999Z) or a timezone-aware
                  *     date-time.
@@ -8402,7 +8435,10 @@ export interface operations {
     listFxRates: {
         parameters: {
             query?: {
-                /** @description Comma-separated ISO 4217 codes to return. */
+                /**
+                 * @description Comma-separated ISO 4217 codes to return (case-insensitive). A member that is not three letters gives 400
+                 *     VALIDATION_ERROR with `param: currencies` and `invalid[]`; well-formed codes without a rate are left out.
+                 */
                 currencies?: string;
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
@@ -8482,7 +8518,8 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description ISO 4217 currency code.
+                 * @description ISO 4217 currency code (case-insensitive). Not three letters: 400 VALIDATION_ERROR; USD (the base of every
+                 *     rate) or a code without a rate: 404 NOT_FOUND.
                  * @example KES
                  */
                 currency: string;
@@ -8515,7 +8552,10 @@ export interface operations {
     listFxRatesByRatesPath: {
         parameters: {
             query?: {
-                /** @description Comma-separated ISO 4217 codes to return. */
+                /**
+                 * @description Comma-separated ISO 4217 codes to return (case-insensitive). A member that is not three letters gives 400
+                 *     VALIDATION_ERROR with `param: currencies` and `invalid[]`; well-formed codes without a rate are left out.
+                 */
                 currencies?: string;
                 /**
                  * @description Opaque cursor from the previous page's `nextCursor`; never built or parsed by clients. Keep the same filters
@@ -9104,12 +9144,14 @@ export interface operations {
                 /** @description Page size (default 20, max 100). */
                 limit?: number;
                 /**
-                 * @description Filter by symbol: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
-                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form). Outside the format (2-20
-                 *     alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080).
+                 * @description Filter by listing: the exchange-qualified form (`SCOM.KE`), or a bare ticker when it names exactly one listing
+                 *     (several listings: 400 VALIDATION_ERROR asking for the qualified form); with `exchange`, the listing must be on
+                 *     that exchange. Outside the format (2-20 alphanumerics, optionally dot-separated): 400 INVALID_SYMBOL (D-080). A
+                 *     well-formed symbol that names no listing: 400 VALIDATION_ERROR with `param: symbol` (a filter names no resource,
+                 *     so not 404).
                  * @example SCOM.KE
                  */
-                symbol?: components["parameters"]["SymbolQuery"];
+                symbol?: components["parameters"]["SymbolFilter"];
             };
             header?: {
                 /**
@@ -9181,7 +9223,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Article ID or slug (facts 9.6.5).
+                 * @description Article ID or slug (facts 9.6.5). An article exists from its publication time (404 before).
                  * @example art_0001
                  */
                 articleId: string;

@@ -5,9 +5,13 @@
 import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
+import type { CorporateService } from "../../app/corporate.ts"
+import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
+import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
+import type { ReferenceService } from "../../app/reference.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
@@ -22,6 +26,7 @@ import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
+import { referenceRoutes } from "./reference.ts"
 import { statusRoutes } from "./status.ts"
 import { walletRoutes } from "./wallets.ts"
 import { webhookRoutes } from "./webhooks.ts"
@@ -37,6 +42,10 @@ export type RouteServices =
   | WalletService
   | SandboxService
   | WebhookService
+  | ReferenceService
+  | CorporateService
+  | IntelService
+  | OfferService
   | EngineClock
   | Scheduler
   | Trace
@@ -44,6 +53,7 @@ export type RouteServices =
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
+  ...referenceRoutes,
   ...quoteRoutes,
   ...orderRoutes,
   ...accountRoutes,

@@ -1,0 +1,221 @@
+/**
+ * Corporate: dividends (list, calendar, one dividend, a listing's history) and corporate actions (list, one
+ * action), from the run's seeded schedules (domain/reference). A dividend or action exists once announced (its
+ * announcement is at or before now); where it stands (status, calendarStage) is evaluated at now, on the exchange's
+ * local date. Owns the wire shapes of D-050, D-096 and D-097 and their filters.
+ * Does not own the schedules (domain/reference), paying dividends to holders or actions raised through the control
+ * API and their effect on holdings (corporate actions issue).
+ */
+import { Context, Effect, Layer } from "effect"
+import type { Schemas } from "../contract/wire.ts"
+import type { ExchangeCode } from "../domain/calendar.ts"
+import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import { price4ToWire } from "../domain/money.ts"
+import { timeKey } from "../domain/reference/book.ts"
+import { type ActionRecord, type ActionStatus, type ActionType, actionStatus } from "../domain/reference/corporate-actions.ts"
+import { type DividendRecord, type DividendStatus, dividendStage } from "../domain/reference/dividends.ts"
+import { dateMs, isoDate } from "../domain/reference/seeded.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { checkLimit } from "./cursor.ts"
+import { resolveInstrument } from "./market.ts"
+import { pageOf, scopeOf } from "./pages.ts"
+import { exchangeFilter, localDate, rangeCheck, ReferenceData, symbolFilter } from "./reference-data.ts"
+
+export interface DividendQuery {
+  readonly exchange?: string | undefined
+  readonly symbol?: string | undefined
+  readonly from?: number | undefined
+  readonly to?: number | undefined
+  readonly status?: DividendStatus | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+export interface CalendarQuery extends DividendQuery {
+  readonly all?: boolean | undefined
+}
+
+export interface ActionQuery {
+  readonly exchange?: string | undefined
+  readonly symbol?: string | undefined
+  readonly actionType?: ActionType | undefined
+  readonly status?: ActionStatus | undefined
+  readonly from?: number | undefined
+  readonly to?: number | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+const dividendKey = (d: DividendRecord) => `${d.exDate}|${d.dividendId}`
+const actionKey = (a: ActionRecord) => timeKey(a.announcedAt, a.actionId)
+
+export const dividendToWire = (d: DividendRecord, now: number): Schemas["Dividend"] => {
+  const { status, calendarStage } = dividendStage(d, localDate(d.exchange, now))
+  return {
+    dividendId: d.dividendId,
+    symbol: d.symbol,
+    exchange: d.exchange as ExchangeCode,
+    name: d.name,
+    dividendPerShare: price4ToWire(d.perShare),
+    currency: d.currency,
+    type: d.type,
+    exDate: d.exDate,
+    recordDate: d.recordDate,
+    paymentDate: d.paymentDate,
+    status,
+    calendarStage
+  }
+}
+
+export const actionToWire = (a: ActionRecord, now: number): Schemas["CorporateAction"] => {
+  const { status, updatedAt } = actionStatus(a, now)
+  return {
+    actionId: a.actionId,
+    actionType: a.actionType,
+    symbol: a.symbol,
+    exchange: a.exchange,
+    name: a.name,
+    announcedAt: isoAt(a.announcedAt),
+    effectiveDate: isoDate(a.effectiveAt),
+    description: a.description,
+    status,
+    details: { ...a.details },
+    updatedAt: isoAt(updatedAt)
+  }
+}
+
+export class CorporateService extends Context.Service<
+  CorporateService,
+  {
+    readonly listDividends: (query: DividendQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure>
+    readonly dividendCalendar: (query: CalendarQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure>
+    readonly getDividend: (dividendId: string) => Effect.Effect<Schemas["Dividend"], ApiFailure>
+    readonly dividendHistory: (symbol: string, limit: number | undefined) => Effect.Effect<Schemas["DividendHistory"], ApiFailure>
+    readonly listActions: (query: ActionQuery, partition: string) => Effect.Effect<Schemas["CorporateActionList"], ApiFailure>
+    readonly getAction: (actionId: string) => Effect.Effect<Schemas["CorporateAction"], ApiFailure>
+  }
+>()("sokoni/CorporateService") {
+  static readonly make = Effect.gen(function* () {
+    const clock = yield* EngineClock
+    const { book } = yield* ReferenceData
+
+    /** Dividends declared by `now`, newest ex-date first (next year's may already be declared). */
+    const declared = (now: number) => book.dividendsThrough(new Date(now).getUTCFullYear() + 1).filter((d) => d.announcedAt <= now)
+    const announced = (now: number) => book.actions().filter((a) => a.announcedAt <= now)
+
+    /** The checks and the filter shared by the list and the calendar, with the filters' cursor scope. */
+    const dividendFilter = Effect.fnUntraced(function* (query: DividendQuery, now: number) {
+      const exchange = yield* liftFailure(exchangeFilter(query.exchange))
+      const instrument = yield* liftFailure(symbolFilter(query.symbol, exchange))
+      yield* liftFailure(rangeCheck(query.from, query.to))
+      const { from, to, status } = query
+      const keep = (d: DividendRecord) => {
+        const exAt = dateMs(d.exDate)
+        return (
+          (exchange === undefined || d.exchange === exchange) &&
+          (instrument === undefined || d.symbol === instrument.symbol) &&
+          (from === undefined || exAt >= from) &&
+          (to === undefined || exAt <= to) &&
+          (status === undefined || dividendStage(d, localDate(d.exchange, now)).status === status)
+        )
+      }
+      return { keep, filters: [exchange, instrument?.symbol, from, to, status] }
+    })
+
+    const listDividends = Effect.fn("CorporateService.listDividends")(function* (query: DividendQuery, partition: string) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const now = yield* clock.now
+      const { keep, filters } = yield* dividendFilter(query, now)
+      const scope = scopeOf("dividends", partition, filters)
+      const page = yield* liftFailure(pageOf(declared(now).filter(keep), dividendKey, "desc", { scope, cursor: query.cursor, limit }))
+      const list: Schemas["DividendList"] = {
+        dividends: page.items.map((d) => dividendToWire(d, now)),
+        count: page.count,
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor
+      }
+      return list
+    })
+
+    const dividendCalendar = Effect.fn("CorporateService.dividendCalendar")(function* (query: CalendarQuery, partition: string) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const now = yield* clock.now
+      const { keep, filters } = yield* dividendFilter(query, now)
+      const all = query.all === true
+      // Without all=true: not withdrawn, and paid today or later (D-096).
+      const upcoming = (d: DividendRecord) => {
+        const today = localDate(d.exchange, now)
+        return dividendStage(d, today).status !== "CANCELLED" && d.paymentDate >= today
+      }
+      const soonestFirst = declared(now)
+        .filter((d) => keep(d) && (all || upcoming(d)))
+        .reverse()
+      const scope = scopeOf("dividend-calendar", partition, [...filters, all])
+      const page = yield* liftFailure(pageOf(soonestFirst, dividendKey, "asc", { scope, cursor: query.cursor, limit }))
+      const list: Schemas["DividendList"] = {
+        dividends: page.items.map((d) => dividendToWire(d, now)),
+        count: page.count,
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor
+      }
+      return list
+    })
+
+    const getDividend = Effect.fn("CorporateService.getDividend")(function* (dividendId: string) {
+      const now = yield* clock.now
+      const found = declared(now).find((d) => d.dividendId === dividendId)
+      if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `dividend ${dividendId} was not found`))
+      return dividendToWire(found, now)
+    })
+
+    const dividendHistory = Effect.fn("CorporateService.dividendHistory")(function* (symbol: string, limit: number | undefined) {
+      const max = yield* liftFailure(checkLimit(limit, 20, 100))
+      const instrument = yield* liftFailure(resolveInstrument(symbol))
+      const now = yield* clock.now
+      const dividends = declared(now)
+        .filter((d) => d.symbol === instrument.symbol)
+        .slice(0, max)
+        .map((d) => dividendToWire(d, now))
+      const history: Schemas["DividendHistory"] = { symbol: instrument.symbol, dividends, count: dividends.length }
+      return history
+    })
+
+    const listActions = Effect.fn("CorporateService.listActions")(function* (query: ActionQuery, partition: string) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const exchange = yield* liftFailure(exchangeFilter(query.exchange))
+      const instrument = yield* liftFailure(symbolFilter(query.symbol, exchange))
+      yield* liftFailure(rangeCheck(query.from, query.to))
+      const { actionType, status, from, to } = query
+      const now = yield* clock.now
+      const matching = announced(now).filter(
+        (a) =>
+          (exchange === undefined || a.exchange === exchange) &&
+          (instrument === undefined || a.symbol === instrument.symbol) &&
+          (actionType === undefined || a.actionType === actionType) &&
+          (status === undefined || actionStatus(a, now).status === status) &&
+          (from === undefined || a.effectiveAt >= from) &&
+          (to === undefined || a.effectiveAt <= to)
+      )
+      const scope = scopeOf("corporate-actions", partition, [exchange, instrument?.symbol, actionType, status, from, to])
+      const page = yield* liftFailure(pageOf(matching, actionKey, "desc", { scope, cursor: query.cursor, limit }))
+      const list: Schemas["CorporateActionList"] = {
+        corporateActions: page.items.map((a) => actionToWire(a, now)),
+        count: page.count,
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor
+      }
+      return list
+    })
+
+    const getAction = Effect.fn("CorporateService.getAction")(function* (actionId: string) {
+      const now = yield* clock.now
+      const found = announced(now).find((a) => a.actionId === actionId)
+      if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `corporate action ${actionId} was not found`))
+      return actionToWire(found, now)
+    })
+
+    return CorporateService.of({ listDividends, dividendCalendar, getDividend, dividendHistory, listActions, getAction })
+  })
+
+  static readonly layer = Layer.effect(CorporateService, CorporateService.make)
+}
