@@ -81,6 +81,8 @@ const catalogueOf = (partner: Json, control: Json): string => {
   const statuses = partner.components?.schemas?.ErrorCode?.["x-error-statuses"] as Record<string, number> | undefined
   const codes = partner.components?.schemas?.ErrorCode?.enum as Array<string> | undefined
   if (statuses === undefined || codes === undefined) throw new Error("the contract's ErrorCode needs enum and x-error-statuses")
+  const events = partner.components?.schemas?.EventName?.enum as Array<string> | undefined
+  if (events === undefined) throw new Error("the contract needs components.schemas.EventName with an enum")
   const missing = codes.filter((c) => !(c in statuses))
   if (missing.length > 0) throw new Error(`x-error-statuses lacks ${missing.join(", ")}`)
   const json = (value: unknown) => JSON.stringify(value, null, 2)
@@ -89,6 +91,8 @@ const catalogueOf = (partner: Json, control: Json): string => {
     HEADER("spec/openapi.yaml and spec/control.yaml"),
     "/** Every error code of the contract and its HTTP status (ErrorCode, x-error-statuses). */",
     `export const ERROR_STATUS = ${json(Object.fromEntries(codes.map((c) => [c, statuses[c]])))} as const\n`,
+    "/** The event catalogue (EventName): the names webhooks and the stream may carry, aliases included. */",
+    `export const EVENT_NAMES = ${json(events)} as const\n`,
     "/** One row per operation of the partner contract. */",
     `export const PARTNER_OPERATIONS = ${rows(operationsOf(partner, "partner"))} as const\n`,
     "/** One row per operation of the control API. */",

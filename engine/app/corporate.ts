@@ -18,7 +18,7 @@ import { dateMs, isoDate } from "../domain/reference/seeded.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { checkLimit } from "./cursor.ts"
 import { resolveInstrument } from "./market.ts"
-import { pageOf, scopeOf } from "./pages.ts"
+import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, rangeCheck, ReferenceData, symbolFilter } from "./reference-data.ts"
 
 export interface DividendQuery {
@@ -130,9 +130,7 @@ export class CorporateService extends Context.Service<
       const page = yield* liftFailure(pageOf(declared(now).filter(keep), dividendKey, "desc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["DividendList"] = {
         dividends: page.items.map((d) => dividendToWire(d, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -154,9 +152,7 @@ export class CorporateService extends Context.Service<
       const page = yield* liftFailure(pageOf(soonestFirst, dividendKey, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["DividendList"] = {
         dividends: page.items.map((d) => dividendToWire(d, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -200,9 +196,7 @@ export class CorporateService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, actionKey, "desc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["CorporateActionList"] = {
         corporateActions: page.items.map((a) => actionToWire(a, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })

@@ -12,7 +12,7 @@ import { ARTICLE_BASE_URL, type ArticleCategory, type ArticleRecord, SOURCE, wee
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { checkLimit } from "./cursor.ts"
 import { resolveInstrument } from "./market.ts"
-import { pageOf, scopeOf } from "./pages.ts"
+import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, ReferenceData, symbolFilter } from "./reference-data.ts"
 
 export interface IntelQuery {
@@ -73,9 +73,7 @@ export class IntelService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, articleKey, "desc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["ArticleList"] = {
         articles: page.items.map(articleToWire),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -97,9 +95,7 @@ export class IntelService extends Context.Service<
       const list: Schemas["CompanyNewsList"] = {
         symbol: instrument.symbol,
         items: page.items.map((a) => ({ ...articleToWire(a), type: a.category })),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })

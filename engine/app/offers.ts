@@ -25,7 +25,7 @@ import {
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed } from "../sim/market-feed.ts"
 import { checkLimit } from "./cursor.ts"
-import { pageOf, scopeOf } from "./pages.ts"
+import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { COUNTRY, CURRENCY, exchangeFilter, localDate, patternCheck, ReferenceData } from "./reference-data.ts"
 
 interface Paging {
@@ -194,9 +194,7 @@ export class OfferService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, (b) => `${b.maturityDate}|${b.bondId}`, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["BondList"] = {
         bonds: page.items.map((b) => bondToWire(b, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -225,9 +223,7 @@ export class OfferService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, (f) => `${f.name}|${f.fundId}`, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["FundList"] = {
         funds: yield* Effect.forEach(page.items, (f) => fundToWire(f, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -251,9 +247,7 @@ export class OfferService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, (o) => `${o.name}|${o.opportunityId}`, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["OpportunityList"] = {
         opportunities: page.items.map((o) => opportunityToWire(o, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -309,7 +303,7 @@ export class OfferService extends Context.Service<
       )
       const scope = scopeOf("assets", partition, [assetClass, exchange, country, currency, search])
       const page = yield* liftFailure(pageOf(matching, assetKey, "asc", { scope, cursor: query.cursor, limit }))
-      const list: Schemas["AssetList"] = { assets: [...page.items], count: page.count, hasMore: page.hasMore, nextCursor: page.nextCursor }
+      const list: Schemas["AssetList"] = { assets: [...page.items], ...pageMeta(page) }
       return list
     })
 

@@ -41,6 +41,13 @@ export const pageOf = <A>(sorted: ReadonlyArray<A>, key: (a: A) => string, order
   }
 }
 
+/** The paging fields every list answer carries next to its items. */
+export const pageMeta = <A>(page: Page<A>): Pick<Page<A>, "count" | "hasMore" | "nextCursor"> => ({
+  count: page.count,
+  hasMore: page.hasMore,
+  nextCursor: page.nextCursor
+})
+
 /** A cursor scope from the list's name, the partition and the filters as given (undefined filters included). */
 export const scopeOf = (list: string, partition: string, filters: ReadonlyArray<string | number | boolean | undefined>): string =>
   [list, partition, ...filters.map((f) => (f === undefined ? "" : String(f)))].join("|")

@@ -18,7 +18,7 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type Observation } from "../sim/market-feed.ts"
 import { checkLimit } from "./cursor.ts"
 import { MarketService, resolveInstrument, stockItemOf } from "./market.ts"
-import { pageOf, scopeOf } from "./pages.ts"
+import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, ReferenceData } from "./reference-data.ts"
 
 export interface EtfQuery {
@@ -128,9 +128,7 @@ export class ReferenceService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, bySymbol, "asc", { scope: scopeOf("etfs", partition, [exchange]), cursor: query.cursor, limit }))
       const list: Schemas["EtfList"] = {
         etfs: yield* Effect.forEach(page.items, etfOf),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -153,9 +151,7 @@ export class ReferenceService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, bySymbol, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["CompanyList"] = {
         companies: yield* Effect.forEach(page.items, companyOf),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })
@@ -209,9 +205,7 @@ export class ReferenceService extends Context.Service<
       const page = yield* liftFailure(pageOf(matching, (c) => c, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["FxRateList"] = {
         rates: page.items.map((c) => fxRateAt(c, rateFor(c) ?? 0, now)),
-        count: page.count,
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor
+        ...pageMeta(page)
       }
       return list
     })

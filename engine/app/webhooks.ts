@@ -12,41 +12,15 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
+import { EVENT_NAMES as CONTRACT_EVENT_NAMES } from "../contract/catalogue.gen.ts"
 import { Deliveries, type DeliveryDoc, deletedWebhookPartition, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "./docs.ts"
 import { isSandboxPartition, type Principal } from "./principal.ts"
 
 export const MAX_WEBHOOKS = 20
 export const MIN_SECRET_LENGTH = 16
 
-/** The event catalogue (spec "Event catalogue", aliases included): the names a webhook may subscribe to. */
-export const EVENT_NAMES: ReadonlyArray<string> = [
-  "order.pending",
-  "order.filled",
-  "trade.settled",
-  "order.rejected",
-  "trade.rejected",
-  "order.cancelled",
-  "order.replaced",
-  "deposit.confirmed",
-  "withdraw.confirmed",
-  "wallet.credited",
-  "kyc.updated",
-  "account.frozen",
-  "account.closed",
-  "dividend.paid",
-  "corporateaction.declared",
-  "corporateaction.split",
-  "corporateaction.suspension",
-  "corporateaction.delisting",
-  "corporateaction.rights_issue",
-  "corporateaction.symbol_changed",
-  "quote.expired",
-  "price.alert",
-  "market.status",
-  "incident.declared",
-  "incident.resolved",
-  "test.event"
-]
+/** The event catalogue, from the contract's EventName (aliases included): the names a webhook may subscribe to. */
+export const EVENT_NAMES: ReadonlyArray<string> = CONTRACT_EVENT_NAMES
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"])
 

@@ -34,6 +34,36 @@ export const ERROR_STATUS = {
   "IDEMPOTENCY_KEY_REUSED": 422
 } as const
 
+/** The event catalogue (EventName): the names webhooks and the stream may carry, aliases included. */
+export const EVENT_NAMES = [
+  "order.pending",
+  "order.filled",
+  "trade.settled",
+  "order.rejected",
+  "trade.rejected",
+  "order.cancelled",
+  "order.replaced",
+  "deposit.confirmed",
+  "withdraw.confirmed",
+  "wallet.credited",
+  "kyc.updated",
+  "account.frozen",
+  "account.closed",
+  "dividend.paid",
+  "corporateaction.declared",
+  "corporateaction.split",
+  "corporateaction.suspension",
+  "corporateaction.delisting",
+  "corporateaction.rights_issue",
+  "corporateaction.symbol_changed",
+  "quote.expired",
+  "price.alert",
+  "market.status",
+  "incident.declared",
+  "incident.resolved",
+  "test.event"
+] as const
+
 /** One row per operation of the partner contract. */
 export const PARTNER_OPERATIONS = [
   {"operationId":"applyForPartnerAccess","method":"POST","path":"/apply","mount":"partner","environments":["production"],"security":["idToken"],"idempotencyExempt":true,"statuses":[201,400,401,403,409,429,500,503]},
