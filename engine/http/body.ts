@@ -53,9 +53,6 @@ const firstLeaf = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey> = 
       return firstLeaf(issue.issue, [...path, ...issue.path])
     case "Composite":
       return firstLeaf(issue.issues[0], path)
-    case "Filter":
-    case "Encoding":
-      return { path, issue }
     default:
       return { path, issue }
   }
@@ -67,7 +64,8 @@ const formatter = SchemaIssue.makeFormatterDefault()
 export const failureOfIssue = (issue: SchemaIssue.Issue, where: string): ApiFailure => {
   const { path, issue: leaf } = firstLeaf(issue)
   const param = path.length === 0 ? where : path.map(String).join(".")
-  const detail = (formatter(leaf).split("\n")[0] ?? "invalid").trim()
+  // The formatter's first line is the leaf's own message; later lines (if any) restate the path.
+  const [detail] = formatter(leaf).split("\n")
   if (leaf._tag === "MissingKey") return fail("MISSING_PARAM", `${param} is required`, { param })
   if (leaf._tag === "InvalidType") return fail("INVALID_TYPE", `${param} has the wrong type: ${detail}`, { param })
   return fail("VALIDATION_ERROR", `${param}: ${detail}`, { param })

@@ -32,6 +32,8 @@ describe("jsonDepth", () => {
     expect(jsonDepth('{"a":{},"b":{}}')).toBe(2)
     expect(jsonDepth("[[],[[]]]")).toBe(3)
     expect(jsonDepth("[{}][{}]")).toBe(2)
+    // the deepest part first: a shallower sibling after it must not lower the maximum
+    expect(jsonDepth("[[[]],[]]")).toBe(3)
   })
   it("ignores brackets inside strings", () => {
     expect(jsonDepth('{"a":"[[[[{{{{"}')).toBe(1)
@@ -81,6 +83,16 @@ describe("parseJsonBody", () => {
 })
 
 describe("decodeBody", () => {
+  it("answers a schema that dies (a defect, not an issue) with VALIDATION_ERROR on the body, never a crash", () => {
+    const Boom = Schema.Struct({
+      a: Schema.String.check(
+        Schema.makeFilter((): boolean => {
+          throw new Error("boom")
+        })
+      )
+    })
+    expect(failure(decodeBody(Boom, { a: "x" }))).toEqual({ code: "VALIDATION_ERROR", message: "the body failed validation", extras: { param: "body" } })
+  })
   const trade = { symbol: "SCOM", type: "BUY", quantity: 10, quoteId: "qt_1" }
 
   it("returns the decoded value", () => {

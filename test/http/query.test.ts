@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { ApiFailure } from "../../engine/domain/errors.ts"
-import { bound, decimal, decodeParams, integer, oneOf, optional, required, text } from "../../engine/http/query.ts"
+import { bound, decimal, decimalAtMost, decodeParams, integer, oneOf, optional, required, text } from "../../engine/http/query.ts"
 
 /** The failure as plain data (code, message, extras), or a clear mismatch when the decoder succeeded. */
 const failure = (value: unknown) => {
@@ -56,6 +56,25 @@ describe("integer", () => {
         extras: { param: "limit" }
       })
     }
+  })
+})
+
+describe("decimalAtMost", () => {
+  const amount = decimalAtMost(1_000_000)
+  it("accepts numbers up to the maximum, inclusive", () => {
+    expect(amount("1000000", "amount")).toBe(1_000_000)
+    expect(amount("999999.99", "amount")).toBe(999_999.99)
+    expect(amount("-5", "amount")).toBe(-5)
+  })
+  it("refuses a number above the maximum with VALIDATION_ERROR naming the parameter", () => {
+    expect(failure(amount("1000000.01", "amount"))).toEqual({
+      code: "VALIDATION_ERROR",
+      message: "amount must be at most 1000000",
+      extras: { param: "amount" }
+    })
+  })
+  it("keeps INVALID_TYPE for what is not a number at all", () => {
+    expect(failure(amount("lots", "amount"))).toEqual({ code: "INVALID_TYPE", message: 'amount must be a number, got "lots"', extras: { param: "amount" } })
   })
 })
 
