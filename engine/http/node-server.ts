@@ -136,5 +136,8 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     })()
     return stopping
   }
-  return { server, url: `http://${host}:${port}`, stop }
+  // The bound port, not the requested one: port 0 asks the system for a free port.
+  const address = server.address()
+  const boundPort = typeof address === "object" && address !== null ? address.port : port
+  return { server, url: `http://${host}:${boundPort}`, stop }
 }

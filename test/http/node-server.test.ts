@@ -1,71 +1,17 @@
 /**
- * The node:http transport over real sockets: header and body limits answered in the envelope, the port opened only
- * once the engine is built (postgres: after migration), a prompt stop that releases the pool, and the `serve`
- * process: SIGTERM exits 0, a taken port and a bad database URL exit 1 with one line and no stack.
- * Postgres parts run only with DATABASE_URL (an admin URL; each test works in a temporary database).
+ * The node:http transport in the test runner's own process (so mutation testing sees it): header and body limits
+ * answered in the envelope, request paths and bodies handed to the gateway as sent, the port opened only once the
+ * engine is built (postgres: after migration), a prompt stop that releases the pool. The `serve` process itself is
+ * tested in node-server.process.test.ts. Postgres parts run only with DATABASE_URL (each in a temporary database).
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { request } from "node:http"
-import { createServer, type Server, connect } from "node:net"
-import { join } from "node:path"
+import { connect, createServer } from "node:net"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Redacted, Scope } from "effect"
+import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_BODY_BYTES, type RunningServer, startServer } from "../../engine/http/node-server.ts"
-import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
-
-const adminUrl = process.env.DATABASE_URL
-const ROOT = join(import.meta.dirname, "..", "..")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
-const config = { store: "memory", clock: "manual", start: Date.parse("2026-11-23T08:00:00.000Z"), seed: 1, desk: "manual", adminToken: "t" } as const
-
-const portOf = (server: RunningServer) => {
-  const address = server.server.address()
-  if (address === null || typeof address === "string") throw new Error("no port")
-  return address.port
-}
-
-/** A port that was free a moment ago (listen on 0, close). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-interface RawReply {
-  readonly status: number
-  readonly headers: Record<string, string | Array<string> | undefined>
-  readonly body: string
-}
-
-const send = (port: number, method: string, path: string, headers: Record<string, string>, body?: string | Buffer) =>
-  new Promise<RawReply>((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    if (body !== undefined) req.write(body)
-    req.end()
-  })
-
-/** Whether a TCP connection to the port is accepted (true) or refused (false). */
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1")
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-  })
+import { accepts, adminUrl, config, connectionsTo, freePort, portOf, send, withDatabase } from "./node-server-kit.ts"
 
 describe("node-server limits (real socket)", () => {
   let running: RunningServer
@@ -99,6 +45,73 @@ describe("node-server limits (real socket)", () => {
     expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
   })
 
+  /** The raw bytes a request gets back, read off the socket until the server closes it. */
+  const rawExchange = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write(bytes))
+      const chunks: Array<Buffer> = []
+      socket.on("data", (c: Buffer) => chunks.push(c))
+      socket.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      socket.on("error", reject)
+    })
+
+  it("names 431 by its reason phrase on the wire, with the body's exact length and connection: close", async () => {
+    const text = await rawExchange(`GET /api/v1/status HTTP/1.1\r\nhost: x\r\nx-padding: ${"a".repeat(20_000)}\r\n\r\n`)
+    const [head = "", body = ""] = text.split("\r\n\r\n")
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large")
+    expect(head).toContain("\r\nconnection: close")
+    expect(head).toContain(`\r\ncontent-length: ${Buffer.byteLength(body)}`)
+    expect(JSON.parse(body).error.code).toBe("VALIDATION_ERROR")
+  })
+
+  it("closes the connection after a 413, so the rest of the oversized body is never read", async () => {
+    const over = await send(port, "POST", "/api/sandbox/v1/partner/trade", { "content-type": "application/json" }, Buffer.alloc(MAX_BODY_BYTES + 10, 0x20))
+    expect(over.status).toBe(413)
+    expect(over.headers.connection).toBe("close")
+  })
+
+  it("hands the gateway the path without trailing slashes, and the query string as sent", async () => {
+    const slashed = await send(port, "GET", "/api/v1/status///", {})
+    expect(slashed.status).toBe(200)
+    expect(JSON.parse(slashed.body).status).toBe("operational")
+    expect((await send(port, "GET", "/api/v1/status?", {})).status).toBe(200)
+    // the query reaches the decoders: an invalid limit on a list is refused with its parameter named
+    const admin = { authorization: "Bearer t", "content-type": "application/json" }
+    const partner = JSON.parse((await send(port, "POST", "/_sim/partners", admin, JSON.stringify({ businessName: "Query Co", email: "q@q.test" }))).body)
+    const key = partner.keys?.sandbox ?? partner.sandboxKey ?? partner.apiKeys?.sandbox
+    expect(typeof key).toBe("string")
+    const refused = await send(port, "GET", "/api/sandbox/v1/partner/stocks?limit=abc", { "x-api-key": key })
+    expect(refused.status).toBe(400)
+    expect(JSON.parse(refused.body).error).toMatchObject({ code: "INVALID_TYPE", param: "limit" })
+    // and the root alone is a path, not an empty string
+    expect((await send(port, "GET", "/", {})).status).toBe(404)
+  })
+
+  it("reads a chunked body to its end, and answers a declared empty body as no body", async () => {
+    const admin = { authorization: "Bearer t", "content-type": "application/json" }
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/_sim/partners", headers: { ...admin, "transfer-encoding": "chunked" } }, (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+      })
+      req.on("error", reject)
+      req.write('{"businessName":"Chunk')
+      req.write('ed Co","email":"c@c.test"}')
+      req.end()
+    })
+    expect(chunked.status).toBe(201)
+    expect(JSON.parse(chunked.body).businessName).toBe("Chunked Co")
+    const empty = await send(port, "POST", "/_sim/partners", { ...admin, "content-length": "0" })
+    expect(empty.status).toBe(400)
+    expect(JSON.parse(empty.body).error).toMatchObject({ code: "MISSING_PARAM", param: "body" })
+  })
+
+  it("answers with content-length equal to the byte length of the body sent", async () => {
+    const r = await send(port, "GET", "/api/v1/status", {})
+    expect(Number(r.headers["content-length"])).toBe(Buffer.byteLength(r.body))
+  })
+
   it("answers a request that is not HTTP with 400 in the envelope", async () => {
     const text = await new Promise<string>((resolve, reject) => {
       const socket = connect(port, "127.0.0.1", () => socket.write("NOT HTTP AT ALL\r\n\r\n"))
@@ -112,119 +125,31 @@ describe("node-server limits (real socket)", () => {
   })
 })
 
-interface Finished {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const spawnServe = (args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, [BIN, "serve", ...args], { cwd: ROOT, env: { ...process.env }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout?.on("data", (c: Buffer) => {
-    stdout += c.toString("utf8")
-  })
-  child.stderr?.on("data", (c: Buffer) => {
-    stderr += c.toString("utf8")
-  })
-  const finished = new Promise<Finished>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })))
-  const ready = async (timeoutMs: number) => {
-    const until = Date.now() + timeoutMs
-    while (!stdout.includes("ready in")) {
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start:\n${stdout}\n${stderr}`)
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
-  return { child, finished, ready }
-}
-
-const withDeadline = <A>(promise: Promise<A>, ms: number, what: string) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms).unref())])
-
-const stopsOnSigterm = async (child: ChildProcess, finished: Promise<Finished>) => {
-  const started = Date.now()
-  child.kill("SIGTERM")
-  const done = await withDeadline(finished, 10_000, "exit after SIGTERM")
-  expect(done.signal).toBeNull()
-  expect(done.code).toBe(0)
-  expect(Date.now() - started).toBeLessThan(10_000)
-  return done
-}
-
-const oneLineNoStack = (output: string, prefix: string) => {
-  const lines = output.split("\n").filter((l) => l !== "")
-  expect(lines.filter((l) => l.startsWith(prefix))).toHaveLength(1)
-  expect(lines.filter((l) => l.startsWith("sokoni:"))).toHaveLength(1)
-  expect(lines.some((l) => l.startsWith("    at "))).toBe(false)
-}
-
-describe("sokoni serve (child process)", () => {
-  it("exits 0 within 10 s of SIGTERM (memory store), after serving", async () => {
-    const port = await freePort()
-    const serve = spawnServe(["--port", String(port), "--clock", "manual", "--seed", "1"])
-    try {
-      await serve.ready(20_000)
-      expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
-    } finally {
-      const done = await stopsOnSigterm(serve.child, serve.finished)
-      expect(done.stdout.split("\n")[0]).toBe("seed 1")
-    }
-  })
-
-  it("prints one line starting `sokoni: port` and exits 1 when the port is taken", async () => {
-    const blocker: Server = createServer()
+describe("startServer and stop (memory)", () => {
+  it("rejects with the listen error when the port is taken, and the port stays the other server's", async () => {
+    const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
     const address = blocker.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
     try {
-      const done = await withDeadline(spawnServe(["--port", String(port)]).finished, 20_000, "serve on a taken port")
-      expect(done.code).toBe(1)
-      oneLineNoStack(`${done.stdout}\n${done.stderr}`, `sokoni: port ${port} is already in use`)
+      await expect(startServer(config, port)).rejects.toMatchObject({ code: "EADDRINUSE" })
+      expect(await accepts(port)).toBe(true)
     } finally {
       await new Promise((resolve) => blocker.close(resolve))
     }
   })
 
-  it("prints one line starting `sokoni: could not start` and exits 1 on a database it cannot reach", async () => {
-    const port = await freePort()
-    for (const url of ["postgres://nobody@127.0.0.1:1/nope", "not a url"]) {
-      const done = await withDeadline(
-        spawnServe(["--port", String(port), "--store", "postgres", "--database-url", url]).finished,
-        20_000,
-        "serve on a bad database URL"
-      )
-      expect(done.code).toBe(1)
-      oneLineNoStack(`${done.stdout}\n${done.stderr}`, "sokoni: could not start")
-      // the port was never opened
-      expect(await accepts(port)).toBe(false)
-    }
+  it("stops once however often stop() is called, and the port is closed after", async () => {
+    const running = await startServer(config, 0)
+    const port = portOf(running)
+    expect(running.url).toBe(`http://127.0.0.1:${port}`)
+    expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
+    const first = running.stop()
+    expect(running.stop()).toBe(first)
+    await first
+    expect(await accepts(port)).toBe(false)
   })
 })
-
-/** Runs `use` with a temporary database on the server of DATABASE_URL, dropped afterwards. */
-const withDatabase = async <A>(admin: string, use: (url: string) => Promise<A>): Promise<A> => {
-  const scope = Effect.runSync(Scope.make())
-  try {
-    const url = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(admin), Scope.Scope, scope))
-    return await use(url)
-  } finally {
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-  }
-}
-
-/** Connections open on the database of `url`, as the server sees them. */
-const connectionsTo = (admin: string, url: string) =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const sql = yield* PgClient.makeClient({ url: Redacted.make(admin) })
-        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${new URL(url).pathname.slice(1)}`
-        return Number(rows[0]?.n ?? -1)
-      })
-    ).pipe(Effect.provide(Reactivity.layer))
-  )
 
 /** Takes the migrator's table lock in an open transaction, so a starting engine waits in its migration. */
 const holdMigrationLock = async (url: string) => {
@@ -309,20 +234,6 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "node-server on
       const began = Date.now()
       await running.stop()
       expect(Date.now() - began).toBeLessThan(2_000)
-      expect(await connectionsTo(admin, url)).toBe(0)
-    })
-  })
-
-  it("serve --store postgres exits 0 within 10 s of SIGTERM", async () => {
-    await withDatabase(admin, async (url) => {
-      const port = await freePort()
-      const serve = spawnServe(["--port", String(port), "--clock", "manual", "--store", "postgres", "--database-url", url])
-      try {
-        await serve.ready(30_000)
-        expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
-      } finally {
-        await stopsOnSigterm(serve.child, serve.finished)
-      }
       expect(await connectionsTo(admin, url)).toBe(0)
     })
   })
