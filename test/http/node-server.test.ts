@@ -78,13 +78,28 @@ describe("node-server limits (real socket)", () => {
     // the query reaches the decoders: an invalid limit on a list is refused with its parameter named
     const admin = { authorization: "Bearer t", "content-type": "application/json" }
     const partner = JSON.parse((await send(port, "POST", "/_sim/partners", admin, JSON.stringify({ businessName: "Query Co", email: "q@q.test" }))).body)
-    const key = partner.keys?.sandbox ?? partner.sandboxKey ?? partner.apiKeys?.sandbox
+    const key = partner.sandboxKey
     expect(typeof key).toBe("string")
     const refused = await send(port, "GET", "/api/sandbox/v1/partner/stocks?limit=abc", { "x-api-key": key })
     expect(refused.status).toBe(400)
     expect(JSON.parse(refused.body).error).toMatchObject({ code: "INVALID_TYPE", param: "limit" })
     // and the root alone is a path, not an empty string
     expect((await send(port, "GET", "/", {})).status).toBe(404)
+  })
+
+  it("keys idempotency on the query string as sent: another query is another request, a bare `?` is none", async () => {
+    const admin = { authorization: "Bearer t", "content-type": "application/json" }
+    const partner = JSON.parse((await send(port, "POST", "/_sim/partners", admin, JSON.stringify({ businessName: "Idem Co", email: "i@i.test" }))).body)
+    const headers = { "x-api-key": partner.sandboxKey, "content-type": "application/json", "idempotency-key": "node-server-query-0001" }
+    const body = JSON.stringify({ externalId: "ns-user-1", email: "u1@i.test" })
+    const first = await send(port, "POST", "/api/sandbox/v1/partner/users", headers, body)
+    expect(first.status).toBe(201)
+    const bare = await send(port, "POST", "/api/sandbox/v1/partner/users?", headers, body)
+    expect(bare.status).toBe(201)
+    expect(bare.body).toBe(first.body)
+    const other = await send(port, "POST", "/api/sandbox/v1/partner/users?x=1", headers, body)
+    expect(other.status).toBe(422)
+    expect(JSON.parse(other.body).error.code).toBe("IDEMPOTENCY_KEY_REUSED")
   })
 
   it("reads a chunked body to its end, and answers a declared empty body as no body", async () => {
