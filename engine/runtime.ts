@@ -24,7 +24,7 @@ import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
 import { Gateway } from "./http/gateway.ts"
 import { Idempotency } from "./http/guards/idempotency.ts"
 import { Maintenance } from "./http/guards/maintenance.ts"
-import { RateLimiter } from "./http/guards/rate-limit.ts"
+import { RateLimiter, WINDOW_MS } from "./http/guards/rate-limit.ts"
 import { ROUTES } from "./http/routes/index.ts"
 import { type ClockMode, EngineClock } from "./sim/clock.ts"
 import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
@@ -50,6 +50,8 @@ export interface EngineConfig {
   readonly adminToken?: string | undefined
   /** `off` lifts tier limits (benchmarks); headers are still sent. Default `on`. */
   readonly rateLimit?: "on" | "off" | undefined
+  /** Length of the rate-limit window, default the contract's 60 s; load profiles compress it (E-078). */
+  readonly rateWindowMs?: number | undefined
   /** How the trace is kept: every line (scenarios, the default), none, or the last N lines (serve). */
   readonly trace?: Layer.Layer<Trace, unknown> | undefined
   /** How webhooks reach their endpoints: real `fetch` (the default) or `Outbound.simulated(receivers)` (tests, scenarios). */
@@ -71,8 +73,10 @@ export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError>
  */
 export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimiter, StoreError> => {
   const off = config.rateLimit === "off"
-  if (config.store === "memory" || config.databaseUrl === undefined) return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layer)
-  const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : RateLimiter.layerPostgres)
+  const windowMs = config.rateWindowMs ?? WINDOW_MS
+  if (config.store === "memory" || config.databaseUrl === undefined)
+    return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layerWith(windowMs))
+  const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : RateLimiter.layerPostgresWith(windowMs))
   return onClient.pipe(Layer.provide(PostgresClientLayer(config.databaseUrl)))
 }
 

@@ -7,6 +7,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Data, Effect, Exit, Option, Runtime } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
+import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
 import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
@@ -68,6 +69,10 @@ const serve = Command.make(
       Flag.withDefault("on" as const),
       Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
     ),
+    rateWindow: Flag.Int("rate-window-seconds").pipe(
+      Flag.withDefault(60),
+      Flag.withDescription("Length of the rate-limit window (the API's is 60 s); load profiles shorten it to prove limits in seconds")
+    ),
     traceRing: Flag.Int("trace-ring").pipe(
       Flag.withDefault(1000),
       Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
@@ -88,6 +93,7 @@ const serve = Command.make(
       if (Number.isNaN(start)) return yield* Effect.fail(new Error(`--start ${rawStart} is not an ISO date-time`))
     }
     const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
+    if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
     const config = {
       store: flags.store,
       databaseUrl: databaseUrlOf(flags.databaseUrl),
@@ -98,6 +104,7 @@ const serve = Command.make(
       deskDelaySeconds: flags.deskDelay,
       adminToken,
       rateLimit: flags.rateLimit,
+      rateWindowMs: flags.rateWindow * 1000,
       trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile))
     }
     const base = `http://127.0.0.1:${flags.port}`
@@ -113,6 +120,7 @@ const serve = Command.make(
     yield* Console.log(
       `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
     )
+    if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
     yield* Console.log(`production  ${base}/api/v1/partner`)
     yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)

@@ -14,6 +14,11 @@ import { makePgRateWindow } from "../../store/pg-rate-window.ts"
 import type { StoreError } from "../../store/port.ts"
 
 export const WINDOW_MS = 60_000
+/**
+ * Shortest window `serve --rate-window-seconds` accepts. A shorter window is a simulation knob only (E-078): load
+ * profiles prove the exact limit in seconds instead of minutes; the API's contract stays 60 s.
+ */
+export const MIN_WINDOW_MS = 1_000
 /** Production limits per tier (spec Limits); sandbox applies 300 (see decisions: the spec says 300 and 100). */
 export const TIER_LIMITS: Record<Tier, number> = { starter: 100, growth: 500, enterprise: 2_000 }
 export const SANDBOX_LIMIT = 300
@@ -36,8 +41,8 @@ export const rateHeaders = (d: RateDecision): Record<string, string> => ({
 })
 
 /** The decision for one request, from the window after the take: `used` hits, the earliest at `oldest`. */
-export const decide = (allowed: boolean, used: number, oldest: number | null, limit: number, now: number): RateDecision => {
-  const resetMs = (oldest ?? now) + WINDOW_MS
+export const decide = (allowed: boolean, used: number, oldest: number | null, limit: number, now: number, windowMs = WINDOW_MS): RateDecision => {
+  const resetMs = (oldest ?? now) + windowMs
   return {
     allowed,
     limit,
@@ -51,31 +56,38 @@ export class RateLimiter extends Context.Service<
   RateLimiter,
   { readonly take: (bucket: string, limit: number, now: number) => Effect.Effect<RateDecision, StoreError> }
 >()("sokoni/RateLimiter") {
-  static readonly make = Effect.sync(() => {
-    const windows = new Map<string, Array<number>>()
-    const take = (bucket: string, limit: number, now: number) =>
-      Effect.sync((): RateDecision => {
-        const hits = getOrCreate(windows, bucket, (): Array<number> => [])
-        while (hits.length > 0 && (hits[0] as number) <= now - WINDOW_MS) hits.shift()
-        const allowed = hits.length < limit
-        if (allowed) hits.push(now)
-        return decide(allowed, hits.length, hits[0] ?? null, limit, now)
-      })
-    // Not widened to the service's type: the in-process windows cannot fail.
-    return { take }
-  })
+  /** In-process windows of `windowMs` (the contract's 60 s unless a load profile compresses it). */
+  static readonly makeWith = (windowMs: number) =>
+    Effect.sync(() => {
+      const windows = new Map<string, Array<number>>()
+      const take = (bucket: string, limit: number, now: number) =>
+        Effect.sync((): RateDecision => {
+          const hits = getOrCreate(windows, bucket, (): Array<number> => [])
+          while (hits.length > 0 && (hits[0] as number) <= now - windowMs) hits.shift()
+          const allowed = hits.length < limit
+          if (allowed) hits.push(now)
+          return decide(allowed, hits.length, hits[0] ?? null, limit, now, windowMs)
+        })
+      // Not widened to the service's type: the in-process windows cannot fail.
+      return { take }
+    })
+
+  static readonly make = RateLimiter.makeWith(WINDOW_MS)
 
   /** Windows in PostgreSQL (needs the SqlClient of the postgres store), shared by every engine process on it. */
-  static readonly layerPostgres = Layer.effect(
-    RateLimiter,
-    Effect.map(makePgRateWindow, (windows) =>
-      RateLimiter.of({
-        take: (bucket, limit, now) => Effect.map(windows.take(bucket, limit, WINDOW_MS, now), (t) => decide(t.allowed, t.used, t.oldest, limit, now))
-      })
+  static readonly layerPostgresWith = (windowMs: number) =>
+    Layer.effect(
+      RateLimiter,
+      Effect.map(makePgRateWindow, (windows) =>
+        RateLimiter.of({
+          take: (bucket, limit, now) => Effect.map(windows.take(bucket, limit, windowMs, now), (t) => decide(t.allowed, t.used, t.oldest, limit, now, windowMs))
+        })
+      )
     )
-  )
+  static readonly layerPostgres = RateLimiter.layerPostgresWith(WINDOW_MS)
 
-  static readonly layer = Layer.effect(RateLimiter, Effect.map(RateLimiter.make, RateLimiter.of))
+  static readonly layerWith = (windowMs: number) => Layer.effect(RateLimiter, Effect.map(RateLimiter.makeWith(windowMs), RateLimiter.of))
+  static readonly layer = RateLimiter.layerWith(WINDOW_MS)
 
   /** Admits everything and still reports the tier's headers: for benchmarks (`serve --rate-limit off`) only. */
   static readonly layerOff = Layer.succeed(

@@ -23,6 +23,24 @@ describe("rate limiter", () => {
     expect(limitFor("enterprise", "sandbox")).toBe(300)
   })
 
+  it("a compressed window (load profiles) slides the same way at its own length", () => {
+    const [a, b, refused, freed] = Effect.runSync(
+      Effect.flatMap(RateLimiter.makeWith(5_000), ({ take }) =>
+        Effect.gen(function* () {
+          const a = yield* take("p:production", 2, T0)
+          const b = yield* take("p:production", 2, T0 + 1_000)
+          const refused = yield* take("p:production", 2, T0 + 4_999)
+          const freed = yield* take("p:production", 2, T0 + 5_000)
+          return [a, b, refused, freed]
+        })
+      )
+    )
+    expect([a?.allowed, b?.allowed, refused?.allowed, freed?.allowed]).toEqual([true, true, false, true])
+    expect(refused).toEqual({ allowed: false, limit: 2, remaining: 0, reset: Math.ceil((T0 + 5_000) / 1000), retryAfterSeconds: 1 })
+    // the oldest hit left at T0 + 5 s; the one at T0 + 1 s is now the oldest
+    expect(freed?.reset).toBe(Math.ceil((T0 + 6_000) / 1000))
+  })
+
   it("counts down remaining, then refuses with retryAfter to the oldest hit's expiry", () => {
     const decisions = withLimiter((take) =>
       Effect.gen(function* () {
