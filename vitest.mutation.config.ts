@@ -19,7 +19,9 @@ export default mergeConfig(
         "test/contract/prism.test.ts",
         "test/contract/coverage-of-spec.test.ts",
         "test/guards/**",
-        "test/ci/**"
+        "test/ci/**",
+        // Spawns k6 and engine processes.
+        "test/load/**"
       ]
     }
   })

@@ -6,6 +6,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Data, Effect, Exit, Option, Runtime } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { load } from "./load.ts"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
@@ -189,7 +190,7 @@ const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), C
 
 Command.make("sokoni").pipe(
   Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
-  Command.withSubcommands([serve, scenario]),
+  Command.withSubcommands([serve, scenario, load]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean

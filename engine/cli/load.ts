@@ -1,0 +1,91 @@
+/**
+ * `sokoni load run --tier T [--instances N] [--window-seconds S] [--base URL --key K] [--out DIR]`: the k6 tier
+ * profile (engine/load/run.ts, load/tier-limit.js) with what it needs started and stopped around it.
+ * Owns the flags and what is printed; exit code 1 when the limit was not exact or k6 is missing.
+ */
+import { Console, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import {
+  defaultWindowSeconds,
+  describeVerdict,
+  findK6,
+  LIMITS,
+  partnerKey,
+  profileFor,
+  runProfile,
+  type StartedEngine,
+  startEngineProcess,
+  TIERS
+} from "../load/run.ts"
+import { withTemporaryDatabase } from "../store/pg-temp-db.ts"
+
+const ADMIN_TOKEN = "adm_load"
+
+const runLoad = Command.make(
+  "run",
+  {
+    tier: Flag.Literals("tier", TIERS).pipe(Flag.withDescription("Which limit to prove: sandbox (300), starter (100), growth (500), enterprise (2000)")),
+    instances: Flag.Int("instances").pipe(
+      Flag.withDefault(1),
+      Flag.withDescription("Engine processes to start; more than one share a temporary PostgreSQL database (needs DATABASE_URL)")
+    ),
+    windowSeconds: Flag.Int("window-seconds").pipe(
+      Flag.optional,
+      Flag.withDescription("The engines' rate-limit window (default: 5 s, longer for large limits; the API's is 60 s)")
+    ),
+    base: Flag.String("base").pipe(Flag.optional, Flag.withDescription("Run against this API base instead (e.g. http://host/api/v1/partner); needs --key")),
+    key: Flag.String("key").pipe(Flag.optional, Flag.withDescription("The partner key to use with --base")),
+    out: Flag.String("out").pipe(Flag.withDefault("out/load"), Flag.withDescription("Where summary.json and summary.html go (a folder per tier)"))
+  },
+  Effect.fn("sokoni.load.run")(function* (flags) {
+    const k6 = findK6()
+    if (k6 === undefined) {
+      yield* Console.error("sokoni: k6 not found: set K6, or run `go install go.k6.io/k6@v1.8.1` (CI does)")
+      process.exitCode = 1
+      return
+    }
+    const limit = LIMITS[flags.tier]
+    const windowSeconds = Option.getOrElse(flags.windowSeconds, () => defaultWindowSeconds(limit))
+    const profile = profileFor(limit, windowSeconds)
+    const out = `${flags.out}/${flags.tier}${flags.instances > 1 ? `-x${flags.instances}` : ""}`
+    let bases: ReadonlyArray<string>
+    let key: string
+    const givenBase = Option.getOrUndefined(flags.base)
+    if (givenBase !== undefined) {
+      const givenKey = Option.getOrUndefined(flags.key)
+      if (givenKey === undefined) return yield* Effect.fail(new Error("--base needs --key"))
+      bases = [givenBase]
+      key = givenKey
+      yield* Console.log(`target ${givenBase}; its window must be ${windowSeconds} s (--window-seconds), or the bursts prove nothing`)
+    } else {
+      let databaseUrl: string | undefined
+      if (flags.instances > 1) {
+        const admin = process.env.DATABASE_URL
+        if (admin === undefined) return yield* Effect.fail(new Error("--instances above 1 needs DATABASE_URL (the processes share a database)"))
+        databaseUrl = yield* withTemporaryDatabase(admin)
+      }
+      const engines: Array<StartedEngine> = []
+      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(engines.map((e) => e.stop()))))
+      for (let i = 0; i < flags.instances; i++) {
+        const store = databaseUrl === undefined ? ("memory" as const) : ("postgres" as const)
+        engines.push(yield* Effect.promise(() => startEngineProcess({ windowSeconds, adminToken: ADMIN_TOKEN, store, databaseUrl })))
+      }
+      const first = engines[0] as StartedEngine
+      const partner = yield* Effect.promise(() => partnerKey(first.base, ADMIN_TOKEN, flags.tier))
+      bases = engines.map((e) => `${e.base}${partner.base}`)
+      key = partner.key
+      yield* Console.log(
+        `${flags.instances} engine process(es) on ${databaseUrl === undefined ? "the memory store" : "one PostgreSQL database"}, window ${windowSeconds} s`
+      )
+    }
+    yield* Console.log(
+      `tier ${flags.tier}: limit ${limit}; two bursts of ${profile.burstSeconds} s at ${profile.rate} req/s, ${profile.gapSeconds} s apart (k6 ${k6})`
+    )
+    const verdict = yield* Effect.promise(() => runProfile({ k6, bases, key, profile, out, onLine: (line) => console.log(`  k6: ${line}`) }))
+    for (const line of describeVerdict(flags.tier, verdict)) yield* Console.log(line)
+    yield* Console.log(`report: ${out}/summary.html`)
+    if (!verdict.ok) process.exitCode = 1
+  }, Effect.scoped)
+).pipe(Command.withDescription("Prove a tier's rate limit exactly under load with k6"))
+
+export const load = Command.make("load").pipe(Command.withSubcommands([runLoad]), Command.withDescription("k6 load profiles (tier limits)"))

@@ -1,0 +1,178 @@
+/**
+ * `sokoni load run`: proves a tier's rate limit under load with k6 (load/tier-limit.js). Starts what it needs (one
+ * or several `sokoni serve` processes with a compressed rate-limit window; several share a temporary PostgreSQL
+ * database, so the limit is proven across processes), creates a partner of the tier through the control API, runs
+ * the profile and reads its verdict. Or points k6 at a running target (`--base`, `--key`).
+ * Owns: the profile's parameters (rate, bursts, gap) and the processes it starts. Does not own the oracle (the k6
+ * script's thresholds) nor the limiter (engine/http/guards/rate-limit.ts). Real time and processes by nature.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { createServer } from "node:net"
+
+export const ROOT = join(import.meta.dirname, "..", "..")
+export const PROFILE = join(ROOT, "load", "tier-limit.js")
+const BIN = join(ROOT, "engine", "cli", "bin.ts")
+
+export const TIERS = ["sandbox", "starter", "growth", "enterprise"] as const
+export type LoadTier = (typeof TIERS)[number]
+/** The contract's limits per minute (spec Limits; sandbox per D-001). */
+export const LIMITS: Record<LoadTier, number> = { sandbox: 300, starter: 100, growth: 500, enterprise: 2_000 }
+
+export interface Profile {
+  readonly limit: number
+  readonly windowSeconds: number
+  /** Requests per second during a burst: 2.5 times the limit over the burst, so the limit is reached early. */
+  readonly rate: number
+  readonly burstSeconds: number
+  /** Pause so the second burst starts once every admitted request of the first has left the window. */
+  readonly gapSeconds: number
+}
+
+/** Bursts of 60% of the window; the second starts a window plus one second after the first ends. */
+export const profileFor = (limit: number, windowSeconds: number): Profile => {
+  const burstSeconds = Math.max(1, Math.floor(windowSeconds * 0.6))
+  return { limit, windowSeconds, rate: Math.ceil((2.5 * limit) / burstSeconds), burstSeconds, gapSeconds: windowSeconds + 1 }
+}
+
+/** A window long enough that k6 can offer 2.5x the limit on this machine without dropping the offered rate. */
+export const defaultWindowSeconds = (limit: number) => Math.max(5, Math.ceil(limit / 200))
+
+export interface Verdict {
+  readonly ok: boolean
+  readonly limit: number
+  readonly windowSeconds: number
+  readonly instances: number
+  readonly phases: ReadonlyArray<{ readonly phase: string; readonly admitted: number; readonly refused: number }>
+  readonly unexpected: number
+  readonly checksPassed: number
+  readonly checksFailed: number
+  readonly thresholdsFailed: ReadonlyArray<string>
+}
+
+/** k6 from $K6, then `go env GOPATH`/bin (where CI's `go install` puts it), then PATH. */
+export const findK6 = (): string | undefined => {
+  if (process.env.K6 !== undefined && existsSync(process.env.K6)) return process.env.K6
+  try {
+    const gopath = execFileSync("go", ["env", "GOPATH"], { encoding: "utf8" }).trim()
+    const built = join(gopath, "bin", "k6")
+    if (existsSync(built)) return built
+  } catch {
+    // no Go: fall through to PATH
+  }
+  try {
+    execFileSync("k6", ["version"], { stdio: "ignore" })
+    return "k6"
+  } catch {
+    return undefined
+  }
+}
+
+/** Runs the profile against `bases` with `key`; the verdict comes from the script's summary.json. */
+export const runProfile = (options: {
+  readonly k6: string
+  readonly bases: ReadonlyArray<string>
+  readonly key: string
+  readonly profile: Profile
+  readonly out: string
+  readonly onLine?: (line: string) => void
+}): Promise<Verdict> => {
+  const { profile } = options
+  mkdirSync(options.out, { recursive: true })
+  const env = {
+    ...process.env,
+    BASES: options.bases.join(","),
+    KEY: options.key,
+    LIMIT: String(profile.limit),
+    WINDOW_S: String(profile.windowSeconds),
+    RATE: String(profile.rate),
+    BURST_S: String(profile.burstSeconds),
+    GAP_S: String(profile.gapSeconds),
+    OUT: options.out,
+    K6_NO_USAGE_REPORT: "true"
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(options.k6, ["run", "--quiet", "--no-color", PROFILE], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const forward = (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") options.onLine?.(line)
+    }
+    child.stdout.on("data", forward)
+    child.stderr.on("data", forward)
+    child.on("error", reject)
+    child.on("close", () => {
+      const file = join(options.out, "summary.json")
+      if (!existsSync(file)) return reject(new Error(`k6 wrote no summary (${file})`))
+      resolve(JSON.parse(readFileSync(file, "utf8")) as Verdict)
+    })
+  })
+}
+
+/** A port that was free a moment ago. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+export interface StartedEngine {
+  readonly base: string
+  readonly stop: () => Promise<void>
+}
+
+/** One `sokoni serve` process on the real clock with the compressed window; resolves once it says it is ready. */
+export const startEngineProcess = async (options: {
+  readonly windowSeconds: number
+  readonly adminToken: string
+  readonly store: "memory" | "postgres"
+  readonly databaseUrl?: string | undefined
+}): Promise<StartedEngine> => {
+  const port = await freePort()
+  const args = [BIN, "serve", "--port", String(port), "--clock", "system", "--seed", "1", "--admin-token", options.adminToken]
+  args.push("--rate-window-seconds", String(options.windowSeconds), "--trace-ring", "0", "--store", options.store)
+  if (options.databaseUrl !== undefined) args.push("--database-url", options.databaseUrl)
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()))
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      if (output.includes("ready in")) resolve()
+    }
+    child.stdout?.on("data", read)
+    child.stderr?.on("data", read)
+    child.on("close", (code) => reject(new Error(`sokoni serve exited (${code}) before it was ready:\n${output}`)))
+  })
+  return {
+    base: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+/** Creates a partner of the tier on the engine's control API; the key that the tier's profile uses. */
+export const partnerKey = async (base: string, adminToken: string, tier: LoadTier): Promise<{ base: string; key: string }> => {
+  const response = await fetch(`${base}/_sim/partners`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ businessName: `Load ${tier}`, email: `load-${tier}@sokoni.test`, tier: tier === "sandbox" ? "starter" : tier })
+  })
+  if (response.status !== 201) throw new Error(`POST /_sim/partners answered ${response.status}: ${await response.text()}`)
+  const partner = (await response.json()) as { sandboxKey: string; liveKey: string }
+  return tier === "sandbox" ? { base: "/api/sandbox/v1/partner", key: partner.sandboxKey } : { base: "/api/v1/partner", key: partner.liveKey }
+}
+
+/** One line per burst and the verdict, as `sokoni load run` prints them. */
+export const describeVerdict = (tier: string, v: Verdict): ReadonlyArray<string> => [
+  ...v.phases.map(
+    (p) => `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${p.admitted === v.limit ? "exact" : "WRONG"}), ${p.refused} refused with 429`
+  ),
+  `  checks ${v.checksPassed} passed, ${v.checksFailed} failed; unexpected statuses ${v.unexpected}`,
+  `${v.ok ? "PASS" : "FAIL"} ${tier}: limit ${v.limit} per ${v.windowSeconds} s window across ${v.instances} process(es)${v.ok ? "" : `; failed: ${v.thresholdsFailed.join(", ")}`}`
+]

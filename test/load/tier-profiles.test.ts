@@ -1,0 +1,108 @@
+/**
+ * The k6 tier profiles (load/tier-limit.js through engine/load/run.ts) against real engine processes with a compressed
+ * window: every tier's limit is admitted exactly in each burst, across two processes on one PostgreSQL too, and the
+ * same profile fails against a target that admits one request more than the limit. Needs k6 (CI builds it with
+ * `go install`); skipped with the reason when it is missing.
+ */
+import { createServer, type Server } from "node:http"
+import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import {
+  defaultWindowSeconds,
+  findK6,
+  LIMITS,
+  partnerKey,
+  profileFor,
+  runProfile,
+  type StartedEngine,
+  startEngineProcess,
+  TIERS
+} from "../../engine/load/run.ts"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+
+const k6 = findK6()
+const adminUrl = process.env.DATABASE_URL
+const OUT = join(import.meta.dirname, "..", "..", "out", "load-test")
+const ADMIN = "adm_load_test"
+const WINDOW_S = 5
+
+describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped: k6 not found; go install go.k6.io/k6@v1.8.1)" : "k6 tier profiles", () => {
+  const engines: Array<StartedEngine> = []
+  afterAll(() => Promise.all(engines.map((e) => e.stop())))
+
+  const prove = async (tier: (typeof TIERS)[number], store: "memory" | "postgres", instances: number, databaseUrl?: string) => {
+    // the window the CLI would choose: long enough that k6 can offer 2.5x the limit while other tests run
+    const windowSeconds = defaultWindowSeconds(LIMITS[tier])
+    const started = await Promise.all(Array.from({ length: instances }, () => startEngineProcess({ windowSeconds, adminToken: ADMIN, store, databaseUrl })))
+    engines.push(...started)
+    const partner = await partnerKey((started[0] as StartedEngine).base, ADMIN, tier)
+    return runProfile({
+      k6: k6 as string,
+      bases: started.map((e) => `${e.base}${partner.base}`),
+      key: partner.key,
+      profile: profileFor(LIMITS[tier], windowSeconds),
+      out: join(OUT, `${tier}-${store}-x${instances}`)
+    })
+  }
+
+  for (const tier of TIERS) {
+    it(`admits exactly ${LIMITS[tier]} per window in each burst (${tier})`, { timeout: 120_000 }, async () => {
+      const verdict = await prove(tier, "memory", 1)
+      expect(verdict.phases.map((p) => p.admitted)).toEqual([LIMITS[tier], LIMITS[tier]])
+      expect(verdict.phases.every((p) => p.refused > 0)).toBe(true)
+      expect(verdict.unexpected).toBe(0)
+      expect(verdict.checksFailed).toBe(0)
+      expect(verdict.ok).toBe(true)
+    })
+  }
+
+  it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { timeout: 120_000 }, async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const url = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(adminUrl as string), Scope.Scope, scope))
+      const verdict = await prove("starter", "postgres", 2, url)
+      expect(verdict.instances).toBe(2)
+      expect(verdict.phases.map((p) => p.admitted)).toEqual([100, 100])
+      expect(verdict.ok).toBe(true)
+    } finally {
+      await Promise.all(engines.splice(0).map((e) => e.stop()))
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+
+  it("fails against a limiter that admits the limit plus one, naming the burst", { timeout: 120_000 }, async () => {
+    // A stand-in API with a sliding window that lets limit + 1 through: everything else about its answers is right.
+    const limit = 20
+    const hits: Array<number> = []
+    const server: Server = createServer((_req, res) => {
+      const now = performance.now()
+      while (hits.length > 0 && (hits[0] as number) <= now - WINDOW_S * 1000) hits.shift()
+      if (hits.length < limit + 1) {
+        hits.push(now)
+        res.writeHead(200, { "content-type": "application/json", "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": "0" })
+        res.end("{}")
+      } else {
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "1", "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": "0" })
+        res.end(JSON.stringify({ error: { code: "RATE_LIMITED", message: "Rate limit exceeded" } }))
+      }
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    try {
+      const verdict = await runProfile({
+        k6: k6 as string,
+        bases: [`http://127.0.0.1:${port}`],
+        key: "k",
+        profile: profileFor(limit, WINDOW_S),
+        out: join(OUT, "planted-limit-plus-one")
+      })
+      expect(verdict.phases.map((p) => p.admitted)).toEqual([limit + 1, limit + 1])
+      expect(verdict.ok).toBe(false)
+      expect(verdict.thresholdsFailed).toEqual(expect.arrayContaining(["admitted{phase:one}", "admitted{phase:two}"]))
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
