@@ -321,11 +321,11 @@ describe("provider: the engine honours the pact", () => {
         proxyUrl,
         stateSetup(() => engine.url)
       )
-    ).rejects.toThrow()
+    ).rejects.toThrow(/kycStatus/)
   })
 
   it("fails when the provider cannot set up a state the consumer relies on", { timeout: 60_000 }, async () => {
     const { "a quote that expired": _missing, ...rest } = stateSetup(() => engine.url)
-    await expect(verify(engine.url, rest)).rejects.toThrow()
+    await expect(verify(engine.url, rest)).rejects.toThrow(/a quote that expired/)
   })
 })
