@@ -17,6 +17,7 @@ import {
   startEngineProcess,
   TIERS
 } from "../load/run.ts"
+import { describeThroughput, runThroughput } from "../load/throughput.ts"
 import { withTemporaryDatabase } from "../store/pg-temp-db.ts"
 
 const ADMIN_TOKEN = "adm_load"
@@ -88,4 +89,38 @@ const runLoad = Command.make(
   }, Effect.scoped)
 ).pipe(Command.withDescription("Prove a tier's rate limit exactly under load with k6"))
 
-export const load = Command.make("load").pipe(Command.withSubcommands([runLoad]), Command.withDescription("k6 load profiles (tier limits)"))
+const throughput = Command.make(
+  "throughput",
+  {
+    store: Flag.Literals("store", ["memory", "postgres"]).pipe(Flag.withDefault("memory" as const), Flag.withDescription("The engine's store")),
+    steps: Flag.String("steps").pipe(Flag.withDefault("100,200,400,800,1600"), Flag.withDescription("Offered iterations per second, one step each")),
+    stepSeconds: Flag.Int("step-seconds").pipe(Flag.withDefault(10), Flag.withDescription("Seconds per step")),
+    out: Flag.String("out").pipe(Flag.withDefault("out/load/throughput"), Flag.withDescription("Where summary.json goes"))
+  },
+  Effect.fn("sokoni.load.throughput")(function* (flags) {
+    const k6 = findK6()
+    if (k6 === undefined) {
+      yield* Console.error("sokoni: k6 not found: set K6, or run `go install go.k6.io/k6@v1.8.1`")
+      process.exitCode = 1
+      return
+    }
+    const steps = flags.steps.split(",").map(Number)
+    if (steps.some((s) => !Number.isInteger(s) || s < 1)) return yield* Effect.fail(new Error("--steps takes whole numbers above 0, comma-separated"))
+    let databaseUrl: string | undefined
+    if (flags.store === "postgres") {
+      const admin = process.env.DATABASE_URL
+      if (admin === undefined) return yield* Effect.fail(new Error("--store postgres needs DATABASE_URL (a temporary database is created on it)"))
+      databaseUrl = yield* withTemporaryDatabase(admin)
+    }
+    yield* Console.log(
+      `throughput on ${flags.store}: steps ${steps.join(", ")} it/s, ${flags.stepSeconds} s each (60% stocks, 20% quote, 15% quote+trade, 5% wallet)`
+    )
+    const out = `${flags.out}/${flags.store}`
+    const { summary, deliveries } = yield* Effect.promise(() =>
+      runThroughput({ k6, store: flags.store, databaseUrl, steps, stepSeconds: flags.stepSeconds, out, onLine: (line) => console.log(`  k6: ${line}`) })
+    )
+    for (const line of describeThroughput(flags.store, summary, deliveries)) yield* Console.log(line)
+  }, Effect.scoped)
+).pipe(Command.withDescription("Find the engine's ceiling and latency per operation on a mixed workload (k6)"))
+
+export const load = Command.make("load").pipe(Command.withSubcommands([runLoad, throughput]), Command.withDescription("k6 load profiles (tier limits)"))
