@@ -34,6 +34,8 @@ import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
 import { MemoryStoreLayer } from "./store/memory.ts"
+import { KeyService } from "./app/keys.ts"
+import { SettingsService } from "./app/settings.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
@@ -101,6 +103,8 @@ export const engineLayer = (config: EngineConfig) => {
       WalletService.layer,
       SandboxService.layer,
       WebhookService.layer,
+      SettingsService.layer,
+      KeyService.layer,
       Idempotency.layer
     ),
     withDelivery

@@ -23,7 +23,8 @@ export interface ApiKeyDoc {
   readonly partnerId: string
   readonly environment: Environment
   readonly kind: KeyKind
-  readonly status: "active" | "revoked"
+  /** `rotated`: replaced by a newer key of the same kind (answers 401 like an unknown key). */
+  readonly status: "active" | "revoked" | "rotated"
   readonly last4: string
   readonly createdAt: number
 }
@@ -219,3 +220,27 @@ export interface DeliveryDoc {
 }
 export const Deliveries = collection<DeliveryDoc>("webhookDeliveries")
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`
+
+/** A partner's settings in one environment (D-065), id = the partition. Absent until first changed: the partner's
+ * own markup and empty defaults apply. A credential collection: the markup rides on the cached principal. */
+export interface PartnerSettingsDoc {
+  readonly markupBps: number
+  readonly notificationEmail: string | null
+  readonly ipAllowlist: ReadonlyArray<string>
+  readonly updatedAt: number
+}
+export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings")
+
+/** Whether a partner may use `POST /oauth/token` (set by the operator, `POST /_sim/partners/{id}/oauth`); id = partnerId. */
+export interface OAuthClientDoc {
+  readonly partnerId: string
+  readonly enabled: boolean
+  readonly updatedAt: number
+}
+export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
+
+/** Which data key is the partner's active one in a partition (id = the partition): rotation finds the old one here. */
+export interface DataKeyPointerDoc {
+  readonly keyHash: string
+}
+export const DataKeyPointers = collection<DataKeyPointerDoc>("dataKeyPointers")

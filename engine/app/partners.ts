@@ -10,7 +10,7 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
-import { ApiKeys, currentCredentialsGeneration, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
+import { ApiKeys, currentCredentialsGeneration, PartnerSettingsDocs, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
 import { creditWallet, seedWallet } from "./ledger.ts"
 import { centsToWire, parseScaled } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
@@ -142,20 +142,24 @@ export class PartnerService extends Context.Service<
           const key = yield* ApiKeys.get(tx, keyHash)
           if (Option.isNone(key)) return Option.none()
           const partner = yield* PartnerDocs.get(tx, key.value.partnerId)
-          return Option.map(partner, (p) => ({ key: key.value, partner: p }))
+          // The environment's settings hold the markup once PATCH /settings changed it (D-065).
+          const settings = yield* PartnerSettingsDocs.get(tx, partitionOf(key.value.partnerId, environment))
+          return Option.map(partner, (p) => ({ key: key.value, partner: p, settings }))
         })
       )
       if (Option.isNone(found) || found.value.key.environment !== environment) {
         return yield* Effect.fail(fail("AUTH_INVALID", "the API key is not recognised"))
       }
-      const { key, partner } = found.value
+      const { key, partner, settings } = found.value
       if (key.status === "revoked") return yield* Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
+      // A rotated key is simply no longer a key (spec: rotation "invalidates the previous key").
+      if (key.status === "rotated") return yield* Effect.fail(fail("AUTH_INVALID", "the API key was rotated and is no longer valid"))
       const principal: Principal = {
         partnerId: partner.partnerId,
         environment,
         keyKind: key.kind,
         tier: partner.tier,
-        markupBps: partner.markupBps,
+        markupBps: Option.match(settings, { onNone: () => partner.markupBps, onSome: (s) => s.markupBps }),
         partition: partitionOf(partner.partnerId, environment)
       }
       // Only active keys are remembered: unknown and revoked keys are read again each time (no memory to fill).

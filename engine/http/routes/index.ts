@@ -15,6 +15,8 @@ import type { ReferenceService } from "../../app/reference.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
+import type { KeyService } from "../../app/keys.ts"
+import type { SettingsService } from "../../app/settings.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -30,6 +32,8 @@ import { referenceRoutes } from "./reference.ts"
 import { statusRoutes } from "./status.ts"
 import { walletRoutes } from "./wallets.ts"
 import { webhookRoutes } from "./webhooks.ts"
+import { keyRoutes } from "./keys.ts"
+import { settingsRoutes } from "./settings.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -42,6 +46,8 @@ export type RouteServices =
   | WalletService
   | SandboxService
   | WebhookService
+  | SettingsService
+  | KeyService
   | ReferenceService
   | CorporateService
   | IntelService
@@ -60,6 +66,8 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...walletRoutes,
   ...statusRoutes,
   ...webhookRoutes,
+  ...settingsRoutes,
+  ...keyRoutes,
   ...controlRoutes,
   ...complianceRoutes
 ]
