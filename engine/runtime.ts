@@ -35,6 +35,8 @@ import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
 import { MemoryStoreLayer } from "./store/memory.ts"
 import { KeyService } from "./app/keys.ts"
+import { IdentityProvider } from "./app/identity.ts"
+import { PortalService } from "./app/portal.ts"
 import { SettingsService } from "./app/settings.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
@@ -105,6 +107,8 @@ export const engineLayer = (config: EngineConfig) => {
       WebhookService.layer,
       SettingsService.layer,
       KeyService.layer,
+      PortalService.layer,
+      IdentityProvider.layer,
       Idempotency.layer
     ),
     withDelivery

@@ -16,6 +16,8 @@ export interface PartnerDoc {
   readonly tier: Tier
   readonly markupBps: number
   readonly createdAt: number
+  /** Absent means active; a suspended partner's keys and tokens answer 403 AUTH_SUSPENDED (D-123). */
+  readonly status?: "active" | "suspended"
 }
 
 export interface ApiKeyDoc {
@@ -239,8 +241,38 @@ export interface OAuthClientDoc {
 }
 export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
 
-/** Which data key is the partner's active one in a partition (id = the partition): rotation finds the old one here. */
-export interface DataKeyPointerDoc {
+/** Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here. */
+export interface KeyPointerDoc {
   readonly keyHash: string
 }
-export const DataKeyPointers = collection<DataKeyPointerDoc>("dataKeyPointers")
+export const KeyPointers = collection<KeyPointerDoc>("keyPointers")
+export const keyPointerId = (partition: string, kind: "full" | "data") => `${partition}|${kind}`
+
+/** A partner application (D-011, D-121), id = applicationId; `partnerId` once a partner exists for its uid. */
+export interface ApplicationDoc {
+  readonly applicationId: string
+  readonly uid: string
+  readonly businessName: string
+  readonly email: string
+  readonly country: string
+  readonly status: "pending" | "approved" | "rejected"
+  readonly rejectionReason: string | null
+  readonly submittedAt: number
+  readonly partnerId: string | null
+}
+export const Applications = collection<ApplicationDoc>("applications")
+/** The latest application of an identity-provider uid (id = uid). */
+export const ApplicationsByUid = collection<{ readonly applicationId: string }>("applicationsByUid")
+
+/** A short-lived `svc_oauth_` access token (portal session 3600 s, client credentials 900 s), id = its SHA-256. */
+export interface AccessTokenDoc {
+  readonly tokenHash: string
+  readonly partnerId: string
+  readonly environment: Environment
+  /** The key it inherits from: the token dies with it (rotation, revocation). */
+  readonly parentKeyHash: string
+  readonly kind: KeyKind
+  readonly scopes: ReadonlyArray<string>
+  readonly expiresAt: number
+}
+export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens")

@@ -10,7 +10,7 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
-import { ApiKeys, DataKeyPointers, timeSortKey } from "./docs.ts"
+import { ApiKeys, KeyPointers, keyPointerId, timeSortKey } from "./docs.ts"
 import { hashKey, KEY_PREFIX } from "./partners.ts"
 import type { Principal } from "./principal.ts"
 
@@ -35,7 +35,7 @@ export class KeyService extends Context.Service<
       const keyHash = hashKey(raw)
       yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const previous = yield* DataKeyPointers.get(tx, principal.partition)
+          const previous = yield* KeyPointers.get(tx, keyPointerId(principal.partition, "data"))
           if (Option.isSome(previous)) {
             const old = yield* ApiKeys.get(tx, previous.value.keyHash)
             if (Option.isSome(old) && old.value.status === "active")
@@ -50,7 +50,7 @@ export class KeyService extends Context.Service<
             last4: raw.slice(-4),
             createdAt: now
           })
-          yield* DataKeyPointers.put(tx, principal.partition, principal.partition, principal.partition, { keyHash })
+          yield* KeyPointers.put(tx, keyPointerId(principal.partition, "data"), principal.partition, "data", { keyHash })
         })
       )
       return { dataKey: raw, note: DATA_KEY_NOTE }

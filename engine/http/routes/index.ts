@@ -16,6 +16,8 @@ import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
 import type { KeyService } from "../../app/keys.ts"
+import type { IdentityProvider } from "../../app/identity.ts"
+import type { PortalService } from "../../app/portal.ts"
 import type { SettingsService } from "../../app/settings.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
@@ -33,6 +35,8 @@ import { statusRoutes } from "./status.ts"
 import { walletRoutes } from "./wallets.ts"
 import { webhookRoutes } from "./webhooks.ts"
 import { keyRoutes } from "./keys.ts"
+import { portalControlRoutes } from "./control-portal.ts"
+import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
 
 /** The services route handlers may use. */
@@ -48,6 +52,8 @@ export type RouteServices =
   | WebhookService
   | SettingsService
   | KeyService
+  | PortalService
+  | IdentityProvider
   | ReferenceService
   | CorporateService
   | IntelService
@@ -68,6 +74,8 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...webhookRoutes,
   ...settingsRoutes,
   ...keyRoutes,
+  ...portalRoutes,
+  ...portalControlRoutes,
   ...controlRoutes,
   ...complianceRoutes
 ]
