@@ -37,6 +37,7 @@ import { MemoryStoreLayer } from "./store/memory.ts"
 import { KeyService } from "./app/keys.ts"
 import { IdentityProvider } from "./app/identity.ts"
 import { PortalService } from "./app/portal.ts"
+import { PortalAccountService } from "./app/portal-account.ts"
 import { SettingsService } from "./app/settings.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
@@ -108,6 +109,7 @@ export const engineLayer = (config: EngineConfig) => {
       SettingsService.layer,
       KeyService.layer,
       PortalService.layer,
+      PortalAccountService.layer,
       IdentityProvider.layer,
       Idempotency.layer
     ),

@@ -276,3 +276,20 @@ export interface AccessTokenDoc {
   readonly expiresAt: number
 }
 export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens")
+
+/** A portal member's personal preferences (POST /me deployment_preference), id = uid. */
+export interface PortalPrefsDoc {
+  readonly deploymentPreference: "hosted" | "onprem" | "both"
+}
+export const PortalPrefs = collection<PortalPrefsDoc>("portalPrefs")
+
+/** A filed tier or sandbox-to-live request (POST /upgrade-request), partition = the partner id. */
+export interface UpgradeRequestDoc {
+  readonly requestId: string
+  readonly partnerId: string
+  readonly uid: string
+  readonly targetTier: Tier | null
+  readonly message: string | null
+  readonly createdAt: number
+}
+export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests")

@@ -240,6 +240,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/partners/{partnerId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue an additional production key
+         * @description The service issues another `pk_live_` key to the partner (displayed once), as support does for a partner that
+         *     needs two during a rotation; `POST /api-keys/revoke` refuses to revoke the only active one.
+         */
+        post: operations["issueSimLiveKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/partners/{partnerId}/oauth": {
         parameters: {
             query?: never;
@@ -831,6 +855,13 @@ export interface components {
          * @enum {string}
          */
         SettlementStatus: "PENDING" | "SETTLED" | "FAILED";
+        /** @description An additional production key. */
+        SimLiveKey: {
+            /** @description The key */
+            liveKey: string;
+            /** @description Partner ID. */
+            partnerId: string;
+        };
         /** @description Created partner and its keys. */
         SimPartner: {
             /** @description Business name. */
@@ -1268,6 +1299,31 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    issueSimLiveKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimLiveKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     setSimPartnerOAuth: {

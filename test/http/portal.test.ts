@@ -294,6 +294,145 @@ describe("portal", () => {
     })
   })
 
+  describe("GET /me and POST /me", () => {
+    const me = (token: string, query = "") => engine.call("GET", `${LIVE}/me${query}`, { headers: bearer(token) })
+
+    it("follows the account through not_found, pending, sandbox_active, active, suspended; maskedKey only when active and never a key", async () => {
+      const token = await idToken(engine, "u1")
+      expect((await me(token)).body).toEqual({
+        status: "not_found",
+        sandboxActive: false,
+        businessName: null,
+        email: null,
+        applicationSubmittedAt: null,
+        applicationRejectionReason: null
+      })
+      const applied = (await apply(engine, token)).body
+      expect((await me(token)).body).toMatchObject({
+        status: "pending",
+        sandboxActive: false,
+        businessName: "Acme Wallet",
+        applicationSubmittedAt: "2026-11-23T08:00:00.000Z"
+      })
+      await register(engine, token)
+      expect((await me(token)).body).toMatchObject({ status: "sandbox_active", sandboxActive: true })
+      expect((await me(token)).body.maskedKey).toBeUndefined()
+      const approved = (await engine.admin("POST", `/_sim/applications/${applied.applicationId}/approve`)).body
+      const active = (await me(token)).body
+      expect(active).toMatchObject({ status: "active", sandboxActive: true, maskedKey: `pk_live_****${approved.liveKey.slice(-4)}` })
+      const masked = await withKey(engine, active.maskedKey, "GET", `${LIVE}/wallet`)
+      expect(masked.status).toBe(401)
+      await engine.admin("POST", `/_sim/partners/${approved.partnerId}/status`, { status: "suspended" })
+      expect((await me(token)).body.status).toBe("suspended")
+    })
+
+    it("reports a rejection with its reason", async () => {
+      const token = await idToken(engine, "u1")
+      const id = (await apply(engine, token)).body.applicationId
+      await engine.admin("POST", `/_sim/applications/${id}/reject`, { reason: "No licence" })
+      expect((await me(token)).body).toMatchObject({ status: "rejected", applicationRejectionReason: "No licence" })
+    })
+
+    it("the workspace form needs a verified email and adds the workspace fields; POST /me saves the preference", async () => {
+      const o = await onboard(engine, "u1")
+      const ws = await me(o.token, "?workspace=1")
+      expect(ws.status).toBe(200)
+      expect(ws.body).toMatchObject({
+        status: "active",
+        deploymentPreference: null,
+        hosted: { status: "active", liveAllowed: true, keyLast4: o.liveKey.slice(-4) },
+        sandbox: { status: "active", nextAction: null },
+        environment: { liveAllowed: true },
+        limit: 50,
+        installations: []
+      })
+      expect((await me(o.token, "?workspace=0")).body.hosted).toBeUndefined()
+      expect((await me(o.token, "?workspace=2")).body.hosted).toBeUndefined()
+      const unverified = await idToken(engine, "u1", false)
+      expect((await me(unverified, "?workspace=1")).status).toBe(403)
+      expect((await me(unverified)).status).toBe(200)
+      const act = (body: unknown, token = o.token) => engine.call("POST", `${LIVE}/me`, { headers: bearer(token), body })
+      expect((await act({ action: "deployment_preference", deploymentPreference: "onprem" })).body).toEqual({
+        action: "deployment_preference",
+        deploymentPreference: "onprem"
+      })
+      expect((await me(o.token, "?workspace=1")).body.deploymentPreference).toBe("onprem")
+      expect((await act({ action: "select_environment", environment: "sandbox" })).body).toEqual({ action: "select_environment", path: "/dashboard/sandbox" })
+      expect((await act({ action: "select_environment" })).body.error.code).toBe("MISSING_PARAM")
+      expect((await act({ action: "deployment_preference" })).body.error.code).toBe("MISSING_PARAM")
+      expect((await act({ action: "launch" })).status).toBe(400)
+      expect((await act({ action: "select_environment", environment: "sandbox" }, unverified)).status).toBe(403)
+    })
+  })
+
+  describe("POST /upgrade-request", () => {
+    const upgrade = (token: string, body?: unknown) => engine.call("POST", `${LIVE}/upgrade-request`, { headers: bearer(token), body })
+
+    it("files tier moves upwards only; sandbox-to-live only before approval; 403 with no account", async () => {
+      expect((await upgrade(await idToken(engine, "nobody"), { targetTier: "growth" })).status).toBe(403)
+      const token = await idToken(engine, "u1")
+      const id = (await apply(engine, token)).body.applicationId
+      await register(engine, token)
+      const live = await upgrade(token)
+      expect(live.status).toBe(201)
+      expect(live.body).toEqual({ message: expect.stringContaining("verification"), requestId: expect.stringMatching(/^upg_/) })
+      await engine.admin("POST", `/_sim/applications/${id}/approve`)
+      expect((await upgrade(token)).status).toBe(400)
+      const tier = await upgrade(token, { targetTier: "growth", message: "more volume" })
+      expect(tier.status).toBe(201)
+      expect(tier.body.requestId).not.toBe(live.body.requestId)
+      expect((await upgrade(token, { targetTier: "starter" })).status).toBe(400)
+      expect((await upgrade(token, { targetTier: "platinum" })).status).toBe(400)
+    })
+  })
+
+  describe("POST /api-keys/revoke", () => {
+    const revoke = (token: string, apiKey: string, key = `revoke-${apiKey.slice(-8)}`) =>
+      engine.call("POST", `${LIVE}/api-keys/revoke`, { headers: { ...bearer(token), "idempotency-key": key }, body: { apiKey } })
+
+    it("refuses the only active key (403); with two, revokes one: 403 AUTH_REVOKED at once and account.frozen with revocation fields", async () => {
+      const o = await onboard(engine, "u1")
+      const only = await revoke(o.token, o.liveKey)
+      expect([only.status, only.body.error.code]).toEqual([403, "FORBIDDEN"])
+      const second = (await engine.admin("POST", `/_sim/partners/${o.partnerId}/keys`)).body.liveKey as string
+      expect((await withKey(engine, o.liveKey, "GET", `${LIVE}/wallet`)).status).toBe(200)
+      await advance(engine, 30)
+      const r = await revoke(o.token, o.liveKey)
+      expect(r.status).toBe(200)
+      expect(r.body).toEqual({ message: expect.any(String), apiKey: `pk_live_****${o.liveKey.slice(-4)}` })
+      const refused = await withKey(engine, o.liveKey, "GET", `${LIVE}/wallet`)
+      expect([refused.status, refused.body.error.code]).toEqual([403, "AUTH_REVOKED"])
+      expect((await withKey(engine, second, "GET", `${LIVE}/wallet`)).status).toBe(200)
+      expect((await revoke(o.token, o.liveKey, "another-key-1")).status).toBe(200)
+      const trace = String((await engine.admin("GET", "/_sim/trace")).body)
+        .split("\n")
+        .filter((l) => l.includes('"kind":"event"') && l.includes("account.frozen"))
+        .map((l) => JSON.parse(l))
+      expect(trace).toHaveLength(1)
+      expect(trace[0]).toMatchObject({ partition: `${o.partnerId}:production` })
+      expect(JSON.stringify(trace[0])).toContain('"revokedAt":"2026-11-23T08:00:30.000Z"')
+      expect(JSON.stringify(trace[0])).toContain('"revokedBy":"u1@acme.test"')
+      // the session now inherits the remaining key
+      expect((await session(engine, o.token)).status).toBe(200)
+    })
+
+    it("404 for another partner's key or an unknown one; 400 without Idempotency-Key or with a non-live key; 403 in the sandbox", async () => {
+      const a = await onboard(engine, "ua")
+      const b = await onboard(engine, "ub")
+      expect((await revoke(a.token, b.liveKey)).status).toBe(404)
+      expect((await revoke(a.token, "pk_live_doesnotexist")).status).toBe(404)
+      expect((await revoke(a.token, a.sandboxKey)).status).toBe(400)
+      const noKey = await engine.call("POST", `${LIVE}/api-keys/revoke`, { headers: bearer(a.token), body: { apiKey: a.liveKey } })
+      expect([noKey.status, noKey.body.error.code]).toEqual([400, "MISSING_IDEMPOTENCY_KEY"])
+      const sandbox = await engine.call("POST", `${SANDBOX}/api-keys/revoke`, {
+        headers: { ...bearer(a.token), "idempotency-key": "sandbox-revoke" },
+        body: { apiKey: a.liveKey }
+      })
+      expect(sandbox.status).toBe(403)
+      expect((await withKey(engine, b.liveKey, "GET", `${LIVE}/wallet`)).status).toBe(200)
+    })
+  })
+
   describe("isolation and secrecy", () => {
     it("two portal partners never see each other's data, in either environment", async () => {
       const a = await onboard(engine, "ua")

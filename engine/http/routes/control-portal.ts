@@ -5,6 +5,7 @@
 import { Effect, Schema } from "effect"
 import { IdentityProvider } from "../../app/identity.ts"
 import { PortalService } from "../../app/portal.ts"
+import { PortalAccountService } from "../../app/portal-account.ts"
 import { required, text } from "../query.ts"
 import { controlRoute } from "../route.ts"
 
@@ -38,6 +39,10 @@ export const portalControlRoutes = [
     params: { partnerId: required(text) },
     body: OAuthBody,
     handle: ({ params, body }) => PortalService.use((p) => p.setOAuth(params.partnerId, body.enabled))
+  }),
+  controlRoute("issueSimLiveKey", 201, {
+    params: { partnerId: required(text) },
+    handle: ({ params }) => PortalAccountService.use((a) => a.issueLiveKey(params.partnerId))
   }),
   controlRoute("setSimPartnerStatus", 200, {
     params: { partnerId: required(text) },

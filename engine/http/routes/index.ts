@@ -18,6 +18,7 @@ import type { WebhookService } from "../../app/webhooks.ts"
 import type { KeyService } from "../../app/keys.ts"
 import type { IdentityProvider } from "../../app/identity.ts"
 import type { PortalService } from "../../app/portal.ts"
+import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
@@ -53,6 +54,7 @@ export type RouteServices =
   | SettingsService
   | KeyService
   | PortalService
+  | PortalAccountService
   | IdentityProvider
   | ReferenceService
   | CorporateService

@@ -6,6 +6,8 @@
 import { Effect, Schema } from "effect"
 import { IdentityProvider } from "../../app/identity.ts"
 import { type ClientCredentials, PortalService } from "../../app/portal.ts"
+import { PortalAccountService } from "../../app/portal-account.ts"
+import { checkKey } from "../guards/idempotency.ts"
 import { fail } from "../../domain/errors.ts"
 import { decodeBody, isFailure, parseJsonBody } from "../body.ts"
 import type { EngineRequest } from "../exchange.ts"
@@ -58,7 +60,53 @@ export const credentialsOf = (request: EngineRequest): ClientCredentials | Retur
   return { grantType: str("grant_type"), clientSecret: secret, scope: str("scope") }
 }
 
+export const MeActionBody = Schema.Struct({
+  action: Schema.Literals(["select_environment", "deployment_preference"]),
+  environment: Schema.optionalKey(Schema.Literals(["sandbox", "production"])),
+  deploymentPreference: Schema.optionalKey(Schema.Literals(["hosted", "onprem", "both"]))
+})
+
+export const UpgradeBody = Schema.Struct({
+  message: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000))),
+  targetTier: Schema.optionalKey(Schema.Literals(["growth", "enterprise"]))
+})
+
+export const RevokeBody = Schema.Struct({ apiKey: Schema.String.check(Schema.isPattern(/^pk_live_/), Schema.isMaxLength(200)) })
+
 export const portalRoutes = [
+  requestRoute("getMe", 200, (request) =>
+    Effect.gen(function* () {
+      const identity = yield* identityOf(request)
+      // The contract declares no 400 for GET /me: only `workspace=1` asks for the workspace form, any other value
+      // is the legacy form (D-126).
+      return yield* PortalAccountService.use((a) => a.me(identity, request.query.get("workspace") === "1"))
+    })
+  ),
+  requestRoute("performMeAction", 200, (request) =>
+    Effect.gen(function* () {
+      const identity = yield* identityOf(request)
+      const body = yield* bodyOf(MeActionBody, request)
+      return yield* PortalAccountService.use((a) => a.act(identity, body))
+    })
+  ),
+  requestRoute("requestUpgrade", 201, (request) =>
+    Effect.gen(function* () {
+      const identity = yield* identityOf(request)
+      const body = request.body === undefined || request.body === "" ? {} : yield* bodyOf(UpgradeBody, request)
+      return yield* PortalAccountService.use((a) => a.upgrade(identity, body))
+    })
+  ),
+  requestRoute("revokeApiKey", 200, (request) =>
+    Effect.gen(function* () {
+      const identity = yield* identityOf(request)
+      // The contract requires the header; revocation is idempotent by nature (a repeat answers the same), so the
+      // key is checked but no answer needs storing (D-125).
+      const keyProblem = checkKey(request.headers["idempotency-key"])
+      if (keyProblem !== undefined) return yield* Effect.fail(keyProblem)
+      const body = yield* bodyOf(RevokeBody, request)
+      return yield* PortalAccountService.use((a) => a.revoke(identity, body.apiKey))
+    })
+  ),
   requestRoute("applyForPartnerAccess", 201, (request) =>
     Effect.gen(function* () {
       const identity = yield* identityOf(request)
