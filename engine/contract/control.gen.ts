@@ -458,7 +458,7 @@ export interface components {
         ApplicationDecision: {
             /** @description Application ID. */
             applicationId: string;
-            /** @description The production key */
+            /** @description The production key, displayed once (approved only). */
             liveKey: string | null;
             /** @description The partner (approved only). */
             partnerId: string | null;
@@ -857,7 +857,7 @@ export interface components {
         SettlementStatus: "PENDING" | "SETTLED" | "FAILED";
         /** @description An additional production key. */
         SimLiveKey: {
-            /** @description The key */
+            /** @description The key, displayed once. */
             liveKey: string;
             /** @description Partner ID. */
             partnerId: string;
