@@ -34,6 +34,11 @@ import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
 import { MemoryStoreLayer } from "./store/memory.ts"
+import { KeyService } from "./app/keys.ts"
+import { IdentityProvider } from "./app/identity.ts"
+import { PortalService } from "./app/portal.ts"
+import { PortalAccountService } from "./app/portal-account.ts"
+import { SettingsService } from "./app/settings.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
@@ -105,6 +110,11 @@ export const engineLayer = (config: EngineConfig) => {
       WalletService.layer,
       SandboxService.layer,
       WebhookService.layer,
+      SettingsService.layer,
+      KeyService.layer,
+      PortalService.layer,
+      PortalAccountService.layer,
+      IdentityProvider.layer,
       Idempotency.layer
     ),
     withDelivery

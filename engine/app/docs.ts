@@ -16,6 +16,8 @@ export interface PartnerDoc {
   readonly tier: Tier
   readonly markupBps: number
   readonly createdAt: number
+  /** Absent means active; a suspended partner's keys and tokens answer 403 AUTH_SUSPENDED (D-123). */
+  readonly status?: "active" | "suspended"
 }
 
 export interface ApiKeyDoc {
@@ -23,7 +25,8 @@ export interface ApiKeyDoc {
   readonly partnerId: string
   readonly environment: Environment
   readonly kind: KeyKind
-  readonly status: "active" | "revoked"
+  /** `rotated`: replaced by a newer key of the same kind (answers 401 like an unknown key). */
+  readonly status: "active" | "revoked" | "rotated"
   readonly last4: string
   readonly createdAt: number
 }
@@ -219,3 +222,74 @@ export interface DeliveryDoc {
 }
 export const Deliveries = collection<DeliveryDoc>("webhookDeliveries")
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`
+
+/** A partner's settings in one environment (D-065), id = the partition. Absent until first changed: the partner's
+ * own markup and empty defaults apply. A credential collection: the markup rides on the cached principal. */
+export interface PartnerSettingsDoc {
+  readonly markupBps: number
+  readonly notificationEmail: string | null
+  readonly ipAllowlist: ReadonlyArray<string>
+  readonly updatedAt: number
+}
+export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings")
+
+/** Whether a partner may use `POST /oauth/token` (set by the operator, `POST /_sim/partners/{id}/oauth`); id = partnerId. */
+export interface OAuthClientDoc {
+  readonly partnerId: string
+  readonly enabled: boolean
+  readonly updatedAt: number
+}
+export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
+
+/** Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here. */
+export interface KeyPointerDoc {
+  readonly keyHash: string
+}
+export const KeyPointers = collection<KeyPointerDoc>("keyPointers")
+export const keyPointerId = (partition: string, kind: "full" | "data") => `${partition}|${kind}`
+
+/** A partner application (D-011, D-121), id = applicationId; `partnerId` once a partner exists for its uid. */
+export interface ApplicationDoc {
+  readonly applicationId: string
+  readonly uid: string
+  readonly businessName: string
+  readonly email: string
+  readonly country: string
+  readonly status: "pending" | "approved" | "rejected"
+  readonly rejectionReason: string | null
+  readonly submittedAt: number
+  readonly partnerId: string | null
+}
+export const Applications = collection<ApplicationDoc>("applications")
+/** The latest application of an identity-provider uid (id = uid). */
+export const ApplicationsByUid = collection<{ readonly applicationId: string }>("applicationsByUid")
+
+/** A short-lived `svc_oauth_` access token (portal session 3600 s, client credentials 900 s), id = its SHA-256. */
+export interface AccessTokenDoc {
+  readonly tokenHash: string
+  readonly partnerId: string
+  readonly environment: Environment
+  /** The key it inherits from: the token dies with it (rotation, revocation). */
+  readonly parentKeyHash: string
+  readonly kind: KeyKind
+  readonly scopes: ReadonlyArray<string>
+  readonly expiresAt: number
+}
+export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens")
+
+/** A portal member's personal preferences (POST /me deployment_preference), id = uid. */
+export interface PortalPrefsDoc {
+  readonly deploymentPreference: "hosted" | "onprem" | "both"
+}
+export const PortalPrefs = collection<PortalPrefsDoc>("portalPrefs")
+
+/** A filed tier or sandbox-to-live request (POST /upgrade-request), partition = the partner id. */
+export interface UpgradeRequestDoc {
+  readonly requestId: string
+  readonly partnerId: string
+  readonly uid: string
+  readonly targetTier: Tier | null
+  readonly message: string | null
+  readonly createdAt: number
+}
+export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests")

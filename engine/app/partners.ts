@@ -1,7 +1,8 @@
 /**
  * Partners: bootstrapping a partner with its keys and master wallets, and resolving an API key to a Principal.
  * Owns: partner and key documents, key hashing (keys are stored only as SHA-256 hashes), key/environment rules.
- * Does not own: portal/identity-token flows, key rotation and revocation (a later issue), rate limits.
+ * Also resolves `svc_oauth_` access tokens to their parent key's principal and refuses suspended partners.
+ * Does not own: portal/identity-token flows (PortalService), key rotation (KeyService, PortalService), rate limits.
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
@@ -10,7 +11,17 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
-import { ApiKeys, currentCredentialsGeneration, Partners as PartnerDocs, timeSortKey } from "./docs.ts"
+import {
+  AccessTokens,
+  type ApiKeyDoc,
+  ApiKeys,
+  currentCredentialsGeneration,
+  type PartnerDoc,
+  type PartnerSettingsDoc,
+  PartnerSettingsDocs,
+  Partners as PartnerDocs,
+  timeSortKey
+} from "./docs.ts"
 import { creditWallet, seedWallet } from "./ledger.ts"
 import { centsToWire, parseScaled } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
@@ -19,7 +30,7 @@ import { type Environment, partitionOf, type Principal, type Tier } from "./prin
 /** Virtual money seeded into a sandbox master wallet (spec: POST /register, walletBalance 100000). */
 export const SANDBOX_SEED_CENTS = 100_000_00
 
-export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data: "pk_data_" } as const
+export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data: "pk_data_", token: "svc_oauth_" } as const
 
 /** Hashes already computed, per presented key: every keyed request hashes its key. Kept in process memory only
  * (never stored), bounded by starting afresh when full. */
@@ -112,6 +123,42 @@ export class PartnerService extends Context.Service<
       return { partnerId, sandboxKey, liveKey, businessName: input.businessName, email: input.email, tier: input.tier }
     })
 
+    const principalOf = (key: ApiKeyDoc, partner: PartnerDoc, settings: Option.Option<PartnerSettingsDoc>, environment: Environment, kind = key.kind) => {
+      if (key.status === "revoked") return Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
+      // A rotated key is simply no longer a key (spec: rotation "invalidates the previous key").
+      if (key.status === "rotated") return Effect.fail(fail("AUTH_INVALID", "the API key was rotated and is no longer valid"))
+      if (partner.status === "suspended") return Effect.fail(fail("AUTH_SUSPENDED", "the partner account is suspended"))
+      const principal: Principal = {
+        partnerId: partner.partnerId,
+        environment,
+        keyKind: kind,
+        tier: partner.tier,
+        markupBps: Option.match(settings, { onNone: () => partner.markupBps, onSome: (s) => s.markupBps }),
+        partition: partitionOf(partner.partnerId, environment)
+      }
+      return Effect.succeed(principal)
+    }
+
+    /** A `svc_oauth_` token stands for its parent key while unexpired; it dies with the key (D-124). */
+    const tokenPrincipal = Effect.fnUntraced(function* (raw: string, environment: Environment, now: number) {
+      const found = yield* store.read((tx) =>
+        Effect.gen(function* () {
+          const token = yield* AccessTokens.get(tx, hashKey(raw))
+          if (Option.isNone(token)) return Option.none()
+          const key = yield* ApiKeys.get(tx, token.value.parentKeyHash)
+          const partner = yield* PartnerDocs.get(tx, token.value.partnerId)
+          const settings = yield* PartnerSettingsDocs.get(tx, partitionOf(token.value.partnerId, environment))
+          if (Option.isNone(key) || Option.isNone(partner)) return Option.none()
+          return Option.some({ token: token.value, key: key.value, partner: partner.value, settings })
+        })
+      )
+      if (Option.isNone(found) || found.value.token.environment !== environment)
+        return yield* Effect.fail(fail("AUTH_INVALID", "the access token is not recognised"))
+      const { token, key, partner, settings } = found.value
+      if (now >= token.expiresAt) return yield* Effect.fail(fail("AUTH_INVALID", "the access token has expired; request a new one"))
+      return yield* principalOf(key, partner, settings, environment, token.kind)
+    })
+
     // Principals of active keys recently read, by key hash (E-052): a keyed request then reads nothing from the store.
     // A key or partner written in this process invalidates them at once (the generation); one written by another
     // engine process on the same database is seen within PRINCIPAL_TTL_MS of engine time.
@@ -119,13 +166,15 @@ export class PartnerService extends Context.Service<
 
     // Untraced: it runs on every keyed request, and a span per call is measurable there (docs/performance.md).
     const authenticate = Effect.fnUntraced(function* (raw: string, environment: Environment) {
-      const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data]
+      const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data, KEY_PREFIX.token]
       if (!expectedPrefix.some((p) => raw.startsWith(p))) {
         return yield* Effect.fail(
           fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`)
         )
       }
       const now = yield* clock.now
+      // Access tokens expire on the engine clock, so they are read each time rather than cached.
+      if (raw.startsWith(KEY_PREFIX.token)) return yield* tokenPrincipal(raw, environment, now)
       const keyHash = hashKey(raw)
       const cached = principals.get(keyHash)
       if (
@@ -142,22 +191,16 @@ export class PartnerService extends Context.Service<
           const key = yield* ApiKeys.get(tx, keyHash)
           if (Option.isNone(key)) return Option.none()
           const partner = yield* PartnerDocs.get(tx, key.value.partnerId)
-          return Option.map(partner, (p) => ({ key: key.value, partner: p }))
+          // The environment's settings hold the markup once PATCH /settings changed it (D-065).
+          const settings = yield* PartnerSettingsDocs.get(tx, partitionOf(key.value.partnerId, environment))
+          return Option.map(partner, (p) => ({ key: key.value, partner: p, settings }))
         })
       )
       if (Option.isNone(found) || found.value.key.environment !== environment) {
         return yield* Effect.fail(fail("AUTH_INVALID", "the API key is not recognised"))
       }
-      const { key, partner } = found.value
-      if (key.status === "revoked") return yield* Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
-      const principal: Principal = {
-        partnerId: partner.partnerId,
-        environment,
-        keyKind: key.kind,
-        tier: partner.tier,
-        markupBps: partner.markupBps,
-        partition: partitionOf(partner.partnerId, environment)
-      }
+      const { key, partner, settings } = found.value
+      const principal = yield* principalOf(key, partner, settings, environment)
       // Only active keys are remembered: unknown and revoked keys are read again each time (no memory to fill).
       if (principals.size >= MAX_HASHES) principals.clear()
       principals.set(keyHash, { principal, at: now, generation })

@@ -178,6 +178,7 @@ export const PARTNER_OPERATIONS = [
 /** One row per operation of the control API. */
 export const CONTROL_OPERATIONS = [
   {"operationId":"advanceSimClock","method":"POST","path":"/_sim/clock/advance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,409]},
+  {"operationId":"approveSimApplication","method":"POST","path":"/_sim/applications/{applicationId}/approve","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401,404,409]},
   {"operationId":"createSimPartner","method":"POST","path":"/_sim/partners","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[201,400,401]},
   {"operationId":"creditSimMasterWallet","method":"POST","path":"/_sim/partners/{partnerId}/wallet/credit","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"fillSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/fill","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
@@ -187,7 +188,12 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"getSimMaintenance","method":"GET","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTrace","method":"GET","path":"/_sim/trace","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTraceHash","method":"GET","path":"/_sim/trace/hash","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401]},
+  {"operationId":"issueSimIdToken","method":"POST","path":"/_sim/idp/tokens","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]},
+  {"operationId":"issueSimLiveKey","method":"POST","path":"/_sim/partners/{partnerId}/keys","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[201,401,404]},
   {"operationId":"overrideSimSubAccountKyc","method":"POST","path":"/_sim/users/{userId}/kyc","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
+  {"operationId":"rejectSimApplication","method":"POST","path":"/_sim/applications/{applicationId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
-  {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]}
+  {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]},
+  {"operationId":"setSimPartnerOAuth","method":"POST","path":"/_sim/partners/{partnerId}/oauth","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
+  {"operationId":"setSimPartnerStatus","method":"POST","path":"/_sim/partners/{partnerId}/status","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]}
 ] as const

@@ -5,6 +5,53 @@
  */
 
 export interface paths {
+    "/_sim/applications/{applicationId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application ID (`app_`). */
+                applicationId: components["parameters"]["ApplicationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a partner application
+         * @description The service approves a pending application: the partner exists from then on (created by `POST /register` or
+         *     now), gets its production key (displayed once here) and `GET /me` reports `approved`.
+         */
+        post: operations["approveSimApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/applications/{applicationId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application ID (`app_`). */
+                applicationId: components["parameters"]["ApplicationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a partner application
+         * @description The service rejects a pending application with a reason (`GET /me` shows it as `applicationRejectionReason`).
+         */
+        post: operations["rejectSimApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/clock": {
         parameters: {
             query?: never;
@@ -121,6 +168,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/idp/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign an identity-provider ID token
+         * @description The simulated identity provider: signs an ID token (EdDSA JWT, key derived from the run's seed, issuer
+         *     `https://idp.sokoni.test`, audience `sokoni-portal`, 3600 s on the engine clock) for the portal operations.
+         */
+        post: operations["issueSimIdToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/maintenance": {
         parameters: {
             query?: never;
@@ -166,6 +234,76 @@ export interface paths {
          *     once. The sandbox master wallet is seeded with 100000 USD, the production master wallet with 0.
          */
         post: operations["createSimPartner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/partners/{partnerId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue an additional production key
+         * @description The service issues another `pk_live_` key to the partner (displayed once), as support does for a partner that
+         *     needs two during a rotation; `POST /api-keys/revoke` refuses to revoke the only active one.
+         */
+        post: operations["issueSimLiveKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/partners/{partnerId}/oauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable or disable OAuth client credentials for a partner
+         * @description The service's enablement of `POST /oauth/token` for the partner (403 FORBIDDEN while disabled, the default); `GET /settings` shows it as `oauthEnabled`.
+         */
+        post: operations["setSimPartnerOAuth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/partners/{partnerId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend or reactivate a partner
+         * @description A suspended partner's keys and tokens answer 403 AUTH_SUSPENDED in both environments until reactivated.
+         */
+        post: operations["setSimPartnerStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -316,6 +454,22 @@ export interface components {
              */
             now: string;
         };
+        /** @description An application after the service's decision. */
+        ApplicationDecision: {
+            /** @description Application ID. */
+            applicationId: string;
+            /** @description The production key, displayed once (approved only). */
+            liveKey: string | null;
+            /** @description The partner (approved only). */
+            partnerId: string | null;
+            /** @description Rejection reason. */
+            reason: string | null;
+            /**
+             * @description The decision.
+             * @enum {string}
+             */
+            status: "approved" | "rejected";
+        };
         /**
          * @description Canonical order status (no aliases).
          * @enum {string}
@@ -439,6 +593,26 @@ export interface components {
             source: string;
             /** @description Target (local) currency. */
             toCurrency: string;
+        };
+        /** @description A signed ID token. */
+        IdToken: {
+            /** @description Compact JWS. */
+            idToken: string;
+        };
+        /** @description Claims of the ID token to sign. */
+        IdTokenRequest: {
+            /**
+             * Format: email
+             * @description Email claim.
+             */
+            email: string;
+            /**
+             * @description email_verified claim.
+             * @default true
+             */
+            emailVerified: boolean;
+            /** @description Identity-provider user ID (the token subject). */
+            uid: string;
         };
         /**
          * @description BASIC = ID verified; FULL = enhanced due diligence.
@@ -608,6 +782,23 @@ export interface components {
          * @enum {string}
          */
         OrderType: "MARKET" | "LIMIT" | "STOP" | "STOP_LIMIT";
+        /** @description OAuth enablement of a partner. */
+        PartnerOAuth: {
+            /** @description Enabled. */
+            oauthEnabled: boolean;
+            /** @description Partner ID. */
+            partnerId: string;
+        };
+        /** @description A partner's status. */
+        PartnerStatus: {
+            /** @description Partner ID. */
+            partnerId: string;
+            /**
+             * @description Status.
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+        };
         /**
          * @description Exchange-qualified symbol as the service answers it: the ticker and the country suffix of its exchange
          *     (`SCOM.KE` on NSE, `DANGCEM.NG` on NGX, `NPN.ZA` on JSE; suffixes in `ExchangeCode`) (D-080).
@@ -616,6 +807,11 @@ export interface components {
          * @example NPN.ZA
          */
         QualifiedSymbol: string;
+        /** @description Why the application is rejected. */
+        RejectApplicationRequest: {
+            /** @description Reason shown as applicationRejectionReason. */
+            reason: string;
+        };
         /** @description Rejection details. */
         RejectRequest: {
             /** @description Rejection code (see D-008 for the known values). */
@@ -641,11 +837,31 @@ export interface components {
              */
             statusPage?: string;
         };
+        /** @description OAuth enablement. */
+        SetOAuthRequest: {
+            /** @description Whether POST /oauth/token serves this partner. */
+            enabled: boolean;
+        };
+        /** @description Partner status change. */
+        SetPartnerStatusRequest: {
+            /**
+             * @description New status.
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+        };
         /**
          * @description Custody settlement, independent of execution status (transitions in D-005).
          * @enum {string}
          */
         SettlementStatus: "PENDING" | "SETTLED" | "FAILED";
+        /** @description An additional production key. */
+        SimLiveKey: {
+            /** @description The key, displayed once. */
+            liveKey: string;
+            /** @description Partner ID. */
+            partnerId: string;
+        };
         /** @description Created partner and its keys. */
         SimPartner: {
             /** @description Business name. */
@@ -771,11 +987,15 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Application ID (`app_`). */
+        ApplicationId: string;
         /**
          * @description Order ID.
          * @example ord_0001
          */
         OrderId: string;
+        /** @description Partner ID (`ptn_`). */
+        PartnerId: string;
         /**
          * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
          * @example usr_0001
@@ -788,6 +1008,63 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    approveSimApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application ID (`app_`). */
+                applicationId: components["parameters"]["ApplicationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approved application. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationDecision"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    rejectSimApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application ID (`app_`). */
+                applicationId: components["parameters"]["ApplicationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RejectApplicationRequest"];
+            };
+        };
+        responses: {
+            /** @description The rejected application. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationDecision"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     getSimClock: {
         parameters: {
             query?: never;
@@ -925,6 +1202,32 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
         };
     };
+    issueSimIdToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The signed token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
     getSimMaintenance: {
         parameters: {
             query?: never;
@@ -996,6 +1299,91 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    issueSimLiveKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimLiveKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    setSimPartnerOAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetOAuthRequest"];
+            };
+        };
+        responses: {
+            /** @description The partner's OAuth enablement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOAuth"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    setSimPartnerStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Partner ID (`ptn_`). */
+                partnerId: components["parameters"]["PartnerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPartnerStatusRequest"];
+            };
+        };
+        responses: {
+            /** @description The partner's status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     creditSimMasterWallet: {

@@ -19,6 +19,7 @@ import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempot
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
+import { mayHoldSecret, redactSecrets } from "./redact.ts"
 import { RawBody, type Mount, type Route, WithStatus } from "./route.ts"
 import { makeRouter } from "./router.ts"
 
@@ -113,8 +114,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             : jsonResponse(route.successStatus, value)
 
       /** Runs the handler; business failures become envelopes, anything else a 500 that is logged, never stored. */
-      const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined) =>
-        route.run(input, principal).pipe(
+      const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined, request: EngineRequest) =>
+        route.run(input, principal, request).pipe(
           Effect.map((value) => success(route, value)),
           Effect.catchCause((cause) => {
             const failure = cause.reasons.flatMap((r) => (r._tag === "Fail" && r.error instanceof ApiFailure ? [r.error] : []))[0]
@@ -127,7 +128,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
 
       // Untraced: these run on every request, and a span per call is measurable on the hot path (docs/performance.md).
       const authenticate = Effect.fnUntraced(function* (request: EngineRequest, auth: Route<R>["auth"], where: Located) {
-        if (auth === "none") return undefined
+        // ID tokens and client secrets are verified by the operation itself (portalRoute): no partner key here.
+        if (auth === "none" || auth === "idToken" || auth === "clientSecret") return undefined
         if (auth === "admin") {
           const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1]
           if (token === undefined) return yield* fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`")
@@ -200,7 +202,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         }
         const input = route.decode(request, found.params)
         if (isFailure(input)) return respond(errorResponse(input))
-        if (!route.idempotent || principal === undefined) return respond(yield* invoke(route, input, principal))
+        if (!route.idempotent || principal === undefined) return respond(yield* invoke(route, input, principal, request))
 
         const key = request.headers["idempotency-key"]
         const keyProblem = checkKey(key)
@@ -218,7 +220,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         }
         // The key is given up when the handler dies (interruption, defect) or its answer is not kept: 5xx and 503
         // (the spec says such a request is safe to resend with the same key) and request-shape failures (E-076).
-        const response = yield* invoke(route, input, principal).pipe(Effect.onError(() => outcome.release))
+        const response = yield* invoke(route, input, principal, request).pipe(Effect.onError(() => outcome.release))
         if (!storable(response.status, response.value)) {
           yield* outcome.release
           return respond(response)
@@ -233,9 +235,12 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
 
       /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
       const traceValue = (text: string | undefined, value: unknown) => {
-        if (value !== undefined) return value
+        // Only a body that holds a credential is walked again (E-030): most hold none.
+        const secret = text !== undefined && mayHoldSecret(text)
+        if (value !== undefined) return secret ? redactSecrets(value) : value
         const parsed = parseJsonBody(text)
-        return isFailure(parsed) ? text : (parsed ?? null)
+        const kept = isFailure(parsed) ? text : (parsed ?? null)
+        return secret ? redactSecrets(kept) : kept
       }
 
       const handle = (request: EngineRequest): Effect.Effect<EngineResponse> =>

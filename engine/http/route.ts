@@ -50,7 +50,7 @@ export interface Route<R> {
   readonly statuses: ReadonlyArray<number>
   readonly successStatus: number
   readonly decode: (request: EngineRequest, params: Readonly<Record<string, string>>) => Decoded | ApiFailure
-  readonly run: (input: Decoded, principal: Principal | undefined) => Effect.Effect<unknown, ApiFailure | StoreError, R>
+  readonly run: (input: Decoded, principal: Principal | undefined, request: EngineRequest) => Effect.Effect<unknown, ApiFailure | StoreError, R>
 }
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -205,3 +205,14 @@ export class RawBody {
     this.text = text
   }
 }
+
+/**
+ * A partner-contract operation whose handler reads the request itself: ID-token and client-secret operations,
+ * which verify their credential before decoding the body (auth before decode, as everywhere) and may take a form
+ * body (`POST /oauth/token`).
+ */
+export const requestRoute = <Op extends OperationId, S extends SuccessStatus<Op>, R>(
+  operationId: Op,
+  status: S,
+  handle: (request: EngineRequest) => Effect.Effect<ResponseBody<Op, S>, ApiFailure | StoreError, R>
+): Route<R> => build<R>(operationId, status, {}, (_input, _principal, request) => handle(request))

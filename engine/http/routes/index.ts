@@ -15,6 +15,11 @@ import type { ReferenceService } from "../../app/reference.ts"
 import type { TradingService } from "../../app/trading.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
+import type { KeyService } from "../../app/keys.ts"
+import type { IdentityProvider } from "../../app/identity.ts"
+import type { PortalService } from "../../app/portal.ts"
+import type { PortalAccountService } from "../../app/portal-account.ts"
+import type { SettingsService } from "../../app/settings.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -30,6 +35,10 @@ import { referenceRoutes } from "./reference.ts"
 import { statusRoutes } from "./status.ts"
 import { walletRoutes } from "./wallets.ts"
 import { webhookRoutes } from "./webhooks.ts"
+import { keyRoutes } from "./keys.ts"
+import { portalControlRoutes } from "./control-portal.ts"
+import { portalRoutes } from "./portal.ts"
+import { settingsRoutes } from "./settings.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -42,6 +51,11 @@ export type RouteServices =
   | WalletService
   | SandboxService
   | WebhookService
+  | SettingsService
+  | KeyService
+  | PortalService
+  | PortalAccountService
+  | IdentityProvider
   | ReferenceService
   | CorporateService
   | IntelService
@@ -60,6 +74,10 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...walletRoutes,
   ...statusRoutes,
   ...webhookRoutes,
+  ...settingsRoutes,
+  ...keyRoutes,
+  ...portalRoutes,
+  ...portalControlRoutes,
   ...controlRoutes,
   ...complianceRoutes
 ]
