@@ -7,19 +7,23 @@
 //
 // Environment (set by `sokoni load run`, engine/load/run.ts):
 //   BASES     comma-separated API bases (several engine processes on one store: requests alternate between them)
-//   KEY       the partner key (x-api-key); LIMIT the tier's limit; WINDOW_S the engine's window in seconds
-//   RATE      arrival rate per second; BURST_S each burst's length; GAP_S pause between bursts
+//   KEY       the partner key (x-api-key), or CREDENTIALS: a JSON array of header objects, used in turn (the shared
+//             bucket: a full key, a data key and an OAuth token of one partner count against one limit)
+//   LIMIT     the tier's limit; WINDOW_S the engine's window in seconds
+//   RATE      arrival rate per second; BURST_S each burst's length; GAP_S pause between bursts; START_S wait first
 //   OUT       directory for summary.json and summary.html
 import http from "k6/http"
 import { check } from "k6"
 import { Counter } from "k6/metrics"
 
 const BASES = __ENV.BASES.split(",")
-const KEY = __ENV.KEY
+const CREDENTIALS = __ENV.CREDENTIALS ? JSON.parse(__ENV.CREDENTIALS) : [{ "x-api-key": __ENV.KEY }]
 const LIMIT = Number(__ENV.LIMIT)
 const RATE = Number(__ENV.RATE)
 const BURST_S = Number(__ENV.BURST_S)
 const GAP_S = Number(__ENV.GAP_S)
+// Seconds before the first burst: a window's worth after any keyed set-up request (creating a data key counts)
+const START_S = Number(__ENV.START_S || 0)
 const PATH = __ENV.PATH_UNDER_TEST || "/stocks?limit=1"
 
 const admitted = new Counter("admitted")
@@ -40,7 +44,7 @@ const burst = (phase, startSeconds) => ({
 
 export const options = {
   discardResponseBodies: false,
-  scenarios: { one: burst("one", 0), two: burst("two", BURST_S + GAP_S) },
+  scenarios: { one: burst("one", START_S), two: burst("two", START_S + BURST_S + GAP_S) },
   thresholds: {
     "admitted{phase:one}": [`count==${LIMIT}`],
     "admitted{phase:two}": [`count==${LIMIT}`],
@@ -54,8 +58,10 @@ export const options = {
 
 let turn = 0
 export function hit() {
-  const base = BASES[turn++ % BASES.length]
-  const res = http.get(`${base}${PATH}`, { headers: { "x-api-key": KEY } })
+  const base = BASES[turn % BASES.length]
+  const headers = CREDENTIALS[turn % CREDENTIALS.length]
+  turn++
+  const res = http.get(`${base}${PATH}`, { headers })
   if (res.status === 200) {
     admitted.add(1)
     check(res, { "an admitted answer carries the tier's X-RateLimit-Limit": (r) => r.headers["X-Ratelimit-Limit"] === String(LIMIT) })
@@ -89,6 +95,7 @@ export function handleSummary(data) {
     limit: LIMIT,
     windowSeconds: Number(__ENV.WINDOW_S),
     instances: BASES.length,
+    credentials: CREDENTIALS.length,
     phases: ["one", "two"].map((phase) => ({ phase, admitted: count(data, "admitted", phase), refused: count(data, "refused", phase) })),
     unexpected: count(data, "unexpected"),
     checksPassed: data.metrics.checks ? data.metrics.checks.values.passes : 0,
@@ -108,7 +115,7 @@ export function handleSummary(data) {
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>Tier limit ${LIMIT}: ${verdict.ok ? "passed" : "FAILED"}</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}
 .ok{color:#070}.bad{color:#b00;font-weight:bold}h1{font-size:20px}</style></head><body>
-<h1 class="${verdict.ok ? "ok" : "bad"}">Rate limit ${LIMIT} per ${escapeHtml(__ENV.WINDOW_S)} s window, ${BASES.length} engine process(es): ${verdict.ok ? "exact" : "VIOLATED"}</h1>
+<h1 class="${verdict.ok ? "ok" : "bad"}">Rate limit ${LIMIT} per ${escapeHtml(__ENV.WINDOW_S)} s window, ${BASES.length} engine process(es), ${CREDENTIALS.length} credential(s): ${verdict.ok ? "exact" : "VIOLATED"}</h1>
 <table><tr><th>burst</th><th>admitted</th><th>limit</th><th>429s</th><th>verdict</th></tr>${rows}</table>
 <p>Checks: ${verdict.checksPassed} passed, ${verdict.checksFailed} failed. Unexpected statuses: ${verdict.unexpected}.</p>
 <p>Thresholds failed: ${verdict.thresholdsFailed.length === 0 ? "none" : escapeHtml(verdict.thresholdsFailed.join(", "))}</p>

@@ -13,6 +13,7 @@ import {
   partnerKey,
   profileFor,
   runProfile,
+  sharedBucketCredentials,
   type StartedEngine,
   startEngineProcess,
   TIERS
@@ -36,6 +37,10 @@ const runLoad = Command.make(
     ),
     base: Flag.String("base").pipe(Flag.optional, Flag.withDescription("Run against this API base instead (e.g. http://host/api/v1/partner); needs --key")),
     key: Flag.String("key").pipe(Flag.optional, Flag.withDescription("The partner key to use with --base")),
+    sharedBucket: Flag.Boolean("shared-bucket").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("Send in turn with the full key, a data key and an OAuth token of one partner: one limit for all three")
+    ),
     out: Flag.String("out").pipe(Flag.withDefault("out/load"), Flag.withDescription("Where summary.json and summary.html go (a folder per tier)"))
   },
   Effect.fn("sokoni.load.run")(function* (flags) {
@@ -48,15 +53,16 @@ const runLoad = Command.make(
     const limit = LIMITS[flags.tier]
     const windowSeconds = Option.getOrElse(flags.windowSeconds, () => defaultWindowSeconds(limit))
     const profile = profileFor(limit, windowSeconds)
-    const out = `${flags.out}/${flags.tier}${flags.instances > 1 ? `-x${flags.instances}` : ""}`
+    const out = `${flags.out}/${flags.tier}${flags.instances > 1 ? `-x${flags.instances}` : ""}${flags.sharedBucket ? "-shared" : ""}`
     let bases: ReadonlyArray<string>
-    let key: string
+    let credentials: ReadonlyArray<Record<string, string>>
     const givenBase = Option.getOrUndefined(flags.base)
     if (givenBase !== undefined) {
       const givenKey = Option.getOrUndefined(flags.key)
       if (givenKey === undefined) return yield* Effect.fail(new Error("--base needs --key"))
+      if (flags.sharedBucket) return yield* Effect.fail(new Error("--shared-bucket needs an engine this command starts (it uses the control API)"))
       bases = [givenBase]
-      key = givenKey
+      credentials = [{ "x-api-key": givenKey }]
       yield* Console.log(`target ${givenBase}; its window must be ${windowSeconds} s (--window-seconds), or the bursts prove nothing`)
     } else {
       let databaseUrl: string | undefined
@@ -72,9 +78,11 @@ const runLoad = Command.make(
         engines.push(yield* Effect.promise(() => startEngineProcess({ windowSeconds, adminToken: ADMIN_TOKEN, store, databaseUrl })))
       }
       const first = engines[0] as StartedEngine
+      if (flags.sharedBucket && flags.tier === "sandbox")
+        return yield* Effect.fail(new Error("--shared-bucket is for production tiers (data keys and OAuth are production-only)"))
       const partner = yield* Effect.promise(() => partnerKey(first.base, ADMIN_TOKEN, flags.tier))
       bases = engines.map((e) => `${e.base}${partner.base}`)
-      key = partner.key
+      credentials = flags.sharedBucket ? yield* Effect.promise(() => sharedBucketCredentials(first.base, ADMIN_TOKEN, partner)) : [{ "x-api-key": partner.key }]
       yield* Console.log(
         `${flags.instances} engine process(es) on ${databaseUrl === undefined ? "the memory store" : "one PostgreSQL database"}, window ${windowSeconds} s`
       )
@@ -82,7 +90,17 @@ const runLoad = Command.make(
     yield* Console.log(
       `tier ${flags.tier}: limit ${limit}; two bursts of ${profile.burstSeconds} s at ${profile.rate} req/s, ${profile.gapSeconds} s apart (k6 ${k6})`
     )
-    const verdict = yield* Effect.promise(() => runProfile({ k6, bases, key, profile, out, onLine: (line) => console.log(`  k6: ${line}`) }))
+    const verdict = yield* Effect.promise(() =>
+      runProfile({
+        k6,
+        bases,
+        credentials,
+        profile,
+        settleSeconds: flags.sharedBucket ? windowSeconds + 1 : 0,
+        out,
+        onLine: (line) => console.log(`  k6: ${line}`)
+      })
+    )
     for (const line of describeVerdict(flags.tier, verdict)) yield* Console.log(line)
     yield* Console.log(`report: ${out}/summary.html`)
     if (!verdict.ok) process.exitCode = 1

@@ -44,6 +44,7 @@ export interface Verdict {
   readonly limit: number
   readonly windowSeconds: number
   readonly instances: number
+  readonly credentials: number
   readonly phases: ReadonlyArray<{ readonly phase: string; readonly admitted: number; readonly refused: number }>
   readonly unexpected: number
   readonly checksPassed: number
@@ -73,8 +74,11 @@ export const findK6 = (): string | undefined => {
 export const runProfile = (options: {
   readonly k6: string
   readonly bases: ReadonlyArray<string>
-  readonly key: string
+  /** One header set per credential, used in turn; several share the partner's bucket. */
+  readonly credentials: ReadonlyArray<Record<string, string>>
   readonly profile: Profile
+  /** Seconds to wait before the first burst: a window after set-up requests that the bucket counted. */
+  readonly settleSeconds?: number
   readonly out: string
   readonly onLine?: (line: string) => void
 }): Promise<Verdict> => {
@@ -83,12 +87,13 @@ export const runProfile = (options: {
   const env = {
     ...process.env,
     BASES: options.bases.join(","),
-    KEY: options.key,
+    CREDENTIALS: JSON.stringify(options.credentials),
     LIMIT: String(profile.limit),
     WINDOW_S: String(profile.windowSeconds),
     RATE: String(profile.rate),
     BURST_S: String(profile.burstSeconds),
     GAP_S: String(profile.gapSeconds),
+    START_S: String(options.settleSeconds ?? 0),
     OUT: options.out,
     K6_NO_USAGE_REPORT: "true"
   }
@@ -157,15 +162,45 @@ export const startEngineProcess = async (options: {
 }
 
 /** Creates a partner of the tier on the engine's control API; the key that the tier's profile uses. */
-export const partnerKey = async (base: string, adminToken: string, tier: LoadTier): Promise<{ base: string; key: string }> => {
+export const partnerKey = async (base: string, adminToken: string, tier: LoadTier): Promise<{ base: string; key: string; partnerId: string }> => {
   const response = await fetch(`${base}/_sim/partners`, {
     method: "POST",
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
     body: JSON.stringify({ businessName: `Load ${tier}`, email: `load-${tier}@sokoni.test`, tier: tier === "sandbox" ? "starter" : tier })
   })
   if (response.status !== 201) throw new Error(`POST /_sim/partners answered ${response.status}: ${await response.text()}`)
-  const partner = (await response.json()) as { sandboxKey: string; liveKey: string }
-  return tier === "sandbox" ? { base: "/api/sandbox/v1/partner", key: partner.sandboxKey } : { base: "/api/v1/partner", key: partner.liveKey }
+  const partner = (await response.json()) as { partnerId: string; sandboxKey: string; liveKey: string }
+  const { partnerId } = partner
+  return tier === "sandbox"
+    ? { base: "/api/sandbox/v1/partner", key: partner.sandboxKey, partnerId }
+    : { base: "/api/v1/partner", key: partner.liveKey, partnerId }
+}
+
+/**
+ * The three credentials of one production partner that share its bucket: the full key, a data key
+ * (`POST /api-keys/data-key`) and an OAuth token (`POST /oauth/token`, after `/_sim/partners/{id}/oauth` enables it).
+ */
+export const sharedBucketCredentials = async (
+  base: string,
+  adminToken: string,
+  partner: { readonly key: string; readonly partnerId: string }
+): Promise<ReadonlyArray<Record<string, string>>> => {
+  const post = async (path: string, headers: Record<string, string>, body?: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const json = (await response.json()) as Record<string, unknown>
+    if (response.status >= 300) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(json)}`)
+    return json
+  }
+  const full = { "x-api-key": partner.key }
+  const dataKey = String((await post("/api/v1/partner/api-keys/data-key", { ...full, "idempotency-key": "load-data-key-0001" })).dataKey)
+  await post(`/_sim/partners/${partner.partnerId}/oauth`, { authorization: `Bearer ${adminToken}` }, { enabled: true })
+  const basic = `Basic ${Buffer.from(`client:${partner.key}`).toString("base64")}`
+  const token = String((await post("/api/v1/partner/oauth/token", { authorization: basic }, { grant_type: "client_credentials" })).access_token)
+  return [full, { "x-api-key": dataKey }, { authorization: `Bearer ${token}` }]
 }
 
 /** One line per burst and the verdict, as `sokoni load run` prints them. */
@@ -174,5 +209,5 @@ export const describeVerdict = (tier: string, v: Verdict): ReadonlyArray<string>
     (p) => `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${p.admitted === v.limit ? "exact" : "WRONG"}), ${p.refused} refused with 429`
   ),
   `  checks ${v.checksPassed} passed, ${v.checksFailed} failed; unexpected statuses ${v.unexpected}`,
-  `${v.ok ? "PASS" : "FAIL"} ${tier}: limit ${v.limit} per ${v.windowSeconds} s window across ${v.instances} process(es)${v.ok ? "" : `; failed: ${v.thresholdsFailed.join(", ")}`}`
+  `${v.ok ? "PASS" : "FAIL"} ${tier}: limit ${v.limit} per ${v.windowSeconds} s window across ${v.instances} process(es) and ${v.credentials} credential(s)${v.ok ? "" : `; failed: ${v.thresholdsFailed.join(", ")}`}`
 ]

@@ -15,6 +15,7 @@ import {
   partnerKey,
   profileFor,
   runProfile,
+  sharedBucketCredentials,
   type StartedEngine,
   startEngineProcess,
   TIERS
@@ -31,7 +32,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
   const engines: Array<StartedEngine> = []
   afterAll(() => Promise.all(engines.map((e) => e.stop())))
 
-  const prove = async (tier: (typeof TIERS)[number], store: "memory" | "postgres", instances: number, databaseUrl?: string) => {
+  const prove = async (tier: (typeof TIERS)[number], store: "memory" | "postgres", instances: number, databaseUrl?: string, shared = false) => {
     // the window the CLI would choose: long enough that k6 can offer 2.5x the limit while other tests run
     const windowSeconds = defaultWindowSeconds(LIMITS[tier])
     const started = await Promise.all(Array.from({ length: instances }, () => startEngineProcess({ windowSeconds, adminToken: ADMIN, store, databaseUrl })))
@@ -40,9 +41,11 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     return runProfile({
       k6: k6 as string,
       bases: started.map((e) => `${e.base}${partner.base}`),
-      key: partner.key,
+      credentials: shared ? await sharedBucketCredentials((started[0] as StartedEngine).base, ADMIN, partner) : [{ "x-api-key": partner.key }],
       profile: profileFor(LIMITS[tier], windowSeconds),
-      out: join(OUT, `${tier}-${store}-x${instances}`)
+      // creating the data key is a keyed request the bucket counts: let it leave the window first
+      settleSeconds: shared ? windowSeconds + 1 : 0,
+      out: join(OUT, `${tier}-${store}-x${instances}${shared ? "-shared" : ""}`)
     })
   }
 
@@ -56,6 +59,13 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
       expect(verdict.ok).toBe(true)
     })
   }
+
+  it("counts a full key, a data key and an OAuth token of one partner against one limit (starter)", { timeout: 120_000 }, async () => {
+    const verdict = await prove("starter", "memory", 1, undefined, true)
+    expect(verdict.credentials).toBe(3)
+    expect(verdict.phases.map((p) => p.admitted)).toEqual([100, 100])
+    expect(verdict.ok).toBe(true)
+  })
 
   it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { timeout: 120_000 }, async () => {
     const scope = Effect.runSync(Scope.make())
@@ -94,7 +104,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
       const verdict = await runProfile({
         k6: k6 as string,
         bases: [`http://127.0.0.1:${port}`],
-        key: "k",
+        credentials: [{ "x-api-key": "k" }],
         profile: profileFor(limit, WINDOW_S),
         out: join(OUT, "planted-limit-plus-one")
       })
