@@ -8,6 +8,7 @@ import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
 import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
+import type { MarketViews } from "../../app/market-views.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -29,6 +30,7 @@ import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
 import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
+import { marketViewRoutes } from "./market-views.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { referenceRoutes } from "./reference.ts"
@@ -43,6 +45,7 @@ import { settingsRoutes } from "./settings.ts"
 /** The services route handlers may use. */
 export type RouteServices =
   | MarketService
+  | MarketViews
   | TradingService
   | PartnerService
   | AccountsService
@@ -67,6 +70,7 @@ export type RouteServices =
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
+  ...marketViewRoutes,
   ...referenceRoutes,
   ...quoteRoutes,
   ...orderRoutes,
