@@ -3,7 +3,7 @@
  * node-server.process.test.ts, which spawns `sokoni serve`): raw requests, port probes, temporary databases.
  */
 import { request } from "node:http"
-import { connect, createServer } from "node:net"
+import { connect } from "node:net"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
@@ -19,16 +19,8 @@ export const portOf = (server: RunningServer) => {
   return address.port
 }
 
-/** A port that was free a moment ago (listen on 0, close). */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
+/** A port that was free a moment ago (listen on 0, close): the load tool's own. */
+export { freePort } from "../../engine/load/run.ts"
 
 export interface RawReply {
   readonly status: number
