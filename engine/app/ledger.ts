@@ -171,7 +171,7 @@ export interface OrderTransition {
   readonly symbol: string
   readonly orderId: string
   readonly side: Side
-  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED"
+  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED"
   readonly movements: Movements
   /** The order's escrow after the transition minus before. */
   readonly escrowDelta: number
@@ -182,6 +182,7 @@ const orderDescription = (t: OrderTransition) => {
   const what = `${t.side} ${t.symbol} (order ${t.orderId})`
   if (t.kind === "ORDER_PLACED") return `Escrow for ${what}`
   if (t.kind === "ORDER_REJECTED") return `Escrow returned: rejected ${what}`
+  if (t.kind === "ORDER_CANCELLED") return `Escrow returned: cancelled ${what}`
   return t.side === "SELL" ? `Proceeds of ${what}` : `Unused escrow returned: filled ${what}`
 }
 

@@ -12,7 +12,9 @@ import { refuseTrading } from "../domain/subaccount.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
   applyFill,
+  applyCancel,
   applyReject,
+  CANCEL_REASON_PARTNER,
   awaitsDesk,
   type OrderRecord,
   orderToWire,
@@ -84,6 +86,7 @@ export class TradingService extends Context.Service<
     readonly deskQueue: Effect.Effect<ReadonlyArray<Schemas["Order"]>, StoreError>
     readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    readonly cancel: (principal: Principal, orderId: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
   }
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
@@ -339,6 +342,38 @@ export class TradingService extends Context.Service<
       )
     })
 
+    /** The partner cancels one of its PENDING or WORKING orders, master or sub-account (D-033): money back first. */
+    const cancel = Effect.fn("TradingService.cancel")(function* (principal: Principal, orderId: string) {
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const now = yield* clock.now
+          const order = yield* findOrder(tx, orderId)
+          if (order.partition !== principal.partition) return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`))
+          const transition = yield* liftFailure(applyCancel(order, CANCEL_REASON_PARTNER, now))
+          const next = transition.order
+          yield* applyOrderTransition(tx, next.partition, {
+            ...transitionOf(next, "ORDER_CANCELLED", next.escrow - order.escrow, now),
+            movements: transition.movements
+          })
+          yield* saveOrder(tx, next)
+          yield* events.append(tx, next.partition, "order.cancelled", {
+            orderId: next.orderId,
+            subAccountId: next.account === "master" ? null : next.account,
+            externalId: next.externalId,
+            type: next.side,
+            symbol: next.symbol,
+            quantity: next.quantity,
+            status: "CANCELLED",
+            ...(next.side === "BUY" ? { refunded: centsToWire(transition.movements.wallet) } : {}),
+            currency: "USD",
+            orderLifecycle: next.orderLifecycle,
+            cancelReason: next.cancelReason
+          })
+          return orderToWire(next, now)
+        })
+      )
+    })
+
     /** PENDING and PARTIALLY_FILLED orders of every partner, oldest first: what the desk has to decide. */
     const deskQueue = Effect.gen(function* () {
       const now = yield* clock.now
@@ -362,7 +397,7 @@ export class TradingService extends Context.Service<
       })
     )
 
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject })
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)

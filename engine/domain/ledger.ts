@@ -37,7 +37,7 @@ export interface Posting {
 }
 
 /** Why money moved. */
-export type EntryKind = "SEED" | "CREDIT" | "DEPOSIT" | "WITHDRAWAL" | "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED"
+export type EntryKind = "SEED" | "CREDIT" | "DEPOSIT" | "WITHDRAWAL" | "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED"
 
 /** The contract's TransactionType (D-026): how a wallet posting reads in a sub-account's history. */
 export type TransactionType =
@@ -75,6 +75,7 @@ export const transactionTypeOf = (kind: EntryKind, side: Side | null): Transacti
     case "ORDER_FILLED":
       return side === "SELL" ? "ORDER_PROCEEDS" : "ORDER_REFUND"
     case "ORDER_REJECTED":
+    case "ORDER_CANCELLED":
       return "ORDER_REFUND"
     default:
       return "ADJUSTMENT"

@@ -254,6 +254,34 @@ export const applyReject = (order: OrderRecord, code: string, reason: string, no
   }
 }
 
+/** Why a partner's cancel closed the order (spec event order.cancelled, `cancelReason`). */
+export const CANCEL_REASON_PARTNER = "PARTNER_REQUEST"
+
+/** Orders a partner may cancel (spec: "a cancelable (PENDING or WORKING) order"); a partly filled one may not (D-033). */
+export const isCancelable = (o: OrderRecord): boolean => o.status === "PENDING" || o.status === "WORKING"
+
+/**
+ * The partner cancels (D-033): CANCELLED with `cancelReason`, nothing filled, BUY escrow back to the wallet and a
+ * SELL's reserved shares released; settlement FAILED, as nothing will settle.
+ */
+export const applyCancel = (order: OrderRecord, reason: string, now: number): Transition | ApiFailure => {
+  if (!isCancelable(order)) return fail("CONFLICT", `order ${order.orderId} is ${order.status} and cannot be cancelled`)
+  return {
+    order: {
+      ...order,
+      escrow: 0,
+      status: "CANCELLED",
+      settlementStatus: "FAILED",
+      cancelReason: reason,
+      cancelledAt: now,
+      settledAt: now,
+      queuedAt: null,
+      version: order.version + 1
+    },
+    movements: releaseUnfilled(order)
+  }
+}
+
 /** Default service-level target for the dealing desk queue (spec: "live SLA clock"; value is ours, see E-004). */
 export const EXECUTION_SLA_SECONDS = 300
 
@@ -292,7 +320,7 @@ export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
     orderType: o.orderType,
     limitPrice: o.limitPrice === null ? null : price4ToWire(o.limitPrice),
     stopPrice: o.stopPrice === null ? null : price4ToWire(o.stopPrice),
-    cancelable: o.status === "PENDING" || o.status === "WORKING",
+    cancelable: isCancelable(o),
     replaceable: o.status === "WORKING",
     type: o.side,
     status: o.status,

@@ -64,5 +64,9 @@ export const orderRoutes = [
   partnerRoute("getOrder", 200, {
     params: { orderId: required(text) },
     handle: ({ params, principal }) => TradingService.use((t) => t.getOrder(principal, params.orderId))
+  }),
+  partnerRoute("cancelOrder", 200, {
+    params: { orderId: required(text) },
+    handle: ({ params, principal }) => TradingService.use((t) => t.cancel(principal, params.orderId))
   })
 ]
