@@ -1,7 +1,7 @@
 /**
  * The ledger's model test (fast-check, model-based): random sequences of sub-account creations, deposits,
- * withdrawals, freezes (partner and compliance), closes, KYC changes, top-ups, sandbox resets, BUY and SELL orders
- * and the desk's fills and rejects, on both environments of one partner. After every command, per partner and
+ * withdrawals, freezes (partner and compliance), closes, KYC changes, top-ups, sandbox resets, BUY and SELL orders,
+ * the desk's fills and rejects and the partner's cancels, on both environments of one partner. After every command, per partner and
  * environment:
  *   - every journal entry sums to zero, and each balance equals the sum of its account's postings;
  *   - no wallet, escrow or fee balance is negative;
@@ -37,6 +37,9 @@ interface OrderModel {
   readonly account: string
   readonly side: "BUY" | "SELL"
   readonly price: number
+  /** Placed quantity and the BUY's escrow at placement (a cancel returns it whole: only unfilled orders cancel). */
+  readonly quantity: number
+  readonly escrow: number
   remaining: number
 }
 interface UserModel {
@@ -272,7 +275,7 @@ const orderOf = (env: Env, user: number, master: boolean, side: "BUY" | "SELL", 
       add(e.wallet, account, -total)
       add(e.escrow, account, total)
     } else add(e.reserved, account, quantity)
-    e.orders.push({ orderId: res.body.orderId, account, side, price: res.body.priceAtOrder, remaining: quantity })
+    e.orders.push({ orderId: res.body.orderId, account, side, price: res.body.priceAtOrder, quantity, escrow: side === "BUY" ? total : 0, remaining: quantity })
   },
   toString: () => `${side}(${env}, ${master ? "master" : `user ${user}`}, ${size}${side === "SELL" ? "%" : ""})`
 })
@@ -317,6 +320,25 @@ const decideOf = (env: Env, order: number, action: "fill" | "partial" | "cheaper
   toString: () => `${action}(${env}, order ${order})`
 })
 
+/** The partner cancels an open order: only one nothing has filled yet (PENDING); a partly filled one is 409 (D-033). */
+const cancelOf = (env: Env, order: number): Cmd => ({
+  check: (m) => m.envs[env].orders.length > 0,
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const o = e.orders[order % e.orders.length] as OrderModel
+    const cancelable = o.remaining === o.quantity
+    const res = await r.p.call(env, "DELETE", `/orders/${o.orderId}`)
+    ok(res.status, cancelable ? 200 : 409, "cancel", res.body)
+    if (!cancelable) return
+    if (o.side === "BUY") {
+      add(e.wallet, o.account, o.escrow)
+      add(e.escrow, o.account, -o.escrow)
+    } else add(e.reserved, o.account, -o.remaining)
+    e.orders.splice(e.orders.indexOf(o), 1)
+  },
+  toString: () => `cancel(${env}, order ${order})`
+})
+
 const env = fc.constantFrom<Env>(...ENVS)
 const idx = fc.nat({ max: 3 })
 const amount = fc.oneof(fc.integer({ min: 1, max: 5_000_00 }), fc.integer({ min: 1, max: 200 }), fc.constant(10_000_000), fc.constant(0))
@@ -345,6 +367,7 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   kyc,
   fc.tuple(env, fc.integer({ min: 1, max: 2_000_000 })).map(([e, a]) => creditOf(e, a)),
   fc.constant(reset),
+  fc.tuple(env, idx).map(([e, o]) => cancelOf(e, o)),
   order,
   order,
   order,
@@ -375,7 +398,20 @@ const runModel = async (engine: Engine, numRuns: number) => {
   }
   console.log(`ledger model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
   // the generator reaches the interesting paths, not only refusals
-  for (const path of ["deposit 200", "withdraw 200", "deposit 400", "BUY 202", "SELL 202", "fill 200", "reject 200", "close 200", "close 409", "reset 200"]) {
+  for (const path of [
+    "deposit 200",
+    "withdraw 200",
+    "deposit 400",
+    "BUY 202",
+    "SELL 202",
+    "fill 200",
+    "reject 200",
+    "cancel 200",
+    "cancel 409",
+    "close 200",
+    "close 409",
+    "reset 200"
+  ]) {
     expect(outcomes.get(path) ?? 0, path).toBeGreaterThan(numRuns / 100)
   }
   return runs

@@ -43,7 +43,7 @@ describe("DELETE /orders/{orderId}", () => {
   it("cancels a PENDING BUY: the escrow returns to the wallet to the cent, with its history entry and event", async () => {
     const before = await balances()
     const order = await trade("BUY", 10)
-    expect((await balances())[`wallet:${id}`]).toBe(before[`wallet:${id}`] - cents(order.totalAmount))
+    expect((await balances())[`wallet:${id}`]).toBe((before[`wallet:${id}`] ?? 0) - cents(order.totalAmount))
     const watch = eventWatcher(engine)
     await watch()
     const r = await cancel(order.orderId)
@@ -74,7 +74,7 @@ describe("DELETE /orders/{orderId}", () => {
     expect(placed.status).toBe(202)
     const before = (await balances())["wallet:master"]
     expect((await cancel(placed.body.orderId)).status).toBe(200)
-    expect((await balances())["wallet:master"]).toBe(before + cents(placed.body.totalAmount))
+    expect((await balances())["wallet:master"]).toBe((before ?? 0) + cents(placed.body.totalAmount))
   })
 
   it("releases a cancelled SELL's shares, which can then be sold again, and moves no cash", async () => {
