@@ -9,6 +9,7 @@ import { AccountsService } from "./app/accounts.ts"
 import { DeviceService } from "./app/devices.ts"
 import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
+import { PortfolioService } from "./app/portfolio.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -123,7 +124,7 @@ export const engineLayer = (config: EngineConfig) => {
   // The read-only reference families: one book of seeded data per run, read by four services.
   const withBook = Layer.provideMerge(ReferenceData.layer, services)
   const reference = Layer.provideMerge(
-    Layer.mergeAll(ReferenceService.layer, CorporateService.layer, IntelService.layer, OfferService.layer, MarketViews.layer),
+    Layer.mergeAll(ReferenceService.layer, CorporateService.layer, IntelService.layer, OfferService.layer, MarketViews.layer, PortfolioService.layer),
     withBook
   )
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), reference)

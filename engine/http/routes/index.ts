@@ -9,6 +9,7 @@ import type { CorporateService } from "../../app/corporate.ts"
 import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
 import type { MarketViews } from "../../app/market-views.ts"
+import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -46,6 +47,7 @@ import { settingsRoutes } from "./settings.ts"
 export type RouteServices =
   | MarketService
   | MarketViews
+  | PortfolioService
   | TradingService
   | PartnerService
   | AccountsService

@@ -4,6 +4,7 @@
  * are TradingService's. Decoding only.
  */
 import { Schema } from "effect"
+import { PortfolioService } from "../../app/portfolio.ts"
 import { TradingService } from "../../app/trading.ts"
 import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY, ORDER_STATUS_FILTERS } from "../../domain/order.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
@@ -64,6 +65,11 @@ export const orderRoutes = [
   partnerRoute("getOrder", 200, {
     params: { orderId: required(text) },
     handle: ({ params, principal }) => TradingService.use((t) => t.getOrder(principal, params.orderId))
+  }),
+  partnerRoute("getMasterPortfolio", 200, { handle: ({ principal }) => PortfolioService.use((p) => p.portfolio(principal, "master")) }),
+  partnerRoute("getSubAccountPortfolio", 200, {
+    params: { userId: required(text) },
+    handle: ({ params, principal }) => PortfolioService.use((p) => p.portfolio(principal, params.userId))
   }),
   partnerRoute("cancelOrder", 200, {
     params: { orderId: required(text) },

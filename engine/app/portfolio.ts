@@ -1,0 +1,119 @@
+/**
+ * PortfolioService: an account's cash and positions valued at the delayed price (D-027): `GET /portfolio` (master)
+ * and `GET /users/{userId}/portfolio`. Owns the valuation: market value, average cost and unrealised P&L, in exact
+ * integer arithmetic. Does not own balances or holdings (app/ledger.ts keeps them with the journal), nor prices
+ * (the published stock item, app/market.ts).
+ */
+import { Context, Effect, Layer } from "effect"
+import type { Schemas } from "../contract/wire.ts"
+import type { ApiFailure } from "../domain/errors.ts"
+import { INSTRUMENTS } from "../domain/instruments.ts"
+import { centsToWire, divRound, parseScaled, toWireNumber } from "../domain/money.ts"
+import type { OrderRecord } from "../domain/order.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { type ReadTx, Store, type StoreError } from "../store/port.ts"
+import { findSubAccount } from "./accounts.ts"
+import { Orders } from "./docs.ts"
+import { escrowBalance, holdingsOf, walletBalance } from "./ledger.ts"
+import { MarketService } from "./market.ts"
+import type { Principal } from "./principal.ts"
+
+/** USD cost of the units an account bought, per symbol: every BUY fill's gross plus fee, and the units. */
+export interface CostBasis {
+  readonly cents: number
+  readonly units: number
+}
+
+/** Average-cost basis from the account's BUY fills (sells leave the average unchanged). Pure. */
+export const costBasisOf = (orders: ReadonlyArray<OrderRecord>, account: string): ReadonlyMap<string, CostBasis> => {
+  const basis = new Map<string, CostBasis>()
+  for (const o of orders) {
+    if (o.account !== account || o.side !== "BUY") continue
+    for (const f of o.fills) {
+      const prior = basis.get(o.symbol) ?? { cents: 0, units: 0 }
+      basis.set(o.symbol, { cents: prior.cents + f.gross + f.fee, units: prior.units + f.quantity })
+    }
+  }
+  return basis
+}
+
+/**
+ * One position valued: market value = quantity x USD price (to the cent), average cost = basis / units bought (to
+ * 1/10000 USD), unrealised P&L = market value - quantity x average cost (to the cent). Pure.
+ */
+export const valuePosition = (
+  quantity: number,
+  usdPrice: number | null,
+  basis: CostBasis | undefined
+): { readonly marketValueCents: number | null; readonly averageCost4: number | null; readonly unrealizedCents: number | null } => {
+  const usd4 = usdPrice === null ? undefined : parseScaled(usdPrice, 4)
+  const marketValueCents = usd4 === undefined ? null : Number(divRound(BigInt(quantity) * BigInt(usd4), 100n))
+  const averageCost4 = basis === undefined || basis.units === 0 ? null : Number(divRound(BigInt(basis.cents) * 100n, BigInt(basis.units)))
+  const unrealizedCents =
+    marketValueCents === null || averageCost4 === null ? null : marketValueCents - Number(divRound(BigInt(quantity) * BigInt(averageCost4), 100n))
+  return { marketValueCents, averageCost4, unrealizedCents }
+}
+
+export class PortfolioService extends Context.Service<
+  PortfolioService,
+  { readonly portfolio: (principal: Principal, account: string) => Effect.Effect<Schemas["Portfolio"], ApiFailure | StoreError> }
+>()("sokoni/PortfolioService") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const market = yield* MarketService
+
+    const read = (tx: ReadTx, partition: string, account: string) =>
+      Effect.gen(function* () {
+        const subAccount = account === "master" ? undefined : yield* findSubAccount(tx, partition, account)
+        const cash = yield* walletBalance(tx, partition, account)
+        const reserved = yield* escrowBalance(tx, partition, account)
+        const holdings = (yield* holdingsOf(tx, partition, account)).filter((h) => h.quantity > 0)
+        const orders = holdings.length === 0 ? [] : (yield* tx.list(Orders.name, { partition, limit: 100_000, order: "asc" })).map((d) => d.body as OrderRecord)
+        return { subAccount, cash, reserved, holdings, basis: costBasisOf(orders, account) }
+      })
+
+    const portfolio = Effect.fn("PortfolioService.portfolio")(function* (principal: Principal, account: string) {
+      const state = yield* store.read((tx) => read(tx, principal.partition, account))
+      const now = yield* clock.now
+      const positions: Array<Schemas["Holding"]> = []
+      let totalCents = 0
+      for (const h of state.holdings) {
+        const instrument = INSTRUMENTS.find((i) => i.symbol === h.symbol)
+        const item = instrument === undefined ? undefined : yield* market.stockItem(instrument)
+        const usdPrice = item?.usdPrice ?? null
+        const value = valuePosition(h.quantity, usdPrice, state.basis.get(h.symbol))
+        totalCents += value.marketValueCents ?? 0
+        positions.push({
+          symbol: h.symbol,
+          exchange: (instrument?.exchange ?? "NSE") as Schemas["Holding"]["exchange"],
+          name: instrument?.name ?? h.symbol,
+          currency: item?.currency ?? "USD",
+          quantity: h.quantity,
+          availableQuantity: h.quantity - h.reserved,
+          averageCostUsd: value.averageCost4 === null ? null : toWireNumber(value.averageCost4, 4),
+          lastPrice: item?.price ?? null,
+          usdPrice,
+          marketValueUsd: value.marketValueCents === null ? null : centsToWire(value.marketValueCents),
+          unrealizedPnlUsd: value.unrealizedCents === null ? null : centsToWire(value.unrealizedCents),
+          asOf: item?.asOf ?? null
+        })
+      }
+      const answer: Schemas["Portfolio"] = {
+        accountType: account === "master" ? "MASTER" : "SUB_ACCOUNT",
+        subAccountId: state.subAccount === undefined ? null : account,
+        externalId: state.subAccount?.externalId ?? null,
+        cashBalance: centsToWire(state.cash),
+        reservedCash: centsToWire(state.reserved),
+        holdings: positions,
+        totalMarketValueUsd: centsToWire(totalCents),
+        asOf: isoAt(now)
+      }
+      return answer
+    })
+
+    return PortfolioService.of({ portfolio })
+  })
+
+  static readonly layer = Layer.effect(PortfolioService, PortfolioService.make)
+}
