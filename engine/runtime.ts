@@ -10,6 +10,7 @@ import { DeviceService } from "./app/devices.ts"
 import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
 import { PortfolioService } from "./app/portfolio.ts"
+import { OrderBlotter } from "./app/blotter.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -124,7 +125,15 @@ export const engineLayer = (config: EngineConfig) => {
   // The read-only reference families: one book of seeded data per run, read by four services.
   const withBook = Layer.provideMerge(ReferenceData.layer, services)
   const reference = Layer.provideMerge(
-    Layer.mergeAll(ReferenceService.layer, CorporateService.layer, IntelService.layer, OfferService.layer, MarketViews.layer, PortfolioService.layer),
+    Layer.mergeAll(
+      ReferenceService.layer,
+      CorporateService.layer,
+      IntelService.layer,
+      OfferService.layer,
+      MarketViews.layer,
+      PortfolioService.layer,
+      OrderBlotter.layer
+    ),
     withBook
   )
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), reference)

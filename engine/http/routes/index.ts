@@ -10,6 +10,7 @@ import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
 import type { MarketViews } from "../../app/market-views.ts"
 import type { PortfolioService } from "../../app/portfolio.ts"
+import type { OrderBlotter } from "../../app/blotter.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -48,6 +49,7 @@ export type RouteServices =
   | MarketService
   | MarketViews
   | PortfolioService
+  | OrderBlotter
   | TradingService
   | PartnerService
   | AccountsService

@@ -4,6 +4,7 @@
  * are TradingService's. Decoding only.
  */
 import { Schema } from "effect"
+import { OrderBlotter } from "../../app/blotter.ts"
 import { PortfolioService } from "../../app/portfolio.ts"
 import { TradingService } from "../../app/trading.ts"
 import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY, ORDER_STATUS_FILTERS } from "../../domain/order.ts"
@@ -65,6 +66,17 @@ export const orderRoutes = [
   partnerRoute("getOrder", 200, {
     params: { orderId: required(text) },
     handle: ({ params, principal }) => TradingService.use((t) => t.getOrder(principal, params.orderId))
+  }),
+  partnerRoute("getOrderBlotter", 200, {
+    query: {
+      status: optional(oneOf(["ALL", ...ORDER_STATUS_FILTERS.filter((s) => s !== "PROCESSING")])),
+      symbol: optional(text),
+      from: optional(bound("from")),
+      to: optional(bound("to")),
+      limit: optional(integer({ min: 1, max: 200 })),
+      ...PAGE
+    },
+    handle: ({ query, principal }) => OrderBlotter.use((b) => b.page(principal, query))
   }),
   partnerRoute("getMasterPortfolio", 200, { handle: ({ principal }) => PortfolioService.use((p) => p.portfolio(principal, "master")) }),
   partnerRoute("getSubAccountPortfolio", 200, {
