@@ -55,6 +55,8 @@ export interface TradeInput {
 
 export interface OrderListQuery {
   readonly status?: OrderStatusFilter | undefined
+  /** Only this order (`GET /test-tools/orders?orderId=`). */
+  readonly orderId?: string | undefined
   readonly symbol?: string | undefined
   /** Epoch millis, inclusive (decoded by the route: dates cover the whole UTC day). */
   readonly from?: number | undefined
@@ -242,6 +244,7 @@ export class TradingService extends Context.Service<
             if (matches.length === limit) break
             lastKey = doc.sortKey
             if (o.account !== account) continue
+            if (query.orderId !== undefined && o.orderId !== query.orderId) continue
             if (wanted !== undefined && o.status !== wanted) continue
             if (symbol !== undefined && o.symbol !== symbol && o.symbol.split(".")[0] !== symbol) continue
             if (from !== undefined && o.createdAt < from) continue

@@ -1,5 +1,5 @@
 /**
- * GET /orders/blotter (D-032): sub-account orders across customers, newest first, filtered and paged with a cursor
+ * GET /orders/blotter (D-032) and GET /test-tools/orders (D-061): sub-account orders across customers, newest first, filtered and paged with a cursor
  * bound to the filters; master orders stay out; the scan stops at 20 customers or 1,000 orders per page (pure
  * tests of the scan). Every answer is checked against the contract.
  */
@@ -97,5 +97,43 @@ describe("the blotter scan (pure)", () => {
     const orders = Array.from({ length: 5 }, (_, i) => order("usr_1", i))
     expect(scanBlotter(orders, 3, () => true).resumeAfter).toBe(orders[2]?.sortKey)
     expect(scanBlotter(orders, 10, () => true).resumeAfter).toBeUndefined()
+  })
+})
+
+describe("GET /test-tools/orders (sandbox)", () => {
+  let engine: ReturnType<typeof startEngine>
+  let p: Awaited<ReturnType<typeof partnerOf>>
+  let id: string
+  const orders: Array<string> = []
+  beforeEach(async () => {
+    engine = startEngine()
+    p = await partnerOf(engine)
+    orders.length = 0
+    id = (await p.createUser("sandbox", { externalId: "tools-1" })).subAccountId
+    await p.verify(id)
+    await p.deposit(id, 100)
+    for (const quantity of [1, 2]) {
+      const q = await p.sb("GET", `/quote/SCOM?side=BUY&quantity=${quantity}&subAccountId=${id}`)
+      orders.push((await p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM", type: "BUY", quantity, quoteId: q.body.quoteId })).body.orderId)
+    }
+  })
+  afterEach(() => engine.dispose())
+
+  it("lists a sub-account's orders, or only the one asked for, in the envelope of GET /orders", async () => {
+    const all = await p.sb("GET", `/test-tools/orders?subAccountId=${id}`)
+    expect(all.status).toBe(200)
+    expect(all.body.orders.map((o: { orderId: string }) => o.orderId).sort()).toEqual([...orders].sort())
+    const one = await p.sb("GET", `/test-tools/orders?subAccountId=${id}&orderId=${orders[0]}`)
+    expect(one.body.orders.map((o: { orderId: string }) => o.orderId)).toEqual([orders[0]])
+    expect(one.body.count).toBe(1)
+  })
+
+  it("needs subAccountId, refuses production keys and other partners' sub-accounts", async () => {
+    const missing = await p.sb("GET", "/test-tools/orders")
+    expect([missing.status, missing.body.error.code, missing.body.error.param]).toEqual([400, "MISSING_PARAM", "subAccountId"])
+    const live = await p.call("production", "GET", `/test-tools/orders?subAccountId=${id}`)
+    expect(live.status).toBe(403)
+    const other = await partnerOf(engine)
+    expect((await other.sb("GET", `/test-tools/orders?subAccountId=${id}`)).status).toBe(404)
   })
 })

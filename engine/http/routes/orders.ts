@@ -67,6 +67,16 @@ export const orderRoutes = [
     params: { orderId: required(text) },
     handle: ({ params, principal }) => TradingService.use((t) => t.getOrder(principal, params.orderId))
   }),
+  partnerRoute("listTestToolOrders", 200, {
+    query: {
+      subAccountId: required(text),
+      orderId: optional(text),
+      status: optional(oneOf(ORDER_STATUS_FILTERS)),
+      limit: optional(integer({ min: 1, max: 200 })),
+      ...PAGE
+    },
+    handle: ({ query, principal }) => TradingService.use((t) => t.listOrders(principal, query.subAccountId, query))
+  }),
   partnerRoute("getOrderBlotter", 200, {
     query: {
       status: optional(oneOf(["ALL", ...ORDER_STATUS_FILTERS.filter((s) => s !== "PROCESSING")])),
