@@ -546,8 +546,8 @@ const wrongMethods = (w: World) => {
     ["production", "/quote/SCOM", ["GET"]],
     ["sandbox", "/trade", ["POST"]],
     ["production", "/orders", ["GET"]],
-    // DELETE is the contract's cancelOrder, not simulated: 404 (declared for it)
-    ["production", `/orders/${w.prodOrder}`, ["GET"]],
+    // DELETE is the contract's cancelOrder: served, so not a wrong method here
+    ["production", `/orders/${w.prodOrder}`, ["GET", "DELETE"]],
     ["public", "/status", ["GET"]]
   ]
   return fc

@@ -172,12 +172,12 @@ describe("gateway pipeline", () => {
       expect(r.headers["x-ratelimit-remaining"]).toBe("299")
     })
 
-    it("a contract operation not simulated yet is named, even where a served route's pattern would match", async () => {
-      const tools = await sb("GET", "/test-tools/orders")
-      expectError(tools, 404, "NOT_FOUND", "listTestToolOrders (GET /test-tools/orders) is in the contract but not simulated yet: see the README")
-      expect(tools.headers["x-ratelimit-limit"]).toBe("300")
-      const blotter = await sb("GET", "/orders/blotter")
-      expectError(blotter, 404, "NOT_FOUND", "getOrderBlotter (GET /orders/blotter) is in the contract but not simulated yet: see the README")
+    it("a contract operation not simulated yet is named, with the caller's rate-limit headers", async () => {
+      const candles = await sb("GET", "/stocks/SCOM.KE/candles")
+      expectError(candles, 404, "NOT_FOUND", "getStockCandles (GET /stocks/{symbol}/candles) is in the contract but not simulated yet: see the README")
+      expect(candles.headers["x-ratelimit-limit"]).toBe("300")
+      const status = await sb("GET", "/market/status")
+      expectError(status, 404, "NOT_FOUND", "getMarketStatus (GET /market/status) is in the contract but not simulated yet: see the README")
     })
 
     it("a method a served path does not take: 404 with Allow", async () => {

@@ -52,10 +52,10 @@ describe("gateway", () => {
     expectEnvelope(await engine.call("GET", `${SANDBOX}/stocks`, { headers: { "x-api-key": "sk_sandbox_nope" } }), 401, "AUTH_INVALID")
   })
 
-  it("routes by the contract: /orders/blotter is getOrderBlotter (not yet simulated), not getOrder; listStocks lives on the partner bases only", async () => {
+  it("routes by the contract: /orders/blotter is getOrderBlotter, not getOrder; listStocks lives on the partner bases only", async () => {
     const blotter = await engine.call("GET", `${PROD}/orders/blotter`, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
-    expectEnvelope(blotter, 404, "NOT_FOUND")
-    expect(blotter.body.error.message).toMatch(/getOrderBlotter .*not simulated yet/)
+    expect(blotter.status).toBe(200)
+    expect(blotter.body.ordering).toBe("createdAt_desc")
     for (const path of ["/api/v1/stocks", "/api/sandbox/v1/stocks"]) {
       const r = await engine.call("GET", path, { headers: { "x-api-key": keys.liveKey }, unchecked: true })
       expect(r.status).toBe(404)
