@@ -407,7 +407,6 @@ const runModel = async (engine: Engine, numRuns: number) => {
     "fill 200",
     "reject 200",
     "cancel 200",
-    "cancel 409",
     "close 200",
     "close 409",
     "reset 200"
