@@ -57,6 +57,24 @@ export const partnerOf = async (engine: Engine) => {
   return { keys, call, sb, createUser, verify, deposit, credit, reset, partition }
 }
 
+/**
+ * A KYC-verified sandbox sub-account of `p` funded with `usd`, and `trade`, which places a quote-backed SCOM order
+ * on it and expects 202 (the set-up trading tests share).
+ */
+export const tradingAccount = async (p: Awaited<ReturnType<typeof partnerOf>>, externalId: string, usd = 100) => {
+  const id = (await p.createUser("sandbox", { externalId })).subAccountId
+  await p.verify(id)
+  await p.deposit(id, usd)
+  const trade = async (side: "BUY" | "SELL", quantity: number) => {
+    const q = await p.sb("GET", `/quote/SCOM?side=${side}&quantity=${quantity}&subAccountId=${id}`)
+    expect(q.status).toBe(200)
+    const r = await p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM", type: side, quantity, quoteId: q.body.quoteId })
+    expect(r.status).toBe(202)
+    return r.body
+  }
+  return { id, trade }
+}
+
 /** Reads the trace's events; `since` skips those already seen. */
 export const eventsOf = async (engine: Engine): Promise<ReadonlyArray<TraceEvent>> =>
   String((await engine.admin("GET", "/_sim/trace")).body)

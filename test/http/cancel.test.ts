@@ -6,7 +6,7 @@
  * checked against the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { eventWatcher, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
+import { eventWatcher, partnerOf, SANDBOX, storeDocs, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
 const cents = (x: number) => Math.round(x * 100)
@@ -15,12 +15,11 @@ describe("DELETE /orders/{orderId}", () => {
   let engine: ReturnType<typeof startEngine>
   let p: Awaited<ReturnType<typeof partnerOf>>
   let id: string
+  let trade: Awaited<ReturnType<typeof tradingAccount>>["trade"]
   beforeEach(async () => {
     engine = startEngine()
     p = await partnerOf(engine)
-    id = (await p.createUser("sandbox", { externalId: "canceller-1" })).subAccountId
-    await p.verify(id)
-    await p.deposit(id, 100)
+    ;({ id, trade } = await tradingAccount(p, "canceller-1"))
   })
   afterEach(() => engine.dispose())
 
@@ -28,11 +27,6 @@ describe("DELETE /orders/{orderId}", () => {
     const r = await p.sb("GET", `/quote/SCOM?${q}${account === undefined ? "" : `&subAccountId=${account}`}`)
     expect(r.status).toBe(200)
     return r.body.quoteId as string
-  }
-  const trade = async (side: "BUY" | "SELL", quantity: number) => {
-    const r = await p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM", type: side, quantity, quoteId: await quote(id, `side=${side}&quantity=${quantity}`) })
-    expect(r.status).toBe(202)
-    return r.body
   }
   const balances = async () => {
     const docs = await storeDocs(engine, "balances", p.partition("sandbox"))

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { costBasisOf, valuePosition } from "../../engine/app/portfolio.ts"
 import type { OrderRecord } from "../../engine/domain/order.ts"
-import { partnerOf } from "./accounts-kit.ts"
+import { partnerOf, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
 const cents = (x: number) => Math.round(x * 100)
@@ -15,21 +15,13 @@ describe("portfolios", () => {
   let engine: ReturnType<typeof startEngine>
   let p: Awaited<ReturnType<typeof partnerOf>>
   let id: string
+  let trade: Awaited<ReturnType<typeof tradingAccount>>["trade"]
   beforeEach(async () => {
     engine = startEngine()
     p = await partnerOf(engine)
-    id = (await p.createUser("sandbox", { externalId: "holder-1" })).subAccountId
-    await p.verify(id)
-    await p.deposit(id, 100)
+    ;({ id, trade } = await tradingAccount(p, "holder-1"))
   })
   afterEach(() => engine.dispose())
-
-  const trade = async (side: "BUY" | "SELL", quantity: number) => {
-    const q = await p.sb("GET", `/quote/SCOM?side=${side}&quantity=${quantity}&subAccountId=${id}`)
-    const r = await p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM", type: side, quantity, quoteId: q.body.quoteId })
-    expect(r.status).toBe(202)
-    return r.body
-  }
   const portfolio = async () => {
     const r = await p.sb("GET", `/users/${id}/portfolio`)
     expect(r.status).toBe(200)
