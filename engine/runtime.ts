@@ -11,6 +11,7 @@ import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
 import { PortfolioService } from "./app/portfolio.ts"
 import { OrderBlotter } from "./app/blotter.ts"
+import { IncidentService } from "./app/incidents.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -132,7 +133,8 @@ export const engineLayer = (config: EngineConfig) => {
       OfferService.layer,
       MarketViews.layer,
       PortfolioService.layer,
-      OrderBlotter.layer
+      OrderBlotter.layer,
+      IncidentService.layer
     ),
     withBook
   )

@@ -293,3 +293,15 @@ export interface UpgradeRequestDoc {
   readonly createdAt: number
 }
 export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests")
+
+/** A platform incident (D-193), in the `global` partition, sorted by start time. */
+export interface IncidentDoc {
+  readonly id: string
+  readonly title: string
+  readonly severity: "P0" | "P1" | "P2" | "P3"
+  readonly affectedServices: ReadonlyArray<string>
+  readonly status: "investigating" | "resolved"
+  readonly startedAt: number
+  readonly resolvedAt: number | null
+}
+export const Incidents = collection<IncidentDoc>("incidents")

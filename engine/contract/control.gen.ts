@@ -189,6 +189,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/incidents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Declare a platform incident
+         * @description Opens an incident (status `investigating`) and broadcasts `incident.declared` to every active partner, in both
+         *     environments, through the event log (webhooks, stream). Open incidents show in `GET /api/v1/status` (status
+         *     `degraded`, `partial_outage` for P1, `major_outage` for P0) and in each partner's `GET /sla`.
+         */
+        post: operations["declareSimIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/incidents/{incidentId}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Incident ID (`inc_`). */
+                incidentId: components["parameters"]["IncidentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an incident
+         * @description Closes an open incident and broadcasts `incident.resolved` (with its duration) to every active partner.
+         */
+        post: operations["resolveSimIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/maintenance": {
         parameters: {
             query?: never;
@@ -547,6 +592,19 @@ export interface components {
              */
             tier: components["schemas"]["Tier"];
         };
+        /** @description An incident to declare. */
+        DeclareIncidentRequest: {
+            /** @description Affected services (default all). */
+            affectedServices?: ("api" | "trading" | "market-data" | "webhooks" | "stream")[];
+            /**
+             * @description P0 critical to P3 minor.
+             * @default P2
+             * @enum {string}
+             */
+            severity: "P0" | "P1" | "P2" | "P3";
+            /** @description Title shown to partners. */
+            title: string;
+        };
         /** @description PENDING orders awaiting a desk decision, oldest first. */
         DeskQueue: {
             /** @description The orders. */
@@ -613,6 +671,48 @@ export interface components {
             emailVerified: boolean;
             /** @description Identity-provider user ID (the token subject). */
             uid: string;
+        };
+        /** @description Payload of incident.declared. */
+        IncidentDeclaredData: {
+            /** @description Affected services. */
+            affectedServices: string[];
+            /** @description Incident ID. */
+            id: string;
+            /**
+             * @description P0 critical to P3 minor.
+             * @enum {string}
+             */
+            severity: "P0" | "P1" | "P2" | "P3";
+            /**
+             * Format: date-time
+             * @description Start time.
+             */
+            startedAt: string;
+            /** @description Status, such as investigating. */
+            status: string;
+            /** @description Title. */
+            title: string;
+        };
+        /** @description Payload of incident.resolved. */
+        IncidentResolvedData: {
+            /** @description Human-readable duration. */
+            duration: string;
+            /** @description Incident ID. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Resolution time.
+             */
+            resolvedAt: string;
+            /**
+             * @description Severity.
+             * @enum {string}
+             */
+            severity: "P0" | "P1" | "P2" | "P3";
+            /** @description Status, such as resolved. */
+            status: string;
+            /** @description Title. */
+            title: string;
         };
         /**
          * @description BASIC = ID verified; FULL = enhanced due diligence.
@@ -989,6 +1089,8 @@ export interface components {
     parameters: {
         /** @description Application ID (`app_`). */
         ApplicationId: string;
+        /** @description Incident ID (`inc_`). */
+        IncidentId: string;
         /**
          * @description Order ID.
          * @example ord_0001
@@ -1226,6 +1328,58 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    declareSimIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclareIncidentRequest"];
+            };
+        };
+        responses: {
+            /** @description The incident. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncidentDeclaredData"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    resolveSimIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Incident ID (`inc_`). */
+                incidentId: components["parameters"]["IncidentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resolved incident. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncidentResolvedData"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getSimMaintenance: {

@@ -4,6 +4,7 @@
  * by the control contract, bodies decoded, every failure in the envelope. The work is the services'.
  */
 import { Effect, Schema } from "effect"
+import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
 import { PartnerService } from "../../app/partners.ts"
 import { TradingService } from "../../app/trading.ts"
 import { fail } from "../../domain/errors.ts"
@@ -41,6 +42,12 @@ const MaintenanceBody = Schema.Struct({
   mode: Schema.Literals(["off", "full", "read_only", "outage"]),
   endsAt: Schema.optionalKey(Schema.String),
   statusPage: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/)))
+})
+
+const IncidentBody = Schema.Struct({
+  title: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  severity: Schema.optionalKey(Schema.Literals(["P0", "P1", "P2", "P3"])),
+  affectedServices: Schema.optionalKey(Schema.Array(Schema.Literals(ALL_SERVICES)))
 })
 
 const orderParam = { orderId: required(text) }
@@ -112,5 +119,10 @@ export const controlRoutes = [
   }),
   controlRoute("getSimTraceHash", 200, {
     handle: () => Trace.use((trace) => trace.hash)
+  }),
+  controlRoute("declareSimIncident", 201, { body: IncidentBody, handle: ({ body }) => IncidentService.use((i) => i.declare(body)) }),
+  controlRoute("resolveSimIncident", 200, {
+    params: { incidentId: required(text) },
+    handle: ({ params }) => IncidentService.use((i) => i.resolve(params.incidentId))
   })
 ]

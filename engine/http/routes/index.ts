@@ -11,6 +11,7 @@ import type { MarketService } from "../../app/market.ts"
 import type { MarketViews } from "../../app/market-views.ts"
 import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OrderBlotter } from "../../app/blotter.ts"
+import type { IncidentService } from "../../app/incidents.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -50,6 +51,7 @@ export type RouteServices =
   | MarketViews
   | PortfolioService
   | OrderBlotter
+  | IncidentService
   | TradingService
   | PartnerService
   | AccountsService
