@@ -79,6 +79,8 @@ export class PortfolioService extends Context.Service<
       const positions: Array<Schemas["Holding"]> = []
       let totalCents = 0
       for (const h of state.holdings) {
+        // Holdings come only from fills of catalogue listings; the fallbacks below keep a position readable should a
+        // listing ever leave the catalogue, rather than dropping it from the answer.
         const instrument = INSTRUMENTS.find((i) => i.symbol === h.symbol)
         const item = instrument === undefined ? undefined : yield* market.stockItem(instrument)
         const usdPrice = item?.usdPrice ?? null
