@@ -12,6 +12,7 @@ import { MarketViews } from "./app/market-views.ts"
 import { PortfolioService } from "./app/portfolio.ts"
 import { OrderBlotter } from "./app/blotter.ts"
 import { IncidentService } from "./app/incidents.ts"
+import { PriceAlertService } from "./app/price-alerts.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -134,7 +135,8 @@ export const engineLayer = (config: EngineConfig) => {
       MarketViews.layer,
       PortfolioService.layer,
       OrderBlotter.layer,
-      IncidentService.layer
+      IncidentService.layer,
+      PriceAlertService.layer
     ),
     withBook
   )

@@ -305,3 +305,25 @@ export interface IncidentDoc {
   readonly resolvedAt: number | null
 }
 export const Incidents = collection<IncidentDoc>("incidents")
+
+/** A price alert (D-053, D-076), in its partner's production partition, sorted by creation. */
+export interface PriceAlertDoc {
+  readonly alertId: string
+  readonly partition: string
+  readonly clientAlertId: string | null
+  readonly symbol: string
+  readonly exchange: string
+  readonly condition: "above" | "below"
+  /** Local currency, 1/10000. */
+  readonly threshold: number
+  readonly currency: string
+  readonly repeat: boolean
+  readonly state: "ARMED" | "TRIGGERED" | "DISARMED"
+  /** Last delayed price seen, 1/10000 of the local currency. */
+  readonly lastPrice: number
+  readonly triggerCount: number
+  readonly createdAt: number
+  readonly lastTriggeredAt: number | null
+  readonly deleted: boolean
+}
+export const PriceAlerts = collection<PriceAlertDoc>("priceAlerts")

@@ -12,6 +12,7 @@ import type { MarketViews } from "../../app/market-views.ts"
 import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OrderBlotter } from "../../app/blotter.ts"
 import type { IncidentService } from "../../app/incidents.ts"
+import type { PriceAlertService } from "../../app/price-alerts.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -34,6 +35,7 @@ import { complianceRoutes } from "./control-accounts.ts"
 import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
+import { priceAlertRoutes } from "./price-alerts.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { referenceRoutes } from "./reference.ts"
@@ -52,6 +54,7 @@ export type RouteServices =
   | PortfolioService
   | OrderBlotter
   | IncidentService
+  | PriceAlertService
   | TradingService
   | PartnerService
   | AccountsService
@@ -77,6 +80,7 @@ export type RouteServices =
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
   ...marketViewRoutes,
+  ...priceAlertRoutes,
   ...referenceRoutes,
   ...quoteRoutes,
   ...orderRoutes,
