@@ -15,8 +15,9 @@ export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutation.config.ts", related: true },
   mutate: ["engine/app/**/*.ts", "engine/http/**/*.ts"],
-  // Stryker copies the project into a sandbox; these need not go.
-  ignorePatterns: ["out", "docs/mutation", "docs/api", "load", "contracts", "coverage", "spec/dist", "spec/gen", ".k6", "*.tmp.ts"],
+  // Stryker copies the project into a sandbox; these need not go (but the example webhook receivers must: the
+  // receiver check's tests grade them).
+  ignorePatterns: ["out", "docs/mutation", "docs/api", "load", "contracts", "!contracts/examples", "coverage", "spec/dist", "spec/gen", ".k6", "*.tmp.ts"],
   coverageAnalysis: "perTest",
   concurrency: 2,
   timeoutMS: 10_000,

@@ -1,5 +1,6 @@
 /**
- * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process.
+ * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process;
+ * `webhooks check` grades a partner's webhook receiver.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -186,11 +187,71 @@ const run = Command.make(
   })
 ).pipe(Command.withDescription("Run a scenario file in-process on a virtual clock and print its trace hash"))
 
+/** A wrong or missing flag: one line on stderr and exit code 2. */
+const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
+
+const webhooksCheck = Command.make(
+  "check",
+  {
+    url: Flag.String("url").pipe(Flag.withDescription("Your webhook receiver's URL (what you register with POST /webhooks)")),
+    secret: Flag.String("secret").pipe(Flag.optional, Flag.withDescription("The webhook secret deliveries are signed with (default: $SOKONI_WEBHOOK_SECRET)")),
+    events: Flag.String("events").pipe(
+      Flag.optional,
+      Flag.withDescription("Comma-separated events to send (default: order.pending,order.filled,order.rejected,deposit.confirmed,kyc.updated,test.event)")
+    ),
+    seed: seedFlag,
+    report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into"))
+  },
+  Effect.fn("sokoni.webhooks.check")(function* (flags) {
+    const seed = Option.getOrElse(flags.seed, freshSeed)
+    yield* Console.log(`seed ${seed}`)
+    const secret = Option.getOrUndefined(flags.secret) ?? process.env.SOKONI_WEBHOOK_SECRET
+    if (secret === undefined || secret === "") return yield* usageError("give the webhook secret: --secret S, or SOKONI_WEBHOOK_SECRET")
+    // Loaded on demand, as the scenario runner is: `serve` does not need the checker.
+    const { CHECKABLE_EVENTS, isCheckableEvent } = yield* Effect.promise(() => import("../conform/receiver-events.ts"))
+    const { checkReceiver } = yield* Effect.promise(() => import("../conform/webhook-receiver-check.ts"))
+    const { Outbound } = yield* Effect.promise(() => import("../sim/outbound.ts"))
+    const named = Option.map(flags.events, (list) =>
+      list
+        .split(",")
+        .map((e) => e.trim())
+        .filter((e) => e !== "")
+    )
+    const unknown = Option.getOrElse(named, () => []).filter((e) => !isCheckableEvent(e))
+    if (unknown.length > 0) return yield* usageError(`--events: ${unknown.join(", ")} not sendable; choose from ${CHECKABLE_EVENTS.join(", ")}`)
+    const events = Option.getOrUndefined(named)?.filter(isCheckableEvent)
+    if (events !== undefined && events.length === 0) return yield* usageError("--events names no event")
+    yield* Console.log(`checking ${flags.url}`)
+    const report = yield* checkReceiver({ url: flags.url, secret, seed, startMs: wallClockNow(), events }).pipe(Effect.provide(Outbound.network))
+    for (const check of report.checks) {
+      const mark = check.status === "passed" ? "ok  " : check.status === "failed" ? "FAIL" : "skip"
+      yield* Console.log(`  ${mark} ${`${check.score ?? 0}/${check.maxScore ?? 0}`.padStart(4)}  ${check.name}`)
+      if (check.message !== undefined) yield* Console.log(`            ${check.message}`)
+    }
+    const score = report.checks.reduce((sum, c) => sum + (c.score ?? 0), 0)
+    const maxScore = report.checks.reduce((sum, c) => sum + (c.maxScore ?? 0), 0)
+    const failed = report.checks.filter((c) => c.status === "failed").length
+    yield* Console.log(`score ${score}/${maxScore}, ${failed === 0 ? "every check passed" : `${failed} failed`}`)
+    const dir = Option.getOrUndefined(flags.report)
+    if (dir !== undefined) {
+      const { writeReports } = yield* Effect.promise(() => import("../report/write.ts"))
+      const paths = yield* Effect.promise(() => writeReports(report, dir))
+      yield* Console.log(`reports: ${paths.join(", ")}`)
+    }
+    if (failed > 0) {
+      yield* Console.log(`replay: ${report.checks[0]?.replay ?? ""}`)
+      process.exitCode = 1
+    }
+  })
+).pipe(Command.withDescription("Sign and send deliveries to your webhook receiver and grade how it answers"))
+
+const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooksCheck]), Command.withDescription("Webhook tools"))
+
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
 Command.make("sokoni").pipe(
   Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
-  Command.withSubcommands([serve, scenario, load]),
+  Command.withSubcommands([serve, scenario, load, webhooks]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean
