@@ -27,7 +27,7 @@ const ADMIN = "pact-admin"
 /** Pact's provider-state expression for a value the state returns: `${name}` (built, so it reads as intended). */
 const fromState = (name: string) => `$${"{"}${name}}`
 /** Example values the consumer side uses where the provider injects its own. */
-const EXAMPLES: Record<string, string> = { apiKey: "sk_sandbox_0123456789abcdef", userId: "usr_1", quoteId: "qt_1" }
+const EXAMPLES: Record<string, string> = { apiKey: "sk_sandbox_0123456789abcdef", userId: "usr_1", quoteId: "qt_1", orderId: "ord_1" }
 const injected = (name: string) => fromProviderState(fromState(name), EXAMPLES[name] as string)
 
 /** Headers every request of the client carries; the key comes from the provider state. */
@@ -155,6 +155,18 @@ describe("consumer: the reference partner client", () => {
         expect(withdrawal.type).toBe("WITHDRAWAL")
       }))
 
+  it("cancels a PENDING order and reads the refund", () =>
+    pact
+      .addInteraction()
+      .given("an order PENDING at the desk")
+      .uponReceiving("a cancel of the PENDING order")
+      .withRequest("DELETE", path("/orders/{orderId}"), (b) => b.headers({ ...keyHeader, "idempotency-key": regex("^[!-~]{8,200}$", "client-1-0000") }))
+      .willRespondWith(200, (b) => b.jsonBody({ orderId: like("ord_1"), status: "CANCELLED", cancelReason: "PARTNER_REQUEST", cancelable: false }))
+      .executeTest(async (mock) => {
+        const order = await clientAt(mock.url).cancel("ord_1")
+        expect(order.status).toBe("CANCELLED")
+      }))
+
   it("registers a webhook", () =>
     pact
       .addInteraction()
@@ -186,7 +198,7 @@ describe("cross-check: the pact against spec/openapi.yaml", () => {
   it("names only operations, statuses and fields the contract has, with its types", () => {
     const validator = makeValidator()
     const file = JSON.parse(readFileSync(PACT_FILE, "utf8")) as PactFile
-    expect(file.interactions.length).toBe(9)
+    expect(file.interactions.length).toBe(10)
     const problems = file.interactions.flatMap((i) => {
       const query = new URLSearchParams(Object.entries(i.request.query ?? {}).flatMap(([k, vs]) => vs.map((v) => [k, v]))).toString()
       const url = `${i.request.path}${query === "" ? "" : `?${query}`}`

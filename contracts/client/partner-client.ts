@@ -30,7 +30,7 @@ export const makePartnerClient = (options: ClientOptions) => {
   const request = async <A>(method: string, path: string, body?: unknown): Promise<A> => {
     const headers: Record<string, string> = { "x-api-key": options.apiKey, accept: "application/json" }
     if (body !== undefined) headers["content-type"] = "application/json"
-    if (method !== "GET" && method !== "DELETE") headers["idempotency-key"] = nextKey()
+    if (method !== "GET") headers["idempotency-key"] = nextKey()
     const response = await fetch(`${options.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
     const json = (await response.json()) as { error?: { code: string; message: string } }
     if (!response.ok) throw new PartnerApiError(response.status, json.error?.code ?? "UNKNOWN", json.error?.message ?? "")
@@ -50,6 +50,7 @@ export const makePartnerClient = (options: ClientOptions) => {
     },
     trade: (userId: string, body: RequestBody<"placeSubAccountTrade">) =>
       request<ResponseBody<"placeSubAccountTrade", 202>>("POST", `/users/${userId}/trade`, body),
+    cancel: (orderId: string) => request<ResponseBody<"cancelOrder", 200>>("DELETE", `/orders/${orderId}`),
     orders: (userId: string) => request<ResponseBody<"listSubAccountOrders", 200>>("GET", `/users/${userId}/orders`),
     registerWebhook: (body: RequestBody<"createWebhook">) => request<ResponseBody<"createWebhook", 201>>("POST", "/webhooks", body)
   }
