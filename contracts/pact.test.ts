@@ -22,12 +22,20 @@ const { like, eachLike, fromProviderState, regex, integer, number } = MatchersV3
 const PACTS = join(import.meta.dirname, "pacts")
 const PACT_FILE = join(PACTS, "sokoni-partner-client-sokoni-engine.json")
 const SANDBOX = "/api/sandbox/v1/partner"
+/** Price alerts are production-only (the sandbox answers 403), so their interactions use the production base. */
+const PRODUCTION = "/api/v1/partner"
 const ADMIN = "pact-admin"
 
 /** Pact's provider-state expression for a value the state returns: `${name}` (built, so it reads as intended). */
 const fromState = (name: string) => `$${"{"}${name}}`
 /** Example values the consumer side uses where the provider injects its own. */
-const EXAMPLES: Record<string, string> = { apiKey: "sk_sandbox_0123456789abcdef", userId: "usr_1", quoteId: "qt_1", orderId: "ord_1" }
+const EXAMPLES: Record<string, string> = {
+  apiKey: "sk_sandbox_0123456789abcdef",
+  liveKey: "pk_live_0123456789abcdef",
+  userId: "usr_1",
+  quoteId: "qt_1",
+  orderId: "ord_1"
+}
 const injected = (name: string) => fromProviderState(fromState(name), EXAMPLES[name] as string)
 
 /** Headers every request of the client carries; the key comes from the provider state. */
@@ -43,6 +51,8 @@ const errorBody = (code: string) => ({ error: { code, message: like("why, in wor
 
 const pact = new PactV4({ consumer: "sokoni-partner-client", provider: "sokoni-engine", dir: PACTS, logLevel: "warn" })
 const clientAt = (url: string) => makePartnerClient({ baseUrl: `${url}${SANDBOX}`, apiKey: "sk_sandbox_0123456789abcdef" })
+const liveClientAt = (url: string) => makePartnerClient({ baseUrl: `${url}${PRODUCTION}`, apiKey: "pk_live_0123456789abcdef" })
+const liveHeaders = { "x-api-key": injected("liveKey"), "content-type": "application/json", "idempotency-key": regex("^[!-~]{8,200}$", "client-1-0000") }
 
 describe("consumer: the reference partner client", () => {
   it("creates a sub-account", () =>
@@ -184,6 +194,66 @@ describe("consumer: the reference partner client", () => {
         })
         expect(webhook.status).toBe("active")
       }))
+
+  it("creates a price alert on production", () =>
+    pact
+      .addInteraction()
+      .given("a partner with production access")
+      .uponReceiving("a price alert above 30 KES on SCOM.KE")
+      .withRequest("POST", `${PRODUCTION}/price-alerts`, (b) =>
+        b.headers(liveHeaders).jsonBody({ symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 30, clientAlertId: "acme-alert-12" })
+      )
+      .willRespondWith(201, (b) =>
+        b.jsonBody({
+          alertId: like("alr_1"),
+          clientAlertId: "acme-alert-12",
+          symbol: "SCOM.KE",
+          condition: "above",
+          threshold: number(30),
+          state: "ARMED",
+          triggerCount: integer(0)
+        })
+      )
+      .executeTest(async (mock) => {
+        const alert = await liveClientAt(mock.url).createPriceAlert({
+          symbol: "SCOM.KE",
+          exchange: "NSE",
+          condition: "above",
+          threshold: 30,
+          clientAlertId: "acme-alert-12"
+        })
+        expect(alert.state).toBe("ARMED")
+      }))
+
+  it("lists its price alerts", () =>
+    pact
+      .addInteraction()
+      .given("a partner with an armed price alert")
+      .uponReceiving("a request for the price alerts")
+      .withRequest("GET", `${PRODUCTION}/price-alerts`, (b) => b.headers({ "x-api-key": injected("liveKey") }))
+      .willRespondWith(200, (b) =>
+        b.jsonBody({ data: eachLike({ alertId: like("alr_1"), symbol: like("SCOM.KE"), state: regex("^(ARMED|TRIGGERED|DISARMED)$", "ARMED") }) })
+      )
+      .executeTest(async (mock) => {
+        const page = await liveClientAt(mock.url).priceAlerts()
+        expect(page.data[0]?.alertId).toBe("alr_1")
+      }))
+
+  it("is refused a price alert on the sandbox (production only)", () =>
+    pact
+      .addInteraction()
+      .given("a partner")
+      .uponReceiving("a price alert on the sandbox")
+      .withRequest("POST", `${SANDBOX}/price-alerts`, (b) =>
+        b.headers(mutationHeaders).jsonBody({ symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 30 })
+      )
+      .willRespondWith(403, (b) => b.jsonBody(errorBody("FORBIDDEN")))
+      .executeTest(async (mock) => {
+        await expect(clientAt(mock.url).createPriceAlert({ symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 30 })).rejects.toMatchObject({
+          status: 403,
+          code: "FORBIDDEN"
+        })
+      }))
 })
 
 interface PactFile {
@@ -198,7 +268,7 @@ describe("cross-check: the pact against spec/openapi.yaml", () => {
   it("names only operations, statuses and fields the contract has, with its types", () => {
     const validator = makeValidator()
     const file = JSON.parse(readFileSync(PACT_FILE, "utf8")) as PactFile
-    expect(file.interactions.length).toBe(10)
+    expect(file.interactions.length).toBe(13)
     const problems = file.interactions.flatMap((i) => {
       const query = new URLSearchParams(Object.entries(i.request.query ?? {}).flatMap(([k, vs]) => vs.map((v) => [k, v]))).toString()
       const url = `${i.request.path}${query === "" ? "" : `?${query}`}`
@@ -237,7 +307,10 @@ const stateSetup = (base: () => string) => {
     const apiKey = String(created.sandboxKey)
     const as = (method: string, path: string, body?: unknown) =>
       call(method, `${SANDBOX}${path}`, body, { "x-api-key": apiKey, ...(method === "GET" ? {} : { "idempotency-key": `state-${seq}-${path}-${method}` }) })
-    return { apiKey, as }
+    const liveKey = String(created.liveKey)
+    const live = (method: string, path: string, body?: unknown) =>
+      call(method, `${PRODUCTION}${path}`, body, { "x-api-key": liveKey, ...(method === "GET" ? {} : { "idempotency-key": `state-${seq}-${path}-${method}` }) })
+    return { apiKey, liveKey, as, live }
   }
   const subAccount = async (verified: boolean, funded: boolean) => {
     const p = await partner()
@@ -253,6 +326,12 @@ const stateSetup = (base: () => string) => {
   }
   return {
     "a partner": async () => ({ apiKey: (await partner()).apiKey }),
+    "a partner with production access": async () => ({ liveKey: (await partner()).liveKey }),
+    "a partner with an armed price alert": async () => {
+      const p = await partner()
+      await p.live("POST", "/price-alerts", { symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 1000 })
+      return { liveKey: p.liveKey }
+    },
     "a partner with a sub-account": async () => {
       const s = await subAccount(false, false)
       return { apiKey: s.apiKey, userId: s.userId }

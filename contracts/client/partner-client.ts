@@ -52,7 +52,10 @@ export const makePartnerClient = (options: ClientOptions) => {
       request<ResponseBody<"placeSubAccountTrade", 202>>("POST", `/users/${userId}/trade`, body),
     cancel: (orderId: string) => request<ResponseBody<"cancelOrder", 200>>("DELETE", `/orders/${orderId}`),
     orders: (userId: string) => request<ResponseBody<"listSubAccountOrders", 200>>("GET", `/users/${userId}/orders`),
-    registerWebhook: (body: RequestBody<"createWebhook">) => request<ResponseBody<"createWebhook", 201>>("POST", "/webhooks", body)
+    registerWebhook: (body: RequestBody<"createWebhook">) => request<ResponseBody<"createWebhook", 201>>("POST", "/webhooks", body),
+    /** Production only, with the full `pk_live_` key (the sandbox answers 403): build the client on the production base. */
+    createPriceAlert: (body: RequestBody<"createPriceAlert">) => request<ResponseBody<"createPriceAlert", 201>>("POST", "/price-alerts", body),
+    priceAlerts: () => request<ResponseBody<"listPriceAlerts", 200>>("GET", "/price-alerts")
   }
 }
 
