@@ -8,17 +8,16 @@
 import { Effect, Layer, Option, Semaphore } from "effect"
 import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
+import { compareJobs, type JobQueue, makeJobQueue } from "./job-queue.ts"
 
 interface State {
   readonly docs: Map<string, Map<string, Doc>>
   readonly counters: Map<string, number>
   readonly events: Map<string, Array<LoggedEvent>>
-  readonly jobs: Map<number, Job>
+  readonly jobs: JobQueue
 }
 
 const partitionKey = (collection: string, partition: string) => `${collection}\u0000${partition}`
-
-const compareJobs = (a: Job, b: Job) => a.dueAt - b.dueAt || a.seq - b.seq
 
 export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): ReadonlyArray<Doc> => {
   const sorted = [...docs].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0))
@@ -29,7 +28,7 @@ export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): Readonly
 }
 
 export const makeMemoryStore = Effect.gen(function* () {
-  const state: State = { docs: new Map(), counters: new Map(), events: new Map(), jobs: new Map() }
+  const state: State = { docs: new Map(), counters: new Map(), events: new Map(), jobs: makeJobQueue() }
   const byId = new Map<string, Doc>() // `${collection}\u0000${id}` -> doc, for get
   const lock = yield* Semaphore.make(1)
 
@@ -52,10 +51,14 @@ export const makeMemoryStore = Effect.gen(function* () {
           counters.set(name, next)
           return next
         }
-        const currentJobs = () => [
-          ...[...state.jobs.values()].filter((j) => !deletedJobs.has(j.seq)),
-          ...[...newJobs.values()].filter((j) => !deletedJobs.has(j.seq))
-        ]
+        /** The first job in run order: the committed queue's and this transaction's own, less what it deleted. */
+        const firstJob = () => {
+          let first = state.jobs.first(deletedJobs.size === 0 ? undefined : (j) => deletedJobs.has(j.seq))
+          for (const job of newJobs.values()) {
+            if (!deletedJobs.has(job.seq) && (first === undefined || compareJobs(job, first) < 0)) first = job
+          }
+          return first
+        }
 
         const tx: Tx = {
           get: (collection, id) =>
@@ -103,7 +106,7 @@ export const makeMemoryStore = Effect.gen(function* () {
               newJobs.set(scheduled.seq, scheduled)
               return scheduled
             }),
-          nextJob: Effect.sync(() => Option.fromUndefinedOr(currentJobs().sort(compareJobs)[0])),
+          nextJob: Effect.sync(() => Option.fromUndefinedOr(firstJob())),
           deleteJob: (seq) => Effect.sync(() => void deletedJobs.add(seq)),
           afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
         }
@@ -129,7 +132,7 @@ export const makeMemoryStore = Effect.gen(function* () {
           for (const e of newEvents) {
             getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
           }
-          for (const job of newJobs.values()) state.jobs.set(job.seq, job)
+          for (const job of newJobs.values()) state.jobs.insert(job)
           for (const seq of deletedJobs) state.jobs.delete(seq)
         })
 
@@ -147,7 +150,7 @@ export const makeMemoryStore = Effect.gen(function* () {
     list: (collection, options) => Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
     readEvents: (partition, afterPosition, limit) =>
       Effect.sync(() => (state.events.get(partition) ?? []).filter((e) => e.position > afterPosition).slice(0, limit)),
-    nextJob: Effect.sync(() => Option.fromUndefinedOr([...state.jobs.values()].sort(compareJobs)[0]))
+    nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
   }
   const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.suspend(() => work(committed))
 
