@@ -54,7 +54,9 @@ export const makePartnerClient = (options: ClientOptions) => {
     orders: (userId: string) => request<ResponseBody<"listSubAccountOrders", 200>>("GET", `/users/${userId}/orders`),
     registerWebhook: (body: RequestBody<"createWebhook">) => request<ResponseBody<"createWebhook", 201>>("POST", "/webhooks", body),
     /** Production only, with the full `pk_live_` key (the sandbox answers 403): build the client on the production base. */
-    createPriceAlert: (body: RequestBody<"createPriceAlert">) => request<ResponseBody<"createPriceAlert", 201>>("POST", "/price-alerts", body),
+    // `repeat` has a default in the contract (false), which the generated type renders as required.
+    createPriceAlert: (body: Omit<RequestBody<"createPriceAlert">, "repeat"> & { readonly repeat?: boolean }) =>
+      request<ResponseBody<"createPriceAlert", 201>>("POST", "/price-alerts", body),
     priceAlerts: () => request<ResponseBody<"listPriceAlerts", 200>>("GET", "/price-alerts")
   }
 }
