@@ -60,7 +60,7 @@ if (stores.length === 0 || unknown.length > 0) {
 }
 const settings = flags.quick
   ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 50, rssWarmup: 5_000, rssRequests: 20_000, startupRuns: 5 }
-  : { rounds: 3, seconds: 5, warmupSeconds: 2, connections: 50, rssWarmup: 50_000, rssRequests: 200_000, startupRuns: 5 }
+  : { rounds: 3, seconds: 5, warmupSeconds: 2, connections: 50, rssWarmup: 300_000, rssRequests: 200_000, startupRuns: 5 }
 
 const log = (line: string) => console.log(line)
 const sh = (command: string, args: readonly string[]) => execFileSync(command, args, { encoding: "utf8" }).trim()
