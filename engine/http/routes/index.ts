@@ -13,6 +13,7 @@ import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OrderBlotter } from "../../app/blotter.ts"
 import type { IncidentService } from "../../app/incidents.ts"
 import type { PriceAlertService } from "../../app/price-alerts.ts"
+import type { PricePins } from "../../app/price-pins.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -32,6 +33,7 @@ import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
@@ -55,6 +57,7 @@ export type RouteServices =
   | OrderBlotter
   | IncidentService
   | PriceAlertService
+  | PricePins
   | TradingService
   | PartnerService
   | AccountsService
@@ -93,5 +96,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
-  ...complianceRoutes
+  ...complianceRoutes,
+  ...marketControlRoutes
 ]
