@@ -14,6 +14,7 @@ import { OrderBlotter } from "./app/blotter.ts"
 import { IncidentService } from "./app/incidents.ts"
 import { PriceAlertService } from "./app/price-alerts.ts"
 import { PricePins } from "./app/price-pins.ts"
+import { PriceHistoryService } from "./app/price-history.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -138,7 +139,8 @@ export const engineLayer = (config: EngineConfig) => {
       OrderBlotter.layer,
       IncidentService.layer,
       PriceAlertService.layer,
-      PricePins.layer
+      PricePins.layer,
+      PriceHistoryService.layer
     ),
     withBook
   )

@@ -784,7 +784,7 @@ export interface components {
             effectiveAt: string;
             /** @description Exchange code. */
             exchange: string;
-            /** @description The price set */
+            /** @description The price set (local currency). */
             price: number;
             /**
              * Format: date-time

@@ -14,6 +14,7 @@ import type { OrderBlotter } from "../../app/blotter.ts"
 import type { IncidentService } from "../../app/incidents.ts"
 import type { PriceAlertService } from "../../app/price-alerts.ts"
 import type { PricePins } from "../../app/price-pins.ts"
+import type { PriceHistoryService } from "../../app/price-history.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -38,6 +39,7 @@ import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
 import { priceAlertRoutes } from "./price-alerts.ts"
+import { priceHistoryRoutes } from "./price-history.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { referenceRoutes } from "./reference.ts"
@@ -58,6 +60,7 @@ export type RouteServices =
   | IncidentService
   | PriceAlertService
   | PricePins
+  | PriceHistoryService
   | TradingService
   | PartnerService
   | AccountsService
@@ -83,6 +86,7 @@ export type RouteServices =
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
   ...marketViewRoutes,
+  ...priceHistoryRoutes,
   ...priceAlertRoutes,
   ...referenceRoutes,
   ...quoteRoutes,
