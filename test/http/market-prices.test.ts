@@ -6,7 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { eventsOf, LIVE } from "./accounts-kit.ts"
-import { expectError, type PartnerEngine, partnerEngine } from "./reference-support.ts"
+import { startEngine } from "./harness.ts"
+import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { expectError, type PartnerEngine, partnerEngine, SANDBOX } from "./reference-support.ts"
 
 let p: PartnerEngine
 beforeEach(async () => {
@@ -97,4 +99,31 @@ describe("PUT /_sim/market/prices/{symbol}", () => {
     expect(later.price).not.toBe(10)
     expect(later.asOf).not.toBe(before.asOf)
   })
+})
+
+describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "pins on postgres (skipped: set DATABASE_URL)" : "pins on postgres", () => {
+  it("fire an alert after the delay, and charts and quotes agree, as on memory", async () => {
+    await withDatabase(adminUrl ?? "", async (databaseUrl) => {
+      const engine = startEngine({ databaseUrl })
+      try {
+        const keys = await engine.newPartner()
+        const live = (method: string, path: string, body?: unknown) =>
+          engine.call(method, `${LIVE}${path}`, { headers: { "x-api-key": keys.liveKey, "idempotency-key": `pg-${method}-${path}` }, body })
+        const alert = await live("POST", "/price-alerts", { symbol: "SCOM", exchange: "NSE", condition: "above", threshold: 99 })
+        expect(alert.status).toBe(201)
+        await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-23T08:05:00.000Z" })
+        expect((await engine.admin("PUT", "/_sim/market/prices/SCOM.KE", { price: 120 })).body.visibleFrom).toBe("2026-11-23T08:30:00.000Z")
+        await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-23T08:29:00.000Z" })
+        expect((await eventsOf(engine)).filter((e) => e.event === "price.alert")).toEqual([])
+        await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-23T08:30:00.000Z" })
+        expect((await eventsOf(engine)).filter((e) => e.event === "price.alert").map((e) => e.data.price)).toEqual([120])
+        const get = (path: string) => engine.call("GET", `${SANDBOX}${path}`, { headers: { "x-api-key": keys.sandboxKey } })
+        const chart = (await get("/stocks/SCOM.KE/candles?interval=15m")).body
+        expect(chart.candles.at(-1)).toMatchObject({ timestamp: "2026-11-23T08:15:00.000Z", close: 120 })
+        expect((await get("/quote/SCOM.KE")).body.price).toBe(120)
+      } finally {
+        await engine.dispose()
+      }
+    })
+  }, 60_000)
 })

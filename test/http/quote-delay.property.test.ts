@@ -6,6 +6,7 @@
  *   allows there (a refresh while open or the end-of-day pass after a session; checked from the calendar, not the feed);
  * - shows the pinned price when a pin took effect at or before `asOf` (a pin takes effect at the first open refresh
  *   instant at or after it was set, computed here from the calendar), else the seeded path's value at `asOf`;
+ * - ends every 15-minute chart of the same instant: the newest candle's close and the chart's asOf are the item's;
  * - has `dataFreshnessSeconds` = now - asOf, `stale` exactly when that exceeds 1,800 s, `lastPriceUpdate` = asOf +
  *   900 s, and the contract's `dataQuality`.
  * The harness checks every answer against the contract. FC_SEED=<seed> replays a failure.
@@ -75,6 +76,12 @@ describe("a quote never shows a price younger than 15 minutes (property)", () =>
               expect(batch.get(symbol)).toEqual(item)
               expect((await p.get(`/stocks?search=${symbol}`)).body.stocks.find((i: any) => i.symbol === symbol)).toEqual(item)
               expect(quote.price).toBe(item.price)
+              // and a chart of the same instant ends at the same price (D-241)
+              const chart = (await p.get(`/stocks/${symbol}/candles?interval=15m`)).body
+              if (chart.candles.length > 0) {
+                expect([chart.candles.at(-1).close, chart.meta.asOf]).toEqual([item.price, item.asOf])
+                expect(Date.parse(chart.candles.at(-1).timestamp)).toBeLessThanOrEqual(Date.parse(item.asOf))
+              }
 
               const asOf = Date.parse(item.asOf)
               expect(asOf % GRID).toBe(0)
