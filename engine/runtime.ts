@@ -13,6 +13,8 @@ import { PortfolioService } from "./app/portfolio.ts"
 import { OrderBlotter } from "./app/blotter.ts"
 import { IncidentService } from "./app/incidents.ts"
 import { PriceAlertService } from "./app/price-alerts.ts"
+import { PricePins } from "./app/price-pins.ts"
+import { PriceHistoryService } from "./app/price-history.ts"
 import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
@@ -136,7 +138,9 @@ export const engineLayer = (config: EngineConfig) => {
       PortfolioService.layer,
       OrderBlotter.layer,
       IncidentService.layer,
-      PriceAlertService.layer
+      PriceAlertService.layer,
+      PricePins.layer,
+      PriceHistoryService.layer
     ),
     withBook
   )

@@ -267,7 +267,8 @@ export const stockItemOf = (instrument: Instrument, o: Observation, now: number)
     previousClose: price4ToWire(o.previousClose),
     volume: o.volume,
     logoUrl: null,
-    lastPriceUpdate: isoAt(o.asOf),
+    // When the service published the observation (its capture plus the 15-minute delay); `asOf` is the capture.
+    lastPriceUpdate: isoAt(o.publishedAt),
     marketStatus: exchange !== undefined && phaseAt(exchange, now) === "OPEN" ? "OPEN" : "CLOSED",
     bid: null,
     ask: null,

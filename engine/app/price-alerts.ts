@@ -1,7 +1,8 @@
 /**
  * PriceAlertService: price alerts on the delayed price (spec "Price alerts", D-053, D-076). Create (production, full
  * key, at most 200 active), list, get, delete; each live alert is evaluated by its own Scheduler job at every 900 s
- * refresh while its exchange is open, and `price.alert` is appended when it fires, in the job's transaction.
+ * refresh that publishes a price captured while its exchange was open (D-243), and `price.alert` is appended when it
+ * fires, in the job's transaction.
  * Owns the alert records and their evaluation; the state machine is domain/price-alert.ts, prices are the
  * MarketFeed's published observations.
  */
@@ -14,7 +15,7 @@ import { observeAlert } from "../domain/price-alert.ts"
 import { INSTRUMENTS } from "../domain/instruments.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { MarketFeed, REFRESH_SECONDS } from "../sim/market-feed.ts"
+import { DELAY_SECONDS, MarketFeed, REFRESH_SECONDS } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
@@ -169,7 +170,8 @@ export class PriceAlertService extends Context.Service<
       return answer
     })
 
-    // Each live alert looks at the delayed price once per refresh while its exchange is open, then books its next look.
+    // Each live alert looks at the delayed price at every refresh that publishes a new one (the capture 15 minutes
+    // earlier was made while its exchange was open: D-243), then books its next look.
     yield* scheduler.register(EVALUATE_JOB, (tx, payload) =>
       Effect.gen(function* () {
         const { alertId } = payload as { alertId: string }
@@ -179,7 +181,7 @@ export class PriceAlertService extends Context.Service<
         const now = yield* clock.now
         const instrument = INSTRUMENTS.find((i) => i.symbol === alert.symbol)
         const exchange = findExchange(alert.exchange)
-        if (instrument !== undefined && exchange !== undefined && isOpen(exchange, now)) {
+        if (instrument !== undefined && exchange !== undefined && isOpen(exchange, now - DELAY_SECONDS * 1000)) {
           const observed = yield* feed.observe(instrument, now)
           const next = observeAlert(alert.state, alert, observed.price)
           const updated: PriceAlertDoc = {

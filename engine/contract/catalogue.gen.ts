@@ -196,6 +196,7 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"resolveSimIncident","method":"POST","path":"/_sim/incidents/{incidentId}/resolve","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401,404,409]},
   {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]},
+  {"operationId":"setSimMarketPrice","method":"PUT","path":"/_sim/market/prices/{symbol}","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"setSimPartnerOAuth","method":"POST","path":"/_sim/partners/{partnerId}/oauth","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"setSimPartnerStatus","method":"POST","path":"/_sim/partners/{partnerId}/status","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]}
 ] as const

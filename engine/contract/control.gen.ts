@@ -264,6 +264,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/market/prices/{symbol}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Listing symbol, exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a listing's exchange price now
+         * @description Sets the listing's price on its exchange at the engine's current time, as an exchange print would. The market
+         *     feed captures it at the exchange's next open 900 s refresh instant (`effectiveAt`: now when now is such an
+         *     instant, else the next one; the next session's first instant when the exchange is closed) and, like every
+         *     observation, publishes it 15 minutes later (`visibleFrom`): quotes, stock items, alerts, orders and candles
+         *     show the old price until then. From `effectiveAt` on the seeded walk of that listing stops and the price holds
+         *     at this value until it is set again. Held by this engine process (like the maintenance mode, D-191).
+         */
+        put: operations["setSimMarketPrice"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/partners": {
         parameters: {
             query?: never;
@@ -742,6 +773,32 @@ export interface components {
              */
             statusPage: string;
         };
+        /** @description A price set on a listing's exchange. */
+        MarketPrice: {
+            /** @description Local currency of the price. */
+            currency: string;
+            /**
+             * Format: date-time
+             * @description The exchange refresh instant that captures the price (the next open 900 s instant at or after setAt).
+             */
+            effectiveAt: string;
+            /** @description Exchange code. */
+            exchange: string;
+            /** @description The price set (local currency). */
+            price: number;
+            /**
+             * Format: date-time
+             * @description Engine time of the call.
+             */
+            setAt: string;
+            /** @description Exchange-qualified symbol. */
+            symbol: string;
+            /**
+             * Format: date-time
+             * @description When the API first shows the price (effectiveAt plus the 15-minute delay).
+             */
+            visibleFrom: string;
+        };
         /** @description An order of the master account or of a sub-account. */
         Order: {
             /** @description Average fill price, local currency. */
@@ -937,6 +994,11 @@ export interface components {
              */
             statusPage?: string;
         };
+        /** @description The exchange price to set. */
+        SetMarketPriceRequest: {
+            /** @description Price in the listing's local currency, at most 4 decimals. */
+            price: number;
+        };
         /** @description OAuth enablement. */
         SetOAuthRequest: {
             /** @description Whether POST /oauth/token serves this partner. */
@@ -1098,6 +1160,11 @@ export interface components {
         OrderId: string;
         /** @description Partner ID (`ptn_`). */
         PartnerId: string;
+        /**
+         * @description Listing symbol, exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
+         * @example SCOM.KE
+         */
+        Symbol: string;
         /**
          * @description Sub-account ID (`subAccountId`) of any partner, in either environment.
          * @example usr_0001
@@ -1427,6 +1494,39 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    setSimMarketPrice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Listing symbol, exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
+                 * @example SCOM.KE
+                 */
+                symbol: components["parameters"]["Symbol"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetMarketPriceRequest"];
+            };
+        };
+        responses: {
+            /** @description The price set, when the exchange takes it and when the API first shows it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketPrice"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     createSimPartner: {

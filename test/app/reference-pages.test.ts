@@ -67,7 +67,7 @@ describe("wire builders", () => {
     const facts = { ...etfFacts(1, stx), navDiscountBps: 20, expenseRatioBps: 35 }
     // 21:45 UTC is 23:45 in Johannesburg; the answer at 22:05 UTC is already the next local day.
     const asOf = Date.parse("2026-11-23T21:45:00.000Z")
-    const o = { price: 850_000, open: 850_000, dayHigh: 850_000, dayLow: 850_000, previousClose: 850_000, volume: 1, asOf }
+    const o = { price: 850_000, open: 850_000, dayHigh: 850_000, dayLow: 850_000, previousClose: 850_000, volume: 1, asOf, publishedAt: asOf + 900_000 }
     const etf = etfToWire(stx, facts, o, Date.parse("2026-11-23T22:05:00.000Z"))
     expect(etf).toMatchObject({ nav: 85.17, navDate: "2026-11-23", expenseRatioPct: 0.35, price: 85, issuer: facts.issuer, symbol: "STX40.ZA" })
   })

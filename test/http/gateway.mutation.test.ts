@@ -173,9 +173,9 @@ describe("gateway pipeline", () => {
     })
 
     it("a contract operation not simulated yet is named, with the caller's rate-limit headers", async () => {
-      const candles = await sb("GET", "/stocks/SCOM.KE/candles")
-      expectError(candles, 404, "NOT_FOUND", "getStockCandles (GET /stocks/{symbol}/candles) is in the contract but not simulated yet: see the README")
-      expect(candles.headers["x-ratelimit-limit"]).toBe("300")
+      const invoice = await sb("GET", "/invoices/inv_0001")
+      expectError(invoice, 404, "NOT_FOUND", "getInvoice (GET /invoices/{invoiceId}) is in the contract but not simulated yet: see the README")
+      expect(invoice.headers["x-ratelimit-limit"]).toBe("300")
       const status = await sb("GET", "/market/status")
       expectError(status, 404, "NOT_FOUND", "getMarketStatus (GET /market/status) is in the contract but not simulated yet: see the README")
     })

@@ -1,7 +1,7 @@
 /**
  * Price alerts (D-053, D-076): created on production with a full key (sandbox 403), at most 200 active, evaluated by
- * the engine at each 900 s refresh while the exchange is open; `price.alert` fires once for a one-shot alert (then
- * DISARMED) and once per crossing for a repeating one; deleted alerts stop. The state machine itself is tested pure.
+ * the engine at each 900 s refresh that publishes a price captured while the exchange was open (D-243);
+ * `price.alert` fires once for a one-shot alert (then DISARMED) and once per crossing for a repeating one; deleted alerts stop. The state machine itself is tested pure.
  * Every answer is checked against the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -70,7 +70,7 @@ describe("price alerts", () => {
     expect((await live("GET", `/price-alerts/${created.body.alertId}`)).body).toMatchObject({ state: "TRIGGERED", triggerCount: 1 })
   })
 
-  it("does not look while the exchange is closed, and fires at the first refresh once it is open (the 09:00 opening itself)", async () => {
+  it("does not look while the exchange is closed, and fires when the session's first delayed price is published (09:15)", async () => {
     // NSE closes at 15:00 Nairobi (12:00 UTC) and opens at 09:00 (06:00 UTC)
     await advance(4.5 * 3600)
     const price = await scomPrice()
@@ -80,7 +80,8 @@ describe("price alerts", () => {
     await advance(3600)
     const events = await fired()
     expect(events).toHaveLength(1)
-    expect(events[0]?.data.triggeredAt).toBe("2026-11-24T06:00:00.000Z")
+    // the 09:00 (06:00 UTC) opening refresh is published at 06:15 UTC; at 06:00 only yesterday's close is shown
+    expect(events[0]?.data.triggeredAt).toBe("2026-11-24T06:15:00.000Z")
   })
 
   it("stops a deleted alert, lists the live ones newest first, and answers 404 after deletion", async () => {

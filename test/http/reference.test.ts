@@ -68,10 +68,11 @@ describe("reference listings", () => {
     })
 
     it("dates the NAV on the exchange's day of the price observation", async () => {
-      // 22:05 UTC is 00:05 on the 24th in Johannesburg; the delayed observation (21:45 UTC) is still the 23rd.
+      // 22:05 UTC is 00:05 on the 24th in Johannesburg; the delayed observation (the end-of-day pass at the 17:00
+      // close, 15:00 UTC) is still the 23rd.
       await t.advance(14 * 3600 + 5 * 60)
       const etf = (await t.get("/etfs/STX40.ZA")).body
-      expect(etf.asOf).toBe("2026-11-23T21:45:00.000Z")
+      expect(etf.asOf).toBe("2026-11-23T15:00:00.000Z")
       expect(etf.navDate).toBe("2026-11-23")
     })
 

@@ -13,6 +13,8 @@ import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OrderBlotter } from "../../app/blotter.ts"
 import type { IncidentService } from "../../app/incidents.ts"
 import type { PriceAlertService } from "../../app/price-alerts.ts"
+import type { PricePins } from "../../app/price-pins.ts"
+import type { PriceHistoryService } from "../../app/price-history.ts"
 import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
@@ -32,10 +34,12 @@ import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
 import { priceAlertRoutes } from "./price-alerts.ts"
+import { priceHistoryRoutes } from "./price-history.ts"
 import { orderRoutes } from "./orders.ts"
 import { quoteRoutes } from "./quotes.ts"
 import { referenceRoutes } from "./reference.ts"
@@ -55,6 +59,8 @@ export type RouteServices =
   | OrderBlotter
   | IncidentService
   | PriceAlertService
+  | PricePins
+  | PriceHistoryService
   | TradingService
   | PartnerService
   | AccountsService
@@ -80,6 +86,7 @@ export type RouteServices =
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
   ...marketViewRoutes,
+  ...priceHistoryRoutes,
   ...priceAlertRoutes,
   ...referenceRoutes,
   ...quoteRoutes,
@@ -93,5 +100,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
-  ...complianceRoutes
+  ...complianceRoutes,
+  ...marketControlRoutes
 ]
