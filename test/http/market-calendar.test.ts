@@ -301,7 +301,7 @@ for (const store of ["memory", "postgres"] as const) {
       await s.advance(24 * 3600)
       expect((await marketEvents(s.engine)).length).toBe(before)
       const [watch] = await storeDocs(s.engine, "marketWatch", "global")
-      expect((watch?.body as { running: boolean }).running).toBe(false)
+      expect(watch?.body).toMatchObject({ running: false })
       // subscribing again (by updating a webhook's events) starts it again, from the phases of now
       const other = await subscribe(s, ["order.filled"])
       expect((await s.write("PATCH", `/webhooks/${other}`, { events: ["order.filled", "market.status"] })).status).toBe(200)
