@@ -91,25 +91,48 @@ const subscribedPartitions = (tx: ReadTx): Effect.Effect<ReadonlyArray<string>, 
 
 const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : isoAt(ms))
 
-/** One exchange's phase and session times at `now` (D-043). Pure. */
-export const exchangeStatus = (e: Exchange, now: number): Schemas["ExchangeStatus"] => {
+type SessionFields = Pick<Schemas["ExchangeStatus"], "isOpen" | "status" | "opensAt" | "closesAt" | "nextOpen" | "nextClose" | "holidayName">
+
+/** Every boundary is on a whole minute, so an exchange's session fields are the same all minute: computed once. */
+const lastMinute = new Map<string, { readonly minute: number; readonly fields: SessionFields }>()
+
+const sessionFields = (e: Exchange, now: number): SessionFields => {
+  const minute = Math.floor(now / 60_000)
+  const cached = lastMinute.get(e.code)
+  if (cached !== undefined && cached.minute === minute) return cached.fields
   const status = phaseAt(e, now)
   const today = sessionToday(e, now)
   const next = nextSessionAfter(e, now)
+  const fields: SessionFields = {
+    isOpen: status === "OPEN",
+    status,
+    opensAt: isoOrNull(today?.opensAt),
+    closesAt: isoOrNull(today?.closesAt),
+    nextOpen: isoOrNull(next?.opensAt),
+    nextClose: status === "OPEN" ? isoOrNull(today?.closesAt) : isoOrNull(next?.closesAt),
+    holidayName: status === "HOLIDAY" ? (holidayOn(e, localParts(now, e.timeZone).date)?.name ?? null) : null
+  }
+  lastMinute.set(e.code, { minute, fields })
+  return fields
+}
+
+/** One exchange's phase and session times at `now` (D-043). Pure (the per-minute memo cannot change an answer). */
+export const exchangeStatus = (e: Exchange, now: number): Schemas["ExchangeStatus"] => {
+  const fields = sessionFields(e, now)
   return {
     exchange: e.code,
     exchangeMic: e.mic,
     name: e.name,
     country: e.country,
     timezone: e.timeZone,
-    isOpen: status === "OPEN",
-    status,
+    isOpen: fields.isOpen,
+    status: fields.status,
     localTime: localIso(now, e.timeZone),
-    opensAt: isoOrNull(today?.opensAt),
-    closesAt: isoOrNull(today?.closesAt),
-    nextOpen: isoOrNull(next?.opensAt),
-    nextClose: status === "OPEN" ? isoOrNull(today?.closesAt) : isoOrNull(next?.closesAt),
-    holidayName: status === "HOLIDAY" ? (holidayOn(e, localParts(now, e.timeZone).date)?.name ?? null) : null
+    opensAt: fields.opensAt,
+    closesAt: fields.closesAt,
+    nextOpen: fields.nextOpen,
+    nextClose: fields.nextClose,
+    holidayName: fields.holidayName
   }
 }
 

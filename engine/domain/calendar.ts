@@ -862,12 +862,17 @@ export const holidayOn = (exchange: Exchange, date: string): HolidayEntry | unde
 
 const isTradingWeekday = (exchange: Exchange, weekday: number): boolean => exchange.tradingDays.includes(weekday)
 
+/** The phase at local `minutes` of local `date` (ISO `weekday`). */
+const phaseOfLocal = (exchange: Exchange, date: string, weekday: number, minutes: number): MarketPhase => {
+  if (!isTradingWeekday(exchange, weekday)) return "CLOSED"
+  if (closureSet(exchange).has(date)) return "HOLIDAY"
+  if (minutes < exchange.opensAt) return "CLOSED"
+  return minutes < (earlyCloses(exchange).get(date) ?? exchange.closesAt) ? "OPEN" : "CLOSED"
+}
+
 export const phaseAt = (exchange: Exchange, epochMillis: number): MarketPhase => {
   const local = localParts(epochMillis, exchange.timeZone)
-  if (!isTradingWeekday(exchange, local.weekday)) return "CLOSED"
-  if (closureSet(exchange).has(local.date)) return "HOLIDAY"
-  if (local.minutes < exchange.opensAt) return "CLOSED"
-  return local.minutes < (earlyCloses(exchange).get(local.date) ?? exchange.closesAt) ? "OPEN" : "CLOSED"
+  return phaseOfLocal(exchange, local.date, local.weekday, local.minutes)
 }
 
 export const isOpen = (exchange: Exchange, epochMillis: number): boolean => phaseAt(exchange, epochMillis) === "OPEN"
@@ -897,6 +902,24 @@ const offsetAt = (epochMillis: number, timeZone: string): number => {
  * daylight-saving jump resolves to the instant after the jump (never used by a session: no exchange opens then).
  */
 export const instantAt = (date: string, minutes: number, timeZone: string): number => {
+  const key = `${timeZone}|${date}|${minutes}`
+  const cached = instants.get(key)
+  if (cached !== undefined) return cached
+  if (instants.size >= MAX_CACHED_INSTANTS) instants.clear()
+  const t = computeInstantAt(date, minutes, timeZone)
+  instants.set(key, t)
+  return t
+}
+
+/**
+ * Sessions and midnights are asked for again and again (every status answer, every phase-change search) and each
+ * costs a few Intl calls: answers are kept, keyed by zone, date and minute (pure, so a cache cannot change a result;
+ * bounded, so a clock wandering over centuries cannot grow it without end).
+ */
+const instants = new Map<string, number>()
+const MAX_CACHED_INSTANTS = 50_000
+
+const computeInstantAt = (date: string, minutes: number, timeZone: string): number => {
   const wall = dateToUtcMidnight(date) + minutes * MINUTE_MS
   let t = wall - offsetAt(wall, timeZone)
   t = wall - offsetAt(t, timeZone)
@@ -918,8 +941,11 @@ export interface Session {
 }
 
 /** The session an exchange holds on local `date`, or undefined (not a trading day, or a full closure). */
+/** ISO weekday (1 Monday .. 7 Sunday) of an ISO date. */
+const weekdayOf = (date: string): number => ((new Date(dateToUtcMidnight(date)).getUTCDay() + 6) % 7) + 1
+
 export const sessionOn = (exchange: Exchange, date: string): Session | undefined => {
-  const weekday = ((new Date(dateToUtcMidnight(date)).getUTCDay() + 6) % 7) + 1
+  const weekday = weekdayOf(date)
   if (!isTradingWeekday(exchange, weekday) || closureSet(exchange).has(date)) return undefined
   const entry = holidayOn(exchange, date)
   const close = entry?.closesAt ?? exchange.closesAt
@@ -957,10 +983,13 @@ export const nextPhaseChange = (exchange: Exchange, epochMillis: number): number
   const today = localParts(epochMillis, exchange.timeZone).date
   for (let i = 0; i <= HORIZON_DAYS; i++) {
     const date = addDays(today, i)
-    const candidates = [instantAt(date, 0, exchange.timeZone)]
+    // The phase at each boundary is known from its local wall time: no time-zone lookup per candidate.
+    const midnight = instantAt(date, 0, exchange.timeZone)
+    if (midnight > epochMillis && phaseOfLocal(exchange, date, weekdayOf(date), 0) !== current) return midnight
     const s = sessionOn(exchange, date)
-    if (s !== undefined) candidates.push(s.opensAt, s.closesAt)
-    for (const c of candidates) if (c > epochMillis && phaseAt(exchange, c) !== current) return c
+    if (s === undefined) continue
+    if (s.opensAt > epochMillis && current !== "OPEN") return s.opensAt
+    if (s.closesAt > epochMillis && current === "OPEN") return s.closesAt
   }
   return undefined
 }
@@ -974,7 +1003,9 @@ export const hhmm = (minutes: number): string => `${String(Math.floor(minutes / 
 
 /** ISO 8601 local time with its offset (`2026-01-05T12:30:00.000+03:00`) of `epochMillis` in `timeZone`. */
 export const localIso = (epochMillis: number, timeZone: string): string => {
-  const offset = offsetAt(epochMillis, timeZone)
+  const local = localParts(epochMillis, timeZone)
+  const minute = Math.floor(epochMillis / MINUTE_MS) * MINUTE_MS
+  const offset = dateToUtcMidnight(local.date) + local.minutes * MINUTE_MS - minute
   const wall = new Date(epochMillis + offset).toISOString().slice(0, 23)
   const sign = offset < 0 ? "-" : "+"
   const abs = Math.abs(offset) / MINUTE_MS
