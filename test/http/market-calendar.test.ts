@@ -310,6 +310,26 @@ for (const store of ["memory", "postgres"] as const) {
       expect(again.length).toBeGreaterThan(0)
       expect(again.every((e) => e.data.previousStatus !== e.data.status)).toBe(true)
     })
+
+    it("skips disabled webhooks and suspended partners: only live subscriptions hear of changes", async () => {
+      const receivers = new SimReceivers()
+      receivers.script(HOOK)
+      const s = await setup({ store, receivers })
+      const id = await subscribe(s)
+      const other = await s.engine.newPartner()
+      const live = await s.write("POST", "/webhooks", { url: HOOK, events: ["market.status"], secret: SECRET }, LIVE, other.liveKey)
+      expect(live.status).toBe(201)
+      expect((await s.write("PATCH", `/webhooks/${id}`, { status: "disabled" })).status).toBe(200)
+      await s.advance(3600) // NGX and the BRVM open at 09:00Z
+      const partitions = new Set((await marketEvents(s.engine)).map((e) => e.partition))
+      expect([...partitions]).toEqual([`${other.partnerId}:production`])
+      expect((await s.engine.admin("POST", `/_sim/partners/${other.partnerId}/status`, { status: "suspended" })).status).toBe(200)
+      const before = (await marketEvents(s.engine)).length
+      await s.advance(24 * 3600)
+      expect((await marketEvents(s.engine)).length).toBe(before)
+      const [watch] = await storeDocs(s.engine, "marketWatch", "global")
+      expect(watch?.body).toMatchObject({ running: false })
+    })
   })
 }
 
