@@ -176,8 +176,8 @@ describe("gateway pipeline", () => {
       const candles = await sb("GET", "/stocks/SCOM.KE/candles")
       expectError(candles, 404, "NOT_FOUND", "getStockCandles (GET /stocks/{symbol}/candles) is in the contract but not simulated yet: see the README")
       expect(candles.headers["x-ratelimit-limit"]).toBe("300")
-      const status = await sb("GET", "/market/status")
-      expectError(status, 404, "NOT_FOUND", "getMarketStatus (GET /market/status) is in the contract but not simulated yet: see the README")
+      const invoices = await sb("GET", "/invoices")
+      expectError(invoices, 404, "NOT_FOUND", "listInvoices (GET /invoices) is in the contract but not simulated yet: see the README")
     })
 
     it("a method a served path does not take: 404 with Allow", async () => {
