@@ -9,6 +9,7 @@ import { AccountsService } from "./app/accounts.ts"
 import { DeviceService } from "./app/devices.ts"
 import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
+import { MarketCalendarService } from "./app/market-calendar.ts"
 import { PortfolioService } from "./app/portfolio.ts"
 import { OrderBlotter } from "./app/blotter.ts"
 import { IncidentService } from "./app/incidents.ts"
@@ -140,7 +141,8 @@ export const engineLayer = (config: EngineConfig) => {
       IncidentService.layer,
       PriceAlertService.layer,
       PricePins.layer,
-      PriceHistoryService.layer
+      PriceHistoryService.layer,
+      MarketCalendarService.layer
     ),
     withBook
   )

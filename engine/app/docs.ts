@@ -327,3 +327,12 @@ export interface PriceAlertDoc {
   readonly deleted: boolean
 }
 export const PriceAlerts = collection<PriceAlertDoc>("priceAlerts")
+
+/** The market.status watch (D-232), one document `market-status` in the global partition: whether its job chain
+ * runs, each exchange's phase at the last boundary it saw, and the boundary it waits for. */
+export interface MarketWatchDoc {
+  readonly running: boolean
+  readonly phases: Readonly<Record<string, "OPEN" | "CLOSED" | "HOLIDAY">>
+  readonly dueAt: number
+}
+export const MarketWatch = collection<MarketWatchDoc>("marketWatch")

@@ -1,8 +1,9 @@
 /**
  * Webhooks: partners' registrations (create, list, update, delete), the signed test event and the delivery records'
  * listing. Owns the registration rules (HTTPS, catalogue events, secret length, 20 per partition, D-054/D-055) and
- * the test endpoint's outcome (D-056). Does not own deliveries of business events (events/webhook-delivery.ts) nor
- * the transport (sim/outbound.ts).
+ * the test endpoint's outcome (D-056); a registration subscribing to `market.status` starts the market watch
+ * (app/market-calendar.ts, D-232). Does not own deliveries of business events (events/webhook-delivery.ts) nor the
+ * transport (sim/outbound.ts).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
@@ -13,6 +14,7 @@ import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { EVENT_NAMES as CONTRACT_EVENT_NAMES } from "../contract/catalogue.gen.ts"
+import { MARKET_STATUS_EVENT, startMarketWatch } from "./market-calendar.ts"
 import { Deliveries, type DeliveryDoc, deletedWebhookPartition, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "./docs.ts"
 import { isSandboxPartition, type Principal } from "./principal.ts"
 
@@ -124,6 +126,7 @@ export class WebhookService extends Context.Service<
             consecutiveFailures: 0
           }
           yield* Webhooks.put(tx, id, principal.partition, timeSortKey(createdAt, id), doc)
+          if (events.includes(MARKET_STATUS_EVENT)) yield* startMarketWatch(tx, createdAt)
           return toWire(doc)
         })
       )
@@ -154,6 +157,7 @@ export class WebhookService extends Context.Service<
             consecutiveFailures: input.status === "active" ? 0 : current.consecutiveFailures
           }
           yield* Webhooks.put(tx, id, principal.partition, timeSortKey(current.createdAt, id), next)
+          if (next.status === "active" && next.events.includes(MARKET_STATUS_EVENT)) yield* startMarketWatch(tx, yield* clock.now)
           return toWire(next)
         })
       )

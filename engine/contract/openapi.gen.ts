@@ -2596,7 +2596,9 @@ export interface webhooks {
         put?: never;
         /**
          * market.status
-         * @description An exchange changed phase (OPEN, CLOSED, HOLIDAY).
+         * @description An exchange changed phase (OPEN, CLOSED, HOLIDAY): the phase `GET /market/status` reports changed, at the
+         *     session's open and close and at the local midnight a holiday begins and ends (D-231). Sent only to partners and
+         *     environments with an active webhook subscribed to `market.status` (D-232).
          *     Delivered as an HTTPS POST signed with `x-service-signature`; answer 2xx within 8 seconds. Up to 6 attempts
          *     (immediately, then after 5 s, 30 s, 5 min, 30 min, 2 h); at-least-once, unordered: deduplicate by `eventId`.
          */

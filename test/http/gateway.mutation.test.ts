@@ -176,8 +176,6 @@ describe("gateway pipeline", () => {
       const invoice = await sb("GET", "/invoices/inv_0001")
       expectError(invoice, 404, "NOT_FOUND", "getInvoice (GET /invoices/{invoiceId}) is in the contract but not simulated yet: see the README")
       expect(invoice.headers["x-ratelimit-limit"]).toBe("300")
-      const status = await sb("GET", "/market/status")
-      expectError(status, 404, "NOT_FOUND", "getMarketStatus (GET /market/status) is in the contract but not simulated yet: see the README")
     })
 
     it("a method a served path does not take: 404 with Allow", async () => {

@@ -8,6 +8,7 @@ import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
 import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
+import type { MarketCalendarService } from "../../app/market-calendar.ts"
 import type { MarketViews } from "../../app/market-views.ts"
 import type { PortfolioService } from "../../app/portfolio.ts"
 import type { OrderBlotter } from "../../app/blotter.ts"
@@ -36,6 +37,7 @@ import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
 import { priceAlertRoutes } from "./price-alerts.ts"
@@ -55,6 +57,7 @@ import { settingsRoutes } from "./settings.ts"
 export type RouteServices =
   | MarketService
   | MarketViews
+  | MarketCalendarService
   | PortfolioService
   | OrderBlotter
   | IncidentService
@@ -87,6 +90,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
   ...marketViewRoutes,
   ...priceHistoryRoutes,
+  ...marketCalendarRoutes,
   ...priceAlertRoutes,
   ...referenceRoutes,
   ...quoteRoutes,
