@@ -25,6 +25,7 @@ import type { IdentityProvider } from "../../app/identity.ts"
 import type { PortalService } from "../../app/portal.ts"
 import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
+import type { StreamService } from "../../app/stream.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -46,6 +47,7 @@ import { keyRoutes } from "./keys.ts"
 import { portalControlRoutes } from "./control-portal.ts"
 import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
+import { streamRoutes } from "./stream.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -64,6 +66,7 @@ export type RouteServices =
   | SandboxService
   | WebhookService
   | SettingsService
+  | StreamService
   | KeyService
   | PortalService
   | PortalAccountService
@@ -88,6 +91,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...walletRoutes,
   ...statusRoutes,
   ...webhookRoutes,
+  ...streamRoutes,
   ...settingsRoutes,
   ...keyRoutes,
   ...portalRoutes,
