@@ -45,7 +45,8 @@ const write = (res: ServerResponse, response: EngineResponse) => {
  * response ends. Returns the fiber, so a stopping server can end every open stream.
  */
 const pipeStream = (res: ServerResponse, response: EngineResponse, stream: Stream.Stream<string>) => {
-  res.writeHead(response.status, response.headers)
+  // A stream's connection is not reused: when the stream ends, the socket closes with it.
+  res.writeHead(response.status, { ...response.headers, connection: "close" })
   res.flushHeaders()
   const drained = Effect.callback<void>((resume) => {
     const done = () => {
