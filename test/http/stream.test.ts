@@ -211,3 +211,40 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     expect((await t.open("production")).status).toBe(200)
   })
 })
+
+describe.skipIf(process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "")(
+  "GET /stream with two engine processes on one PostgreSQL (skipped: set DATABASE_URL to run)",
+  () => {
+    it("shares the production cap, and a stream sees the other process's events at its next keep-alive", async () => {
+      const scope = Effect.runSync(Scope.make())
+      const databaseUrl = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(process.env.DATABASE_URL ?? ""), Scope.Scope, scope))
+      cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+      const a = startEngine({ databaseUrl })
+      cleanups.push(() => a.dispose())
+      const partner = await a.newPartner()
+      const b = startEngine({ databaseUrl, seed: 2 })
+      cleanups.push(() => b.dispose())
+      const opened: Array<{ close: () => Promise<void> }> = []
+      cleanups.push(async () => {
+        for (const s of opened) await s.close()
+      })
+      const open = async (engine: typeof a, base: string, key: string, query = "") => {
+        const s = await openStream(engine, `${base}/stream${query}`, { "x-api-key": key })
+        opened.push(s)
+        return s
+      }
+      expect((await open(a, LIVE, partner.liveKey)).status).toBe(200)
+      expect((await open(a, LIVE, partner.liveKey)).status).toBe(200)
+      const refused = await open(b, LIVE, partner.liveKey)
+      expect(refused.status).toBe(429)
+      expect(refused.body.error).toMatchObject({ activeConnections: 2, limit: 2 })
+
+      const s = await open(a, SANDBOX, partner.sandboxKey, "?since=0")
+      expect((await b.admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 3 })).status).toBe(200)
+      const now = Date.parse((await a.admin("GET", "/_sim/clock")).body.now)
+      expect((await a.admin("POST", "/_sim/clock/advance", { to: new Date(now + 15_000).toISOString() })).status).toBe(200)
+      const text = await s.until((t) => eventMessages(t).length === 1)
+      expect(eventMessages(text).map((m) => [m.id, m.event])).toEqual([["1", "wallet.credited"]])
+    })
+  }
+)
