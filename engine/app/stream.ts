@@ -8,9 +8,9 @@
  * position it has passed) and always reads the committed log after it, in position order, so it can neither skip nor
  * repeat a position; a committed event only wakes it up (an `onAppend` hook whose `afterCommit` runs right after the
  * commit, so no queue grows behind a slow client). It closes its wake-up latch before each read, so an event
- * committed during the read wakes it again. A live start (no resume position) takes the first event committed after
- * it opened as its starting point. Each keep-alive also reads the log, so events another engine process commits on
- * the same database arrive within 15 s.
+ * committed during the read wakes it again. A live start (no resume position) starts after the log's end as it
+ * stands when the stream opens. Each keep-alive also reads the log, so events another engine process commits on the
+ * same database arrive within 15 s.
  *
  * Keep-alives come from a Scheduler timer on the engine clock every 15 s (E-130), which also renews the stream's slot.
  */
@@ -199,6 +199,30 @@ export class StreamService extends Context.Service<
           }
         })
 
+      /**
+       * The log's last position (0 when empty), in about 2·log2(n) one-row reads (E-135): "is there an event after k"
+       * is true below the end and false from it on (positions are never reused), so gallop, then bisect.
+       */
+      const headOf = (partition: string) =>
+        store.read((tx) =>
+          Effect.gen(function* () {
+            const anyAfter = (k: number) => Effect.map(tx.readEvents(partition, k, 1), (found) => found.length > 0)
+            if (!(yield* anyAfter(0))) return 0
+            let lo = 0
+            let hi = 1
+            while (yield* anyAfter(hi)) {
+              lo = hi
+              hi *= 2
+            }
+            while (hi - lo > 1) {
+              const mid = Math.floor((lo + hi) / 2)
+              if (yield* anyAfter(mid)) lo = mid
+              else hi = mid
+            }
+            return hi
+          })
+        )
+
       const close = (c: Connection) =>
         Effect.gen(function* () {
           c.ended = true
@@ -229,6 +253,11 @@ export class StreamService extends Context.Service<
         streams.add(c)
         open.set(c.partition, streams)
         yield* beatAt(c, now + KEEP_ALIVE_MS)
+        // A live start: after the log's end as it stands now (unless a commit since registering already set it).
+        if (c.cursor === undefined) {
+          const head = yield* headOf(c.partition).pipe(Effect.onError(() => close(c)))
+          c.cursor ??= head
+        }
         const body = Stream.unfold(undefined, () => Effect.map(next(c), (chunk) => (chunk === undefined ? undefined : ([chunk, undefined] as const))))
         return Stream.concat(Stream.succeed(retry), body).pipe(
           // A store failure ends the stream (logged); the client resumes from its last id.
