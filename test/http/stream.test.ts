@@ -104,6 +104,26 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     expect(t.ids(await fromSince.until(t.hasId(5)))).toEqual([4, 5])
   })
 
+  it("starts live after the log's end however long the log, and after a sandbox reset wiped the log's rows", async () => {
+    const t = await setup(admin)
+    for (let i = 0; i < 37; i++) await t.credit()
+    const live = await t.open("sandbox")
+    await t.credit()
+    expect(t.ids(await live.until(t.hasId(38)))).toEqual([38])
+    const reset = await t.engine.call("POST", "/api/sandbox/v1/reset", { headers: { "x-api-key": t.partner.sandboxKey } })
+    expect(reset.status).toBe(200)
+    const afterReset = await t.open("sandbox")
+    const replay = await t.open("sandbox", "?since=0")
+    await t.credit()
+    const last = (await t.committed()).at(-1)?.position ?? 0
+    expect(last).toBeGreaterThan(38)
+    expect(t.ids(await afterReset.until(t.hasId(last)))).toEqual([last])
+    // since=0 replays from the oldest retained event: what the reset left, never a position twice
+    const replayed = t.ids(await replay.until(t.hasId(last)))
+    expect(replayed.at(-1)).toBe(last)
+    expect(replayed.every((id) => id > 38)).toBe(true)
+  })
+
   it("filters by events= and still never repeats or skips a position it should send", async () => {
     const t = await setup(admin)
     const p = t.partner
@@ -240,11 +260,13 @@ describe.skipIf(process.env.DATABASE_URL === undefined || process.env.DATABASE_U
       expect(refused.body.error).toMatchObject({ activeConnections: 2, limit: 2 })
 
       const s = await open(a, SANDBOX, partner.sandboxKey, "?since=0")
+      const live = await open(a, SANDBOX, partner.sandboxKey)
       expect((await b.admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 3 })).status).toBe(200)
       const now = Date.parse((await a.admin("GET", "/_sim/clock")).body.now)
       expect((await a.admin("POST", "/_sim/clock/advance", { to: new Date(now + 15_000).toISOString() })).status).toBe(200)
       const text = await s.until((t) => eventMessages(t).length === 1)
       expect(eventMessages(text).map((m) => [m.id, m.event])).toEqual([["1", "wallet.credited"]])
+      expect(eventMessages(await live.until((t) => eventMessages(t).length === 1)).map((m) => m.id)).toEqual(["1"])
     })
   }
 )
