@@ -162,6 +162,21 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     expect((await t.open("sandbox", "?since=-1")).status).toBe(400)
   })
 
+  it("treats an empty Last-Event-ID as none (since applies), and refuses a data key with 403", async () => {
+    const t = await setup(admin)
+    await t.credit()
+    await t.credit()
+    const s = await t.open("sandbox", "?since=1", { "last-event-id": "" })
+    expect(t.ids(await s.until(t.hasId(2)))).toEqual([2])
+    const issued = await t.engine.call("POST", `${LIVE}/api-keys/data-key`, {
+      headers: { "x-api-key": t.partner.liveKey, "idempotency-key": "stream-data-key-1" }
+    })
+    expect(issued.status).toBe(201)
+    const refused = await openStream(t.engine, `${LIVE}/stream`, { "x-api-key": issued.body.dataKey })
+    expect(refused.status).toBe(403)
+    expect(refused.body.error.code).toBe("FORBIDDEN")
+  })
+
   it("sends a keep-alive comment every 15 s of engine time, not before", async () => {
     const t = await setup(admin)
     const s = await t.open("sandbox")

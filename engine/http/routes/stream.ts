@@ -30,8 +30,9 @@ export const streamRoutes = [
     query: { since: optional(position), events: optional(eventNames) },
     handle: ({ query, principal, request }) =>
       Effect.gen(function* () {
-        const header = request.headers["last-event-id"]
-        const resumed = header === undefined ? undefined : position(header.trim(), "Last-Event-ID")
+        // An empty Last-Event-ID means "no id yet" (the SSE standard's empty last event ID): `since` then applies.
+        const header = request.headers["last-event-id"]?.trim()
+        const resumed = header === undefined || header === "" ? undefined : position(header, "Last-Event-ID")
         if (typeof resumed === "object") return yield* resumed
         const stream = yield* StreamService.use((s) => s.open(principal, { after: resumed ?? query.since, names: query.events }))
         return new StreamBody("text/event-stream", HEADERS, stream)
