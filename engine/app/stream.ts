@@ -192,7 +192,6 @@ export class StreamService extends Context.Service<
                 c.cursor = event.position
                 if (c.names === undefined || c.names.has(event.name)) out += frame(event.position, event.name, envelopeOf(event, c.sandbox))
               }
-              if (page.length === PAGE) Latch.openUnsafe(c.wake)
             }
             if (out !== "") return out
             yield* c.wake.await

@@ -8,9 +8,10 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { SLOTS } from "../../engine/app/stream.ts"
+import { SLOTS, StreamService } from "../../engine/app/stream.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
+import { EventLog } from "../../engine/events/event-log.ts"
 import { eventsOf } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 import { eventMessages, openStream, parseSse } from "./stream-kit.ts"
@@ -90,6 +91,23 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
       expect(JSON.parse(m.data ?? "")).toEqual({ eventId: e.eventId, event: "wallet.credited", timestamp: e.timestamp, data: e.data, isSandbox: true })
     }
     expect(text).toContain(`id: 1\nevent: wallet.credited\ndata: {"eventId":`)
+  })
+
+  it("replays a log longer than one page (200 events) to the end without waiting for another commit", async () => {
+    const t = await setup(admin)
+    const partition = `${t.partner.partnerId}:sandbox`
+    await t.engine.runtime.runPromise(
+      Effect.gen(function* () {
+        const store = yield* Store
+        const log = yield* EventLog
+        // 401 events, 50 per transaction (as several writers would leave them): three pages and one more
+        for (let batch = 0; batch < 9; batch++)
+          yield* store.transact((tx) => Effect.forEach(Array.from({ length: batch < 8 ? 50 : 1 }), () => log.append(tx, partition, "test.event", { n: batch })))
+      })
+    )
+    const s = await t.open("sandbox", "?since=0")
+    const ids = t.ids(await s.until(t.hasId(401)))
+    expect(ids).toEqual(Array.from({ length: 401 }, (_, i) => i + 1))
   })
 
   it("starts live without a resume position, and resumes after Last-Event-ID, which wins over since", async () => {
@@ -204,8 +222,11 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     expect(third.body).toEqual({ error: { code: "RATE_LIMITED", message: "Concurrent stream limit reached for tier starter", activeConnections: 2, limit: 2 } })
     expect(third.headers.get("retry-after")).toBe("45")
     expect(third.headers.get("x-ratelimit-limit")).toBe("100")
-    // a stream the client closes frees its slot at once
+    const openHere = () => t.engine.runtime.runPromise(StreamService.use((service) => service.openCount(`${t.partner.partnerId}:production`)))
+    expect(await openHere()).toBe(2)
+    // a stream the client closes frees its slot at once, and leaves nothing behind in the process
     await first.close()
+    expect(await openHere()).toBe(1)
     const again = await t.open("production")
     expect(again.status).toBe(200)
     // the sandbox enforces no cap
