@@ -53,7 +53,7 @@ interface Connection {
   readonly names: ReadonlySet<string> | undefined
   readonly wake: Latch.Latch
   readonly slot: Slot | undefined
-  cursor: number | undefined
+  cursor: number
   beats: number
   ended: boolean
   cancelBeat: Effect.Effect<void>
@@ -185,13 +185,10 @@ export class StreamService extends Context.Service<
               c.beats = 0
               out += KEEP_ALIVE
             }
-            const after = c.cursor
-            if (after !== undefined) {
-              const page = yield* store.read((tx) => tx.readEvents(c.partition, after, PAGE))
-              for (const event of page) {
-                c.cursor = event.position
-                if (c.names === undefined || c.names.has(event.name)) out += frame(event.position, event.name, envelopeOf(event, c.sandbox))
-              }
+            const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
+            for (const event of page) {
+              c.cursor = event.position
+              if (c.names === undefined || c.names.has(event.name)) out += frame(event.position, event.name, envelopeOf(event, c.sandbox))
             }
             if (out !== "") return out
             yield* c.wake.await
@@ -235,6 +232,9 @@ export class StreamService extends Context.Service<
       const openStream = Effect.fn("StreamService.open")(function* (principal: Principal, options: OpenOptions) {
         const now = yield* clock.now
         const sandbox = principal.environment === "sandbox"
+        // A live start: after the log's end as it stands now (the first read comes after registering, so a commit in
+        // between is not missed).
+        const after = options.after ?? (yield* headOf(principal.partition))
         // The sandbox does not enforce a cap (spec "Limits"), so its streams hold no slot.
         const slot = sandbox ? undefined : yield* acquire(principal, now)
         const c: Connection = {
@@ -243,7 +243,7 @@ export class StreamService extends Context.Service<
           names: options.names,
           wake: Latch.makeUnsafe(true),
           slot,
-          cursor: options.after,
+          cursor: after,
           beats: 0,
           ended: false,
           cancelBeat: Effect.void
@@ -252,11 +252,6 @@ export class StreamService extends Context.Service<
         streams.add(c)
         open.set(c.partition, streams)
         yield* beatAt(c, now + KEEP_ALIVE_MS)
-        // A live start: after the log's end as it stands now (unless a commit since registering already set it).
-        if (c.cursor === undefined) {
-          const head = yield* headOf(c.partition).pipe(Effect.onError(() => close(c)))
-          c.cursor ??= head
-        }
         const body = Stream.unfold(undefined, () => Effect.map(next(c), (chunk) => (chunk === undefined ? undefined : ([chunk, undefined] as const))))
         return Stream.concat(Stream.succeed(retry), body).pipe(
           // A store failure ends the stream (logged); the client resumes from its last id.
