@@ -3,7 +3,7 @@
  * in-process way in (Web Request -> Response) for scenarios and tests; the Node server is http/node-server.ts.
  * Owns wiring only. The seed and the clock's start are the run's identity: same config = same behaviour.
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { DeviceService } from "./app/devices.ts"
@@ -47,6 +47,7 @@ import { IdentityProvider } from "./app/identity.ts"
 import { PortalService } from "./app/portal.ts"
 import { PortalAccountService } from "./app/portal-account.ts"
 import { SettingsService } from "./app/settings.ts"
+import { StreamService } from "./app/stream.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
@@ -71,6 +72,8 @@ export interface EngineConfig {
   readonly outbound?: Layer.Layer<Outbound, never, EngineClock> | undefined
   /** More header names carrying the webhook signature, e.g. x-mystocks-signature (facts row 11.2, D-054). */
   readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
+  /** The `retry:` a stream opens with, default the contract's 3000 ms; tests that reconnect often shorten it (E-134). */
+  readonly streamRetryMs?: number | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
@@ -119,6 +122,7 @@ export const engineLayer = (config: EngineConfig) => {
       SandboxService.layer,
       WebhookService.layer,
       SettingsService.layer,
+      StreamService.layer({ retryMs: config.streamRetryMs }),
       KeyService.layer,
       PortalService.layer,
       PortalAccountService.layer,
@@ -169,8 +173,12 @@ export const fromWebRequest = async (request: Request): Promise<EngineRequest> =
   }
 }
 
+/** A streamed answer becomes a ReadableStream body; cancelling the reader interrupts the stream (E-131). */
 export const toWebResponse = (response: EngineResponse): Response =>
-  new Response(response.status === 204 ? null : response.body, { status: response.status, headers: response.headers })
+  new Response(response.stream !== undefined ? Stream.toReadableStream(Stream.encodeText(response.stream)) : response.status === 204 ? null : response.body, {
+    status: response.status,
+    headers: response.headers
+  })
 
 /** The engine in-process: `fetch`-like access to the gateway, plus the runtime for direct service calls. */
 export const makeInProcessEngine = (config: EngineConfig) => {

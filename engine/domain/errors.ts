@@ -38,6 +38,8 @@ export class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly extras?: ErrorExtras
   /** Overrides the catalogue status (only the sandbox force header does this). */
   readonly status?: number
+  /** Seconds for a `Retry-After` header (the stream cap's 429, E-133); not part of the body. */
+  readonly retryAfter?: number
 }> {
   get httpStatus(): number {
     return this.status ?? ERROR_STATUS[this.code]

@@ -3,7 +3,8 @@
  * transaction of the state change that caused it (transactional outbox). Owns: the event envelope, appending,
  * reading by position, and fanning committed events out to subscribers (SSE, webhooks, the trace).
  * Does not own delivery: consumers that must be as durable as the event (the webhook outbox) register an
- * `onAppend` hook that writes in the appending transaction; others (stream, trace) read `committed`.
+ * `onAppend` hook that writes in the appending transaction; the stream's hook only registers an `afterCommit` wake-up
+ * (app/stream.ts reads the log itself); others may read `committed`.
  */
 import { Context, Effect, Layer, PubSub } from "effect"
 import { EngineClock, isoAt } from "../sim/clock.ts"

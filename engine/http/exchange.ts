@@ -3,6 +3,7 @@
  * the in-process `fetch` (runtime.ts) both turn their requests into an EngineRequest and write back an
  * EngineResponse. Plain data; building JSON answers and envelopes lives here so every surface answers alike.
  */
+import type { Stream } from "effect"
 import type { ApiFailure } from "../domain/errors.ts"
 
 export interface EngineRequest {
@@ -25,6 +26,12 @@ export interface EngineResponse {
   readonly body: string
   /** The value `body` serialises, kept for the trace so it is not parsed again. */
   readonly value?: unknown
+  /**
+   * A streamed answer (`GET /stream`): after the status and headers, the transport writes these chunks as they
+   * come, until the stream ends or the client goes away, when it interrupts the stream (which frees what it holds).
+   * `body` is then empty. Absent on every other answer, so the hot path only tests for it.
+   */
+  readonly stream?: Stream.Stream<string>
 }
 
 export const JSON_TYPE = "application/json"

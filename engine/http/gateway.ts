@@ -20,7 +20,7 @@ import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
-import { RawBody, type Mount, type Route, WithStatus } from "./route.ts"
+import { RawBody, type Mount, type Route, StreamBody, WithStatus } from "./route.ts"
 import { makeRouter } from "./router.ts"
 
 export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environment: Environment }> = [
@@ -111,7 +111,15 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           ? { status: route.successStatus, headers: { "content-type": value.contentType }, body: value.text }
           : value instanceof WithStatus
             ? jsonResponse(value.status, value.body)
-            : jsonResponse(route.successStatus, value)
+            : value instanceof StreamBody
+              ? {
+                  status: route.successStatus,
+                  headers: { ...value.headers, "content-type": value.contentType },
+                  body: "",
+                  value: value.contentType,
+                  stream: value.chunks
+                }
+              : jsonResponse(route.successStatus, value)
 
       /** Runs the handler; business failures become envelopes, anything else a 500 that is logged, never stored. */
       const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined, request: EngineRequest) =>
@@ -119,7 +127,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           Effect.map((value) => success(route, value)),
           Effect.catchCause((cause) => {
             const failure = cause.reasons.flatMap((r) => (r._tag === "Fail" && r.error instanceof ApiFailure ? [r.error] : []))[0]
-            if (failure !== undefined) return Effect.succeed(errorResponse(failure))
+            if (failure !== undefined)
+              return Effect.succeed(errorResponse(failure, failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) }))
             return Effect.logError(`unexpected failure in ${route.operationId}`, cause).pipe(
               Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry with the same Idempotency-Key")))
             )

@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
-import { Context, Effect, Fiber, type Layer, ManagedRuntime } from "effect"
+import { Context, Effect, Fiber, type Layer, ManagedRuntime, Stream } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { type EngineConfig, engineLayer } from "../runtime.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -36,6 +36,38 @@ const write = (res: ServerResponse, response: EngineResponse) => {
   const bytes = bytesOf(response)
   res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
   res.end(bytes)
+}
+
+/**
+ * Writes a streamed answer (E-131): the head at once, then each chunk as it comes, waiting for the socket to drain
+ * when its buffer is full (a slow reader holds the stream back instead of growing memory). When the client goes away
+ * the stream is interrupted, which runs its finalizers (the connection slot is freed); when the stream ends the
+ * response ends. Returns the fiber, so a stopping server can end every open stream.
+ */
+const pipeStream = (res: ServerResponse, response: EngineResponse, stream: Stream.Stream<string>) => {
+  // A stream's connection is not reused: when the stream ends, the socket closes with it.
+  res.writeHead(response.status, { ...response.headers, connection: "close" })
+  res.flushHeaders()
+  const drained = Effect.callback<void>((resume) => {
+    const done = () => {
+      res.off("drain", done)
+      res.off("close", done)
+      resume(Effect.void)
+    }
+    res.on("drain", done)
+    res.on("close", done)
+    return Effect.sync(() => {
+      res.off("drain", done)
+      res.off("close", done)
+    })
+  })
+  const fiber = Effect.runFork(
+    Stream.runForEach(stream, (chunk) => (res.destroyed ? Effect.interrupt : res.write(chunk) ? Effect.void : drained)).pipe(
+      Effect.ensuring(Effect.sync(() => void res.end()))
+    )
+  )
+  res.on("close", () => void Effect.runFork(Fiber.interrupt(fiber)))
+  return fiber
 }
 
 const toEngineRequest = (req: IncomingMessage, body: string | undefined): EngineRequest => {
@@ -71,13 +103,18 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
   const gateway = Context.get(context, Gateway)
   const background = config.clock === "manual" ? undefined : run(Scheduler.use((s) => s.loop(250)))
   const inFlight = new Set<ServerResponse>()
+  const streams = new Set<Fiber.Fiber<void, unknown>>()
 
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 5_000 }, (req, res) => {
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
     const respond = (body: string | undefined) =>
       serve(toEngineRequest(req, body)).addObserver((exit) => {
-        write(res, exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
+        const response = exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))
+        if (response.stream === undefined) return write(res, response)
+        const fiber = pipeStream(res, response, response.stream)
+        streams.add(fiber)
+        fiber.addObserver(() => streams.delete(fiber))
       })
     // A request that announces no body (most GETs) is answered at once, without waiting for its stream to end.
     if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) {
@@ -128,6 +165,8 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     stopping ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
+      // Open streams never finish on their own: end them now (their slots are freed) rather than wait out the grace.
+      await Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber))))
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref())
       await Promise.race([closed, deadline])
       server.closeAllConnections()

@@ -6,7 +6,7 @@
  * missing required field fails `npm run typecheck`, and wire objects are built in literals annotated with their
  * contract type, so an extra field fails it too.
  */
-import type { Effect, Schema } from "effect"
+import type { Effect, Schema, Stream } from "effect"
 import { CONTROL_OPERATIONS, PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import type { ControlOperationId, ControlResponseBody, OperationId, ResponseBody } from "../contract/wire.ts"
 import type { Environment, Principal } from "../app/principal.ts"
@@ -205,6 +205,37 @@ export class RawBody {
     this.text = text
   }
 }
+
+/** A streamed answer (`text/event-stream`): the transport writes `chunks` until they end or the client leaves. */
+export class StreamBody {
+  readonly contentType: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly chunks: Stream.Stream<string>
+  constructor(contentType: string, headers: Readonly<Record<string, string>>, chunks: Stream.Stream<string>) {
+    this.contentType = contentType
+    this.headers = headers
+    this.chunks = chunks
+  }
+}
+
+/**
+ * A partner-contract operation answered with a stream (`GET /stream`): decoded like `partnerRoute`, and the handler
+ * also sees the request (the `Last-Event-ID` header).
+ */
+export const streamRoute = <Op extends OperationId, R, QS extends ParamSpec = NoParams>(
+  operationId: Op,
+  spec: {
+    readonly query?: QS
+    readonly handle: (input: {
+      readonly query: QueryOf<QS>
+      readonly principal: Principal
+      readonly request: EngineRequest
+    }) => Effect.Effect<StreamBody, ApiFailure | StoreError, R>
+  }
+): Route<R> =>
+  build<R>(operationId, 200, spec.query === undefined ? {} : { query: spec.query }, (input, principal, request) =>
+    spec.handle({ query: input.query as QueryOf<QS>, principal: principal as Principal, request })
+  )
 
 /**
  * A partner-contract operation whose handler reads the request itself: ID-token and client-secret operations,

@@ -6,6 +6,11 @@
  *
  * A job runs in the same transaction that deletes it, so it runs exactly once or, on failure, not at all; a job
  * whose handler fails is moved to the `deadJobs` collection and logged, never retried forever.
+ *
+ * Timers (E-130) are the process-local kind of delayed work: work bound to something only this process holds (an
+ * open stream's socket), which a durable job could not reach from another process and which must not outlive the
+ * process. They are kept in memory, run on the same clock and in the same walk as jobs (a job first when both fall
+ * at one instant), and are not counted in `jobsRun`.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
@@ -34,12 +39,27 @@ export class Scheduler extends Context.Service<
     readonly advance: (target: AdvanceTarget) => Effect.Effect<{ readonly now: number; readonly jobsRun: number }, ApiFailure | StoreError>
     /** Polls for due jobs forever (system and follow modes); fork it for the life of the server. */
     readonly loop: (pollMillis: number) => Effect.Effect<never, StoreError>
+    /** Runs `run` once at `dueAt` on the engine clock, in this process only (E-130); the result cancels it. */
+    readonly timer: (dueAt: number, run: Effect.Effect<void>) => Effect.Effect<Effect.Effect<void>>
   }
 >()("sokoni/Scheduler") {
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
     const handlers = new Map<string, JobHandler>()
+    const timers = new Map<number, { readonly dueAt: number; readonly seq: number; readonly run: Effect.Effect<void> }>()
+    let timerSeq = 0
+    const nextTimer = () => {
+      let first: { readonly dueAt: number; readonly seq: number; readonly run: Effect.Effect<void> } | undefined
+      for (const t of timers.values()) if (first === undefined || t.dueAt < first.dueAt || (t.dueAt === first.dueAt && t.seq < first.seq)) first = t
+      return first
+    }
+    /** Runs the earliest timer (removed first, so a timer that sets the next one is not run twice). */
+    const runTimer = (t: { readonly seq: number; readonly run: Effect.Effect<void> }) =>
+      Effect.suspend(() => {
+        timers.delete(t.seq)
+        return t.run.pipe(Effect.catchCause((cause) => Effect.logWarning(`timer ${t.seq} failed`, cause)))
+      })
 
     const peek = store.transact((tx) => tx.nextJob)
 
@@ -79,6 +99,12 @@ export class Scheduler extends Context.Service<
         let ran = 0
         while (true) {
           const next = yield* peek
+          const timer = nextTimer()
+          const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
+          if (timer !== undefined && timer.dueAt < jobDue && timer.dueAt <= upTo) {
+            yield* runTimer(timer)
+            continue
+          }
           if (Option.isNone(next) || next.value.dueAt > upTo) return ran
           yield* runJob(next.value)
           ran++
@@ -95,11 +121,18 @@ export class Scheduler extends Context.Service<
       let jobsRun = 0
       while (true) {
         const next = yield* peek
-        if (Option.isNone(next) || next.value.dueAt > to) break
+        const timer = nextTimer()
+        const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
+        const useTimer = timer !== undefined && timer.dueAt < jobDue
+        const due = useTimer ? timer.dueAt : jobDue
+        if (due > to) break
         const now = yield* clock.now
-        if (next.value.dueAt > now) yield* clock.moveTo(next.value.dueAt)
-        yield* runJob(next.value)
-        jobsRun++
+        if (due > now) yield* clock.moveTo(due)
+        if (useTimer) yield* runTimer(timer)
+        else if (Option.isSome(next)) {
+          yield* runJob(next.value)
+          jobsRun++
+        }
       }
       yield* clock.moveTo(to)
       return { now: yield* clock.now, jobsRun }
@@ -110,7 +143,13 @@ export class Scheduler extends Context.Service<
       register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
       runDue: Effect.flatMap(clock.now, runUpTo),
       advance,
-      loop: (pollMillis) => Effect.flatMap(clock.now, runUpTo).pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever)
+      loop: (pollMillis) => Effect.flatMap(clock.now, runUpTo).pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever),
+      timer: (dueAt, run) =>
+        Effect.sync(() => {
+          const seq = ++timerSeq
+          timers.set(seq, { dueAt, seq, run })
+          return Effect.sync(() => void timers.delete(seq))
+        })
     })
   })
 

@@ -91,5 +91,5 @@ export const startEngine = (
     if (r.status !== 201) throw new Error(`bootstrap failed: ${JSON.stringify(r.body)}`)
     return r.body as { partnerId: string; sandboxKey: string; liveKey: string }
   }
-  return { call, admin, newPartner, runtime: engine.runtime, dispose: engine.dispose }
+  return { call, admin, newPartner, fetch: engine.fetch, runtime: engine.runtime, dispose: engine.dispose }
 }

@@ -94,3 +94,79 @@ describe("scheduler on Effect's clock (system mode, driven by TestClock)", () =>
     }).pipe(Effect.provide(layerFor("follow", T0 + 3_600_000)), startingAtT0)
   )
 })
+
+describe("process-local timers (E-130)", () => {
+  /** A timer that records `name@time-since-T0` when it runs. */
+  const timerAt = (ms: number, name: string, ran: Array<string>) =>
+    Effect.gen(function* () {
+      const scheduler = yield* Scheduler
+      const clock = yield* EngineClock
+      return yield* scheduler.timer(
+        T0 + ms,
+        Effect.map(clock.now, (now) => void ran.push(`${name}@${now - T0}`))
+      )
+    })
+
+  it.effect("advance runs timers at their own due time, in time order with jobs (a job first at a tie), not counted as jobs", () =>
+    Effect.gen(function* () {
+      const { ran, at, scheduler } = yield* recorder
+      yield* at(15_000, "job15")
+      yield* at(40_000, "job40")
+      yield* timerAt(15_000, "timer15", ran)
+      yield* timerAt(5_000, "timer5", ran)
+      yield* timerAt(70_000, "timer70", ran)
+      const result = yield* scheduler.advance({ seconds: 60 })
+      assert.deepStrictEqual(ran, ["timer5@5000", "job15@15000", "timer15@15000", "job40@40000"])
+      assert.strictEqual(result.jobsRun, 2)
+      yield* scheduler.advance({ seconds: 10 })
+      assert.deepStrictEqual(ran.at(-1), "timer70@70000")
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
+
+  it.effect("a cancelled timer never runs; a timer may set the next one, which runs in the same advance", () =>
+    Effect.gen(function* () {
+      const scheduler = yield* Scheduler
+      const clock = yield* EngineClock
+      const ran: Array<string> = []
+      const cancel = yield* timerAt(1_000, "cancelled", ran)
+      yield* cancel
+      const beat = (n: number): Effect.Effect<void> =>
+        Effect.asVoid(
+          scheduler.timer(
+            T0 + n * 15_000,
+            Effect.andThen(
+              Effect.map(clock.now, (now) => void ran.push(`beat@${now - T0}`)),
+              Effect.suspend(() => beat(n + 1))
+            )
+          )
+        )
+      yield* beat(1)
+      yield* scheduler.advance({ seconds: 50 })
+      assert.deepStrictEqual(ran, ["beat@15000", "beat@30000", "beat@45000"])
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
+
+  it.effect("a failing timer is logged and does not stop the walk", () =>
+    Effect.gen(function* () {
+      const scheduler = yield* Scheduler
+      const ran: Array<string> = []
+      yield* scheduler.timer(T0 + 1_000, Effect.die("boom"))
+      yield* timerAt(2_000, "after", ran)
+      yield* scheduler.advance({ seconds: 5 })
+      assert.deepStrictEqual(ran, ["after@2000"])
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
+
+  it.effect("the background loop runs a timer once Effect's clock passes its due time", () =>
+    Effect.gen(function* () {
+      const { ran, scheduler } = yield* recorder
+      yield* timerAt(15_000, "beat", ran)
+      const loop = yield* Effect.forkChild(scheduler.loop(250))
+      yield* TestClock.adjust("14 seconds")
+      assert.deepStrictEqual(ran, [])
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(ran, ["beat@15000"])
+      yield* Fiber.interrupt(loop)
+    }).pipe(Effect.provide(layerFor("system")), startingAtT0)
+  )
+})

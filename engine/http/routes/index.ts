@@ -28,6 +28,7 @@ import type { IdentityProvider } from "../../app/identity.ts"
 import type { PortalService } from "../../app/portal.ts"
 import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
+import type { StreamService } from "../../app/stream.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -52,6 +53,7 @@ import { keyRoutes } from "./keys.ts"
 import { portalControlRoutes } from "./control-portal.ts"
 import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
+import { streamRoutes } from "./stream.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -73,6 +75,7 @@ export type RouteServices =
   | SandboxService
   | WebhookService
   | SettingsService
+  | StreamService
   | KeyService
   | PortalService
   | PortalAccountService
@@ -99,6 +102,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...walletRoutes,
   ...statusRoutes,
   ...webhookRoutes,
+  ...streamRoutes,
   ...settingsRoutes,
   ...keyRoutes,
   ...portalRoutes,

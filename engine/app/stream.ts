@@ -1,0 +1,270 @@
+/**
+ * StreamService: `GET /stream` (D-058), the event log as Server-Sent Events. Owns opening a stream (the concurrent
+ * cap per tier, E-132), what a stream sends and in which order (replay from the log, then live, keep-alives), and
+ * freeing a stream's slot. Does not own the log (events/event-log.ts), the framing (domain/sse.ts) nor the transport
+ * (http/node-server.ts and runtime.ts write the chunks and interrupt the stream when the client goes away).
+ *
+ * How a stream stays gap-free and repeat-free (E-131): the log is the only source. A stream holds a cursor (the last
+ * position it has passed) and always reads the committed log after it, in position order, so it can neither skip nor
+ * repeat a position; a committed event only wakes it up (an `onAppend` hook whose `afterCommit` runs right after the
+ * commit, so no queue grows behind a slow client). It closes its wake-up latch before each read, so an event
+ * committed during the read wakes it again. A live start (no resume position) starts after the log's end as it
+ * stands when the stream opens. Each keep-alive also reads the log, so events another engine process commits on the
+ * same database arrive within 15 s.
+ *
+ * Keep-alives come from a Scheduler timer on the engine clock every 15 s (E-130), which also renews the stream's slot.
+ */
+import { Context, Effect, Latch, Layer, Stream } from "effect"
+import { ApiFailure } from "../domain/errors.ts"
+import { frame, KEEP_ALIVE, KEEP_ALIVE_MS, RETRY_MS, retryField, SLOT_LEASE_MS, STREAM_CAPS } from "../domain/sse.ts"
+import { envelopeOf, EventLog } from "../events/event-log.ts"
+import { EngineClock } from "../sim/clock.ts"
+import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
+import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
+import type { Principal } from "./principal.ts"
+
+/** Events read from the log per step: a long replay goes out in pages, each a chunk of its own. */
+export const PAGE = 200
+/** Where slots live: `streamSlots`, one document per (partition, slot index). */
+export const SLOTS = "streamSlots"
+
+export interface OpenOptions {
+  /** Replay after this position; undefined starts live. */
+  readonly after: number | undefined
+  /** Only these event names (`events=`); undefined sends all. */
+  readonly names: ReadonlySet<string> | undefined
+}
+
+interface SlotBody {
+  readonly holder: string | null
+  readonly expiresAt: number
+}
+
+interface Slot {
+  readonly id: string
+  readonly holder: string
+}
+
+/** One open stream in this process. */
+interface Connection {
+  readonly partition: string
+  readonly sandbox: boolean
+  readonly names: ReadonlySet<string> | undefined
+  readonly wake: Latch.Latch
+  readonly slot: Slot | undefined
+  cursor: number
+  beats: number
+  ended: boolean
+  cancelBeat: Effect.Effect<void>
+}
+
+export class StreamService extends Context.Service<
+  StreamService,
+  {
+    /** Opens a stream: refuses over the cap (429) before anything is sent, else the chunks to write. */
+    readonly open: (principal: Principal, options: OpenOptions) => Effect.Effect<Stream.Stream<string>, ApiFailure | StoreError>
+    /** Streams open in this process, per partition (tests and diagnostics). */
+    readonly openCount: (partition: string) => Effect.Effect<number>
+  }
+>()("sokoni/StreamService") {
+  static readonly make = (options: { readonly retryMs?: number | undefined } = {}) =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const clock = yield* EngineClock
+      const entropy = yield* Entropy
+      const scheduler = yield* Scheduler
+      const events = yield* EventLog
+      const retry = retryField(options.retryMs ?? RETRY_MS)
+      const open = new Map<string, Set<Connection>>()
+
+      // Each committed event wakes the streams of its partition, right after its commit; a live stream starts at the
+      // first one committed after it opened.
+      const wake = (event: LoggedEvent) => {
+        const streams = open.get(event.partition)
+        if (streams === undefined) return
+        for (const c of streams) {
+          c.cursor ??= event.position - 1
+          Latch.openUnsafe(c.wake)
+        }
+      }
+      yield* events.onAppend((tx, event) => tx.afterCommit(Effect.sync(() => wake(event))))
+
+      const slotId = (partition: string, index: number) => `${partition}#${index}`
+      const slotAt = (tx: Pick<Tx, "get">, id: string) =>
+        Effect.map(tx.get(SLOTS, id), (doc) => (doc._tag === "Some" ? (doc.value.body as SlotBody) : { holder: null, expiresAt: 0 }))
+      const putSlot = (tx: Tx, partition: string, id: string, body: SlotBody) => tx.put(SLOTS, { id, partition, sortKey: id, body })
+
+      /** Takes a free slot (never held, released, or lapsed) or fails 429 with how many are held (E-132). */
+      const acquire = (principal: Principal, now: number) =>
+        store.transact((tx) =>
+          Effect.gen(function* () {
+            const limit = STREAM_CAPS[principal.tier]
+            let active = 0
+            let earliest = Number.POSITIVE_INFINITY
+            let free: string | undefined
+            for (let i = 0; i < limit; i++) {
+              const id = slotId(principal.partition, i)
+              const slot = yield* slotAt(tx, id)
+              if (slot.holder !== null && slot.expiresAt > now) {
+                active++
+                earliest = Math.min(earliest, slot.expiresAt)
+              } else free ??= id
+            }
+            if (free === undefined) {
+              // Retry-After: when the earliest held slot lapses if its stream is gone (at most the 45 s lease).
+              return yield* new ApiFailure({
+                code: "RATE_LIMITED",
+                message: `Concurrent stream limit reached for tier ${principal.tier}`,
+                extras: { activeConnections: active, limit },
+                retryAfter: Math.max(1, Math.ceil((earliest - now) / 1000))
+              })
+            }
+            const holder = yield* entropy.id("stm")
+            yield* putSlot(tx, principal.partition, free, { holder, expiresAt: now + SLOT_LEASE_MS })
+            return { id: free, holder } satisfies Slot
+          })
+        )
+
+      /** Renews the lease while the slot is still this stream's; false when it lapsed and was taken meanwhile. */
+      const renew = (c: Connection, slot: Slot, now: number) =>
+        store.transact((tx) =>
+          Effect.gen(function* () {
+            const held = yield* slotAt(tx, slot.id)
+            if (held.holder !== slot.holder) return false
+            yield* putSlot(tx, c.partition, slot.id, { holder: slot.holder, expiresAt: now + SLOT_LEASE_MS })
+            return true
+          })
+        )
+
+      const release = (c: Connection, slot: Slot) =>
+        store.transact((tx) =>
+          Effect.gen(function* () {
+            const held = yield* slotAt(tx, slot.id)
+            if (held.holder === slot.holder) yield* putSlot(tx, c.partition, slot.id, { holder: null, expiresAt: 0 })
+          })
+        )
+
+      /** The keep-alive timer: a comment to send, the slot renewed, the next beat set. */
+      const beatAt = (c: Connection, dueAt: number): Effect.Effect<void> =>
+        Effect.flatMap(
+          scheduler.timer(
+            dueAt,
+            Effect.gen(function* () {
+              if (c.ended) return
+              if (c.slot !== undefined) {
+                const kept = yield* renew(c, c.slot, dueAt).pipe(
+                  Effect.catch((error) => Effect.as(Effect.logWarning("could not renew a stream slot", error), true))
+                )
+                if (!kept) {
+                  // The lease lapsed and another stream took the slot: end this one, its client reconnects.
+                  c.ended = true
+                  Latch.openUnsafe(c.wake)
+                  return
+                }
+              }
+              c.beats++
+              Latch.openUnsafe(c.wake)
+              yield* beatAt(c, dueAt + KEEP_ALIVE_MS)
+            })
+          ),
+          (cancel) =>
+            Effect.sync(() => {
+              c.cancelBeat = cancel
+            })
+        )
+
+      /** The next chunk to send (keep-alive, then events after the cursor), waiting until there is one. */
+      const next = (c: Connection): Effect.Effect<string | undefined, StoreError> =>
+        Effect.gen(function* () {
+          while (true) {
+            if (c.ended) return undefined
+            Latch.closeUnsafe(c.wake)
+            let out = ""
+            if (c.beats > 0) {
+              c.beats = 0
+              out += KEEP_ALIVE
+            }
+            const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
+            for (const event of page) {
+              c.cursor = event.position
+              if (c.names === undefined || c.names.has(event.name)) out += frame(event.position, event.name, envelopeOf(event, c.sandbox))
+            }
+            if (out !== "") return out
+            yield* c.wake.await
+          }
+        })
+
+      /**
+       * The log's last position (0 when empty), in about 2·log2(n) one-row reads (E-135): "is there an event after k"
+       * is true below the end and false from it on (positions are never reused), so gallop, then bisect.
+       */
+      const headOf = (partition: string) =>
+        store.read((tx) =>
+          Effect.gen(function* () {
+            const anyAfter = (k: number) => Effect.map(tx.readEvents(partition, k, 1), (found) => found.length > 0)
+            if (!(yield* anyAfter(0))) return 0
+            let lo = 0
+            let hi = 1
+            while (yield* anyAfter(hi)) {
+              lo = hi
+              hi *= 2
+            }
+            while (hi - lo > 1) {
+              const mid = Math.floor((lo + hi) / 2)
+              if (yield* anyAfter(mid)) lo = mid
+              else hi = mid
+            }
+            return hi
+          })
+        )
+
+      const close = (c: Connection) =>
+        Effect.gen(function* () {
+          c.ended = true
+          yield* c.cancelBeat
+          const streams = open.get(c.partition)
+          streams?.delete(c)
+          if (streams?.size === 0) open.delete(c.partition)
+          if (c.slot !== undefined) yield* release(c, c.slot).pipe(Effect.catch((error) => Effect.logWarning("could not free a stream slot", error)))
+        })
+
+      const openStream = Effect.fn("StreamService.open")(function* (principal: Principal, options: OpenOptions) {
+        const now = yield* clock.now
+        const sandbox = principal.environment === "sandbox"
+        // A live start: after the log's end as it stands now (the first read comes after registering, so a commit in
+        // between is not missed).
+        const after = options.after ?? (yield* headOf(principal.partition))
+        // The sandbox does not enforce a cap (spec "Limits"), so its streams hold no slot.
+        const slot = sandbox ? undefined : yield* acquire(principal, now)
+        const c: Connection = {
+          partition: principal.partition,
+          sandbox,
+          names: options.names,
+          wake: Latch.makeUnsafe(true),
+          slot,
+          cursor: after,
+          beats: 0,
+          ended: false,
+          cancelBeat: Effect.void
+        }
+        const streams = open.get(c.partition) ?? new Set<Connection>()
+        streams.add(c)
+        open.set(c.partition, streams)
+        yield* beatAt(c, now + KEEP_ALIVE_MS)
+        const body = Stream.unfold(undefined, () => Effect.map(next(c), (chunk) => (chunk === undefined ? undefined : ([chunk, undefined] as const))))
+        return Stream.concat(Stream.succeed(retry), body).pipe(
+          // A store failure ends the stream (logged); the client resumes from its last id.
+          Stream.catchCause((cause) => Stream.fromEffectDrain(Effect.logWarning("a stream ended on a failure", cause))),
+          Stream.ensuring(close(c))
+        )
+      })
+
+      return StreamService.of({
+        open: openStream,
+        openCount: (partition) => Effect.sync(() => open.get(partition)?.size ?? 0)
+      })
+    })
+
+  static readonly layer = (options: { readonly retryMs?: number | undefined } = {}) => Layer.effect(StreamService, StreamService.make(options))
+}
