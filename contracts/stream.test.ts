@@ -1,0 +1,272 @@
+/**
+ * Pact for the event stream (`GET /stream`), in two parts, because a stream never ends and Pact compares whole
+ * bodies:
+ * 1. an HTTP interaction for the resume handshake (`Last-Event-ID` sent, 200 `text/event-stream` back), in its own
+ *    pact (contracts/pacts/sokoni-partner-client-sokoni-engine-stream.json). The verifier reads an answer to its end,
+ *    so the engine is verified through a proxy that closes a stream once it has been quiet for a moment, as a client
+ *    dropping the connection would;
+ * 2. message pacts for the stream messages the reference reader consumes (their `data:` is the webhook envelope),
+ *    verified against messages the engine really streams after a resume, which must also continue the log with no
+ *    gap and no repeat.
+ * Each part also fails against a broken provider.
+ */
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
+import { join } from "node:path"
+import { MatchersV3, PactV4, Verifier } from "@pact-foundation/pact"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningServer, startServer } from "../engine/http/node-server.ts"
+import { makeCursor, openStream, readMessages, type StreamMessage, splitMessages } from "./client/stream-reader.ts"
+import { handleWebhook } from "./client/webhook-handler.ts"
+
+const { like, number, regex, fromProviderState } = MatchersV3
+
+const PACTS = join(import.meta.dirname, "pacts")
+const HTTP_PACT = join(PACTS, "sokoni-partner-client-sokoni-engine-stream.json")
+const MESSAGE_PACT = join(PACTS, "sokoni-stream-reader-sokoni-engine-stream-messages.json")
+const SANDBOX = "/api/sandbox/v1/partner"
+const ADMIN = "pact-admin"
+const ISO = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"
+const STATE = "a partner whose event log holds two KYC changes, a deposit and a credit"
+const EXAMPLE_KEY = "sk_sandbox_0123456789abcdef"
+/** Pact's provider-state expression `${apiKey}` (built, so it reads as intended, as in pact.test.ts). */
+const API_KEY_FROM_STATE = `$${"{"}apiKey}`
+
+const httpPact = new PactV4({ consumer: "sokoni-partner-client", provider: "sokoni-engine-stream", dir: PACTS, logLevel: "warn" })
+const messagePact = new PactV4({ consumer: "sokoni-stream-reader", provider: "sokoni-engine-stream-messages", dir: PACTS, logLevel: "warn" })
+
+describe("consumer: the reference stream reader", () => {
+  it("resumes the stream after the last id it handled", () =>
+    httpPact
+      .addInteraction()
+      .given(STATE)
+      .uponReceiving("a resume of the event stream after position 1")
+      .withRequest("GET", `${SANDBOX}/stream`, (b) =>
+        b.headers({ "x-api-key": fromProviderState(API_KEY_FROM_STATE, EXAMPLE_KEY), "last-event-id": "1", accept: "text/event-stream" })
+      )
+      .willRespondWith(200, (b) => b.headers({ "content-type": regex("^text/event-stream", "text/event-stream; charset=utf-8") }))
+      .executeTest(async (mock) => {
+        const response = await openStream({ baseUrl: `${mock.url}${SANDBOX}`, apiKey: EXAMPLE_KEY, lastEventId: 1 })
+        expect(response.status).toBe(200)
+        expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
+        // the mock's stream ends at once: the reader returns what it had (nothing) and keeps its cursor for the retry
+        const cursor = makeCursor(1)
+        expect(await readMessages(response, cursor, () => false)).toEqual([])
+        expect(cursor.last).toBe(1)
+      }))
+
+  const envelope = (event: string, data: Record<string, unknown>) => ({
+    eventId: like("evt_0001"),
+    event,
+    timestamp: regex(ISO, "2026-11-23T08:00:00.000Z"),
+    isSandbox: true,
+    data
+  })
+  const MESSAGES = [
+    {
+      description: "a kyc.updated stream message",
+      event: "kyc.updated",
+      data: { subAccountId: like("usr_1"), kycStatus: "VERIFIED", kycLevel: "BASIC" },
+      effect: { kind: "kyc", subAccountId: "usr_1", status: "VERIFIED" }
+    },
+    {
+      description: "a deposit.confirmed stream message",
+      event: "deposit.confirmed",
+      data: { subAccountId: like("usr_1"), amount: number(1000), currency: "USD", newBalance: number(1000) },
+      effect: { kind: "balance", subAccountId: "usr_1", balance: 1000 }
+    },
+    {
+      description: "a wallet.credited stream message",
+      event: "wallet.credited",
+      data: { amount: number(500), currency: "USD", newBalance: number(100500) },
+      effect: { kind: "balance", subAccountId: null, balance: 100500 }
+    }
+  ] as const
+  for (const [i, message] of MESSAGES.entries()) {
+    it(`handles ${message.description}`, () =>
+      messagePact
+        .addAsynchronousInteraction()
+        .expectsToReceive(message.description, (b) => b.withJSONContent(envelope(message.event, message.data)))
+        .executeTest(async (m) => {
+          // the message arrives as the `data:` line of an SSE block: frame it as the engine does, then read it as the
+          // reader does (a repeat of the same id is dropped by the cursor)
+          const raw = m.contents.content
+          const data = Buffer.isBuffer(raw) ? raw.toString("utf8") : JSON.stringify(raw)
+          const block = `id: ${i + 2}\nevent: ${message.event}\ndata: ${data}\n\n`
+          const { messages } = splitMessages(`: keep-alive\n\n${block}${block}`)
+          const fresh = makeCursor(i + 1).accept(messages)
+          expect(fresh).toHaveLength(1)
+          expect(handleWebhook((fresh[0] as StreamMessage).envelope)).toEqual(message.effect)
+        }))
+  }
+})
+
+/** Calls on the engine: the control API and the partner's sandbox base. */
+const engineCalls = (base: () => string) => {
+  let n = 0
+  const call = async (method: string, path: string, body: unknown, headers: Record<string, string>) => {
+    const response = await fetch(`${base()}${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const json = (await response.json()) as Record<string, any>
+    if (response.status >= 300) throw new Error(`${method} ${path} -> ${response.status} ${JSON.stringify(json)}`)
+    return json
+  }
+  /**
+   * A fresh partner whose log holds, at positions 1 to 4: kyc.updated (PENDING), kyc.updated (VERIFIED),
+   * deposit.confirmed, wallet.credited; so a resume after position 1 carries one of each message the reader consumes.
+   */
+  const partnerWithEvents = async () => {
+    const admin = { authorization: `Bearer ${ADMIN}` }
+    const created = await call("POST", "/_sim/partners", { businessName: `Stream Partner ${++n}`, email: `stream${n}@acme.test` }, admin)
+    const apiKey = String(created.sandboxKey)
+    const as = (method: string, path: string, body?: unknown) =>
+      call(method, `${SANDBOX}${path}`, body, { "x-api-key": apiKey, "idempotency-key": `stream-state-${n}-${method}-${path}` })
+    const userId = String((await as("POST", "/users", { externalId: `stream-${n}` })).subAccountId)
+    await as("POST", `/users/${userId}/kyc`, { kycStatus: "PENDING" })
+    await call(
+      "POST",
+      `${SANDBOX}/users/${userId}/kyc`,
+      { kycStatus: "VERIFIED", kycLevel: "BASIC" },
+      { "x-api-key": apiKey, "idempotency-key": `stream-state-${n}-verified` }
+    )
+    await as("POST", `/users/${userId}/deposit`, { amount: 1000 })
+    await call("POST", `/_sim/partners/${created.partnerId}/wallet/credit`, { environment: "sandbox", amount: 500 }, admin)
+    return { apiKey }
+  }
+  return { partnerWithEvents }
+}
+
+/**
+ * A proxy in front of the engine that closes an event stream once no byte has come for `quietMs` (the verifier reads
+ * an answer to its end, and a stream has none), optionally rewriting the answer's content type (a broken provider).
+ */
+const streamClosingProxy = (target: () => string, quietMs: number, contentType?: string) =>
+  createServer((req, res) => {
+    const upstream = httpRequest(new URL(req.url ?? "/", target()), { method: req.method, headers: req.headers }, (answer) => {
+      const headers: IncomingHttpHeaders = { ...answer.headers, ...(contentType === undefined ? {} : { "content-type": contentType }) }
+      res.writeHead(answer.statusCode ?? 502, headers)
+      let quiet: NodeJS.Timeout | undefined
+      const close = () => {
+        answer.destroy()
+        res.end()
+      }
+      const rearm = () => {
+        if (quiet !== undefined) clearTimeout(quiet)
+        quiet = setTimeout(close, quietMs)
+      }
+      if (String(answer.headers["content-type"]).startsWith("text/event-stream")) rearm()
+      answer.on("data", (chunk: Buffer) => {
+        res.write(chunk)
+        if (quiet !== undefined) rearm()
+      })
+      answer.on("end", () => {
+        if (quiet !== undefined) clearTimeout(quiet)
+        res.end()
+      })
+    })
+    req.pipe(upstream)
+  })
+
+const listen = async (server: Server) => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  return `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+}
+
+describe("provider: the engine's stream honours the pacts", () => {
+  let engine: RunningServer
+  const proxies: Array<Server> = []
+  let closingUrl = ""
+  let jsonUrl = ""
+  const config = { store: "memory", clock: "manual", start: Date.parse("2026-11-23T08:00:00.000Z"), seed: 7, desk: "manual", adminToken: ADMIN } as const
+  beforeAll(async () => {
+    engine = await startServer(config, 0)
+    const closing = streamClosingProxy(() => engine.url, 300)
+    const json = streamClosingProxy(() => engine.url, 300, "application/json")
+    proxies.push(closing, json)
+    closingUrl = await listen(closing)
+    jsonUrl = await listen(json)
+  })
+  afterAll(async () => {
+    for (const proxy of proxies) await new Promise((resolve) => proxy.close(resolve))
+    await engine.stop()
+  })
+
+  const verifyHttp = (providerBaseUrl: string) =>
+    new Verifier({
+      provider: "sokoni-engine-stream",
+      providerBaseUrl,
+      pactUrls: [HTTP_PACT],
+      stateHandlers: { [STATE]: () => engineCalls(() => engine.url).partnerWithEvents() },
+      logLevel: "error"
+    }).verifyProvider()
+
+  it("answers the resume handshake", { timeout: 60_000 }, async () => {
+    await expect(verifyHttp(closingUrl)).resolves.toBeDefined()
+  })
+
+  it("fails when the stream is not served as text/event-stream", { timeout: 60_000 }, async () => {
+    await expect(verifyHttp(jsonUrl)).rejects.toThrow(/content-type/i)
+  })
+
+  /**
+   * Messages the engine streams after resuming from `lastEventId`, read with the reference reader until `until`
+   * holds; a stream that never satisfies it is given up after 10 s (the assertions then say what was missing).
+   */
+  const streamed = async (apiKey: string, lastEventId: number, until: (received: ReadonlyArray<StreamMessage>) => boolean) => {
+    const abort = new AbortController()
+    const giveUp = setTimeout(() => abort.abort(), 10_000)
+    const response = await openStream({ baseUrl: `${engine.url}${SANDBOX}`, apiKey, lastEventId, signal: abort.signal })
+    expect(response.status).toBe(200)
+    const received = await readMessages(response, makeCursor(lastEventId), until).catch(() => [])
+    clearTimeout(giveUp)
+    abort.abort()
+    return received
+  }
+  const EVENTS = ["kyc.updated", "deposit.confirmed", "wallet.credited"]
+  const hasAll = (received: ReadonlyArray<StreamMessage>) => EVENTS.every((e) => received.some((m) => m.event === e))
+
+  const verifyMessages = (messages: ReadonlyArray<StreamMessage>, mutate: (envelope: any) => unknown = (e) => e) =>
+    new Verifier({
+      provider: "sokoni-engine-stream-messages",
+      pactUrls: [MESSAGE_PACT],
+      messageProviders: Object.fromEntries(
+        EVENTS.map((event) => [
+          `a ${event} stream message`,
+          () => {
+            const message = messages.find((m) => m.event === event)
+            if (message === undefined) throw new Error(`the stream carried no ${event}`)
+            return mutate(structuredClone(message.envelope))
+          }
+        ])
+      ),
+      logLevel: "error"
+    }).verifyProvider()
+
+  it("streams, after a resume, every message the reader consumes, continuing the log with no gap and no repeat", { timeout: 60_000 }, async () => {
+    const { apiKey } = await engineCalls(() => engine.url).partnerWithEvents()
+    const afterFirst = await streamed(apiKey, 1, hasAll)
+    expect(afterFirst.map((m) => [m.id, m.event])).toEqual([
+      [2, "kyc.updated"],
+      [3, "deposit.confirmed"],
+      [4, "wallet.credited"]
+    ])
+    // resuming from the middle gives exactly the rest
+    const middle = afterFirst[1] as StreamMessage
+    const rest = await streamed(apiKey, middle.id, (received) => received.some((m) => m.event === "wallet.credited"))
+    expect(rest.map((m) => m.id)).toEqual(afterFirst.slice(2).map((m) => m.id))
+    await expect(verifyMessages(afterFirst)).resolves.toBeDefined()
+  })
+
+  it("fails when a stream message loses a field the reader uses (deposit.confirmed without newBalance)", { timeout: 60_000 }, async () => {
+    const { apiKey } = await engineCalls(() => engine.url).partnerWithEvents()
+    const messages = await streamed(apiKey, 1, hasAll)
+    const broken = verifyMessages(messages, (envelope) => {
+      if (envelope.event === "deposit.confirmed") delete envelope.data.newBalance
+      return envelope
+    })
+    await expect(broken).rejects.toThrow(/newBalance/)
+  })
+})
