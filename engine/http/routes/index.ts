@@ -25,6 +25,7 @@ import type { IdentityProvider } from "../../app/identity.ts"
 import type { PortalService } from "../../app/portal.ts"
 import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
+import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -46,6 +47,7 @@ import { keyRoutes } from "./keys.ts"
 import { portalControlRoutes } from "./control-portal.ts"
 import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
+import { subscriptionControlRoutes, subscriptionRoutes } from "./subscriptions.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -72,6 +74,7 @@ export type RouteServices =
   | CorporateService
   | IntelService
   | OfferService
+  | SubscriptionService
   | EngineClock
   | Scheduler
   | Trace
@@ -84,6 +87,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...referenceRoutes,
   ...quoteRoutes,
   ...orderRoutes,
+  ...subscriptionRoutes,
   ...accountRoutes,
   ...walletRoutes,
   ...statusRoutes,
@@ -93,5 +97,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
-  ...complianceRoutes
+  ...complianceRoutes,
+  ...subscriptionControlRoutes
 ]
