@@ -302,6 +302,29 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await p.sb("GET", "/subscriptions/sub_nope")).status).toBe(404)
     })
 
+    it("a data key may not subscribe nor read subscriptions; the sandbox force headers answer without writing", async () => {
+      const dataKey = (await p.call("production", "POST", "/api-keys/data-key")).body.dataKey as string
+      for (const [method, path] of [
+        ["GET", "/subscriptions"],
+        ["POST", "/subscriptions"]
+      ] as const) {
+        const r = await engine.call(method, `/api/v1/partner${path}`, {
+          headers: { "x-api-key": dataKey, "idempotency-key": "data-key-1" },
+          ...(method === "POST" ? { body: tbill(200) } : {})
+        })
+        expect(r.status).toBe(403)
+        expect(r.body.error.code).toBe("FORBIDDEN")
+      }
+      const id = await verifiedUser(500)
+      const forced = await p.call("sandbox", "POST", `/users/${id}/subscriptions`, tbill(200), { "x-sandbox-force-error": "KYC_REQUIRED" })
+      expect(forced.status).toBe(403)
+      expect(forced.body.error.code).toBe("KYC_REQUIRED")
+      const notOpen = await p.call("sandbox", "POST", "/subscriptions", tbill(200), { "x-sandbox-force-status": "422" })
+      expect(notOpen.status).toBe(422)
+      expect((await p.sb("GET", `/users/${id}/subscriptions`)).body.count).toBe(0)
+      expect((await p.sb("GET", "/subscriptions")).body.count).toBe(0)
+    })
+
     it("the master account subscribes from its wallet on both environments; production starts empty", async () => {
       const broke = await subscribe(undefined, tbill(200), "production")
       expect(broke.status).toBe(400)
