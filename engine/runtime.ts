@@ -48,6 +48,7 @@ import { PortalService } from "./app/portal.ts"
 import { PortalAccountService } from "./app/portal-account.ts"
 import { SettingsService } from "./app/settings.ts"
 import { StreamService } from "./app/stream.ts"
+import { SubscriptionService } from "./app/subscriptions.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
@@ -150,7 +151,9 @@ export const engineLayer = (config: EngineConfig) => {
     ),
     withBook
   )
-  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), reference)
+  // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
+  const withSubscriptions = Layer.provideMerge(SubscriptionService.layer, reference)
+  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
 }
 
 export type EngineServices = Layer.Success<ReturnType<typeof engineLayer>>

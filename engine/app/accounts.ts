@@ -18,7 +18,8 @@ import { Entropy } from "../sim/random.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor, scanPage } from "./cursor.ts"
 import { externalIdKey, Orders, SubAccountKeys, SubAccounts, timeSortKey, uidKey } from "./docs.ts"
-import { escrowBalance, holdingsOf, walletBalance } from "./ledger.ts"
+import { escrowBalance, holdingsOf, subscriptionEscrowBalance, walletBalance } from "./ledger.ts"
+import { pendingSubscriptionCount } from "./subscription-docs.ts"
 import type { Principal } from "./principal.ts"
 
 /** Users scan at most this many records per request (spec Limits). */
@@ -74,8 +75,10 @@ export const accountPosition = (tx: ReadTx, s: SubAccountRecord) =>
     const reserved = holdings.some((h) => h.reserved > 0)
     const openOrders = escrow > 0 || reserved ? yield* openOrderCount(tx, s.partition, s.subAccountId) : 0
     const positions = holdings.filter((h) => h.quantity > 0).length
-    const blockers: ReadonlyArray<ClosureBlocker> = closureBlockers(wallet, escrow, openOrders, positions)
-    return { wallet, escrow, blockers }
+    const subscribed = yield* subscriptionEscrowBalance(tx, s.partition, s.subAccountId)
+    const pending = subscribed > 0 ? yield* pendingSubscriptionCount(tx, s.partition, s.subAccountId) : 0
+    const blockers: ReadonlyArray<ClosureBlocker> = closureBlockers(wallet, escrow, openOrders, positions, { cents: subscribed, count: pending })
+    return { wallet, escrow, reserved: escrow + subscribed, blockers }
   })
 
 export interface CreateInput {
@@ -237,7 +240,7 @@ export class AccountsService extends Context.Service<
             return missing
           }
           const s = found.value
-          const { wallet, escrow, blockers } = yield* accountPosition(tx, s)
+          const { wallet, reserved, blockers } = yield* accountPosition(tx, s)
           const item: Schemas["WalletSummaryItem"] = {
             requestedId,
             subAccountId: s.subAccountId,
@@ -245,8 +248,8 @@ export class AccountsService extends Context.Service<
             externalId: s.externalId,
             status: s.status,
             asOf: isoAt(now),
-            currencyWallets: [{ currency: "USD", balance: centsToWire(wallet + escrow), available: centsToWire(wallet), reserved: centsToWire(escrow) }],
-            buyingPower: { currency: "USD", amount: centsToWire(wallet), cashAvailable: centsToWire(wallet), reserved: centsToWire(escrow) },
+            currencyWallets: [{ currency: "USD", balance: centsToWire(wallet + reserved), available: centsToWire(wallet), reserved: centsToWire(reserved) }],
+            buyingPower: { currency: "USD", amount: centsToWire(wallet), cashAvailable: centsToWire(wallet), reserved: centsToWire(reserved) },
             currencyClosureBlockers: blockers.map(blockerToWire),
             error: null
           }

@@ -148,6 +148,8 @@ export interface JournalEntryDoc {
   readonly kind: EntryKind
   readonly postings: ReadonlyArray<Posting>
   readonly orderId: string | null
+  /** The subscription an entry moved money for (absent on other entries). */
+  readonly subscriptionId?: string
   readonly side: Side | null
   readonly reference: string | null
   readonly note: string | null
@@ -172,6 +174,8 @@ export interface WalletTxnDoc {
   readonly cents: number
   readonly balanceAfter: number
   readonly orderId: string | null
+  /** The subscription the row belongs to (absent on other rows). */
+  readonly subscriptionId?: string
   readonly reference: string | null
   readonly description: string
   readonly at: number

@@ -20,6 +20,7 @@ import {
   orderPostings,
   type Posting,
   SEEDED,
+  subscriptionEscrowAccount,
   sumOf,
   transactionTypeOf,
   transfer,
@@ -58,6 +59,11 @@ export const lastMovedAt = (tx: ReadTx, partition: string, account: string): Eff
 export const walletBalance = (tx: ReadTx, partition: string, account: string) => balanceOf(tx, partition, walletAccount(account))
 /** Cash held for the account's open BUY orders. */
 export const escrowBalance = (tx: ReadTx, partition: string, account: string) => balanceOf(tx, partition, escrowAccount(account))
+/** Cash held for the account's PENDING asset subscriptions. */
+export const subscriptionEscrowBalance = (tx: ReadTx, partition: string, account: string) => balanceOf(tx, partition, subscriptionEscrowAccount(account))
+/** Everything held for the account (open orders and pending subscriptions): the wire's `reserved` (contract). */
+export const reservedBalance = (tx: ReadTx, partition: string, account: string) =>
+  Effect.zipWith(escrowBalance(tx, partition, account), subscriptionEscrowBalance(tx, partition, account), (a, b) => a + b)
 
 export const holding = (tx: ReadTx, partition: string, account: string, symbol: string): Effect.Effect<HoldingDoc, StoreError> =>
   Effect.map(
@@ -77,6 +83,8 @@ export interface EntryInput {
   readonly at: number
   readonly description: string
   readonly orderId?: string | null | undefined
+  /** Set on subscription entries only (absent elsewhere, so other entries' documents are unchanged). */
+  readonly subscriptionId?: string | undefined
   readonly side?: Side | null | undefined
   readonly reference?: string | null | undefined
   readonly note?: string | null | undefined
@@ -117,6 +125,7 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
     kind: input.kind,
     postings,
     orderId: input.orderId ?? null,
+    ...(input.subscriptionId === undefined ? {} : { subscriptionId: input.subscriptionId }),
     side: input.side ?? null,
     reference: input.reference ?? null,
     note: input.note ?? null,
@@ -136,6 +145,7 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
       cents: p.cents,
       balanceAfter: after.get(p.account) ?? 0,
       orderId: entry.orderId,
+      ...(input.subscriptionId === undefined ? {} : { subscriptionId: input.subscriptionId }),
       reference: entry.reference,
       description: entry.description,
       at: input.at

@@ -14,7 +14,7 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type ReadTx, Store, type StoreError } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { Orders } from "./docs.ts"
-import { escrowBalance, holdingsOf, walletBalance } from "./ledger.ts"
+import { holdingsOf, reservedBalance, walletBalance } from "./ledger.ts"
 import { MarketService } from "./market.ts"
 import type { Principal } from "./principal.ts"
 
@@ -67,7 +67,7 @@ export class PortfolioService extends Context.Service<
       Effect.gen(function* () {
         const subAccount = account === "master" ? undefined : yield* findSubAccount(tx, partition, account)
         const cash = yield* walletBalance(tx, partition, account)
-        const reserved = yield* escrowBalance(tx, partition, account)
+        const reserved = yield* reservedBalance(tx, partition, account)
         const holdings = (yield* holdingsOf(tx, partition, account)).filter((h) => h.quantity > 0)
         const orders = holdings.length === 0 ? [] : (yield* tx.list(Orders.name, { partition, limit: 100_000, order: "asc" })).map((d) => d.body as OrderRecord)
         return { subAccount, cash, reserved, holdings, basis: costBasisOf(orders, account) }

@@ -7,7 +7,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { escrowAccount, MASTER, type TransactionType, transfer, walletAccount } from "../domain/ledger.ts"
+import { escrowAccount, MASTER, subscriptionEscrowAccount, type TransactionType, transfer, walletAccount } from "../domain/ledger.ts"
 import { centsToWire, rate6ToWire, toWireNumber } from "../domain/money.ts"
 import { refuseInactive } from "../domain/subaccount.ts"
 import { LOCAL_DECIMALS, type TransferInput, transferAmounts } from "../domain/transfer.ts"
@@ -17,7 +17,7 @@ import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { accountPartition, Partners, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
-import { escrowBalance, lastMovedAt, postEntry, walletBalance } from "./ledger.ts"
+import { lastMovedAt, postEntry, reservedBalance, walletBalance } from "./ledger.ts"
 import type { Principal } from "./principal.ts"
 
 export interface TransferRequest extends TransferInput {
@@ -57,10 +57,12 @@ export class WalletService extends Context.Service<
         Effect.gen(function* () {
           const p = principal.partition
           const available = yield* walletBalance(tx, p, MASTER)
-          const reserved = yield* escrowBalance(tx, p, MASTER)
-          const moved = [yield* lastMovedAt(tx, p, walletAccount(MASTER)), yield* lastMovedAt(tx, p, escrowAccount(MASTER))].filter(
-            (t): t is number => t !== undefined
-          )
+          const reserved = yield* reservedBalance(tx, p, MASTER)
+          const moved = [
+            yield* lastMovedAt(tx, p, walletAccount(MASTER)),
+            yield* lastMovedAt(tx, p, escrowAccount(MASTER)),
+            yield* lastMovedAt(tx, p, subscriptionEscrowAccount(MASTER))
+          ].filter((t): t is number => t !== undefined)
           const partner = yield* Partners.get(tx, principal.partnerId)
           // Never moved (a new production wallet): the wallet is as old as the partner.
           const updatedAt = moved.length > 0 ? Math.max(...moved) : Option.match(partner, { onNone: () => now, onSome: (x) => x.createdAt })
@@ -185,7 +187,7 @@ export class WalletService extends Context.Service<
               currency: "USD",
               balanceAfter: centsToWire(t.balanceAfter),
               orderId: t.orderId,
-              subscriptionId: null,
+              subscriptionId: t.subscriptionId ?? null,
               reference: t.reference,
               description: t.description,
               createdAt: isoAt(t.at)

@@ -178,7 +178,9 @@ export const PARTNER_OPERATIONS = [
 /** One row per operation of the control API. */
 export const CONTROL_OPERATIONS = [
   {"operationId":"advanceSimClock","method":"POST","path":"/_sim/clock/advance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,409]},
+  {"operationId":"allotSimSubscription","method":"POST","path":"/_sim/subscriptions/{subscriptionId}/allot","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"approveSimApplication","method":"POST","path":"/_sim/applications/{applicationId}/approve","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401,404,409]},
+  {"operationId":"cancelSimSubscription","method":"POST","path":"/_sim/subscriptions/{subscriptionId}/cancel","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"createSimPartner","method":"POST","path":"/_sim/partners","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[201,400,401]},
   {"operationId":"creditSimMasterWallet","method":"POST","path":"/_sim/partners/{partnerId}/wallet/credit","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"declareSimIncident","method":"POST","path":"/_sim/incidents","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[201,400,401]},
@@ -194,6 +196,7 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"overrideSimSubAccountKyc","method":"POST","path":"/_sim/users/{userId}/kyc","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"rejectSimApplication","method":"POST","path":"/_sim/applications/{applicationId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"rejectSimOrder","method":"POST","path":"/_sim/desk/orders/{orderId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
+  {"operationId":"rejectSimSubscription","method":"POST","path":"/_sim/subscriptions/{subscriptionId}/reject","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404,409]},
   {"operationId":"resolveSimIncident","method":"POST","path":"/_sim/incidents/{incidentId}/resolve","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,401,404,409]},
   {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401]},
   {"operationId":"setSimMarketPrice","method":"PUT","path":"/_sim/market/prices/{symbol}","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"idempotencyExempt":false,"statuses":[200,400,401,404]},

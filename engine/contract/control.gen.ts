@@ -407,6 +407,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/subscriptions/{subscriptionId}/allot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allot a PENDING subscription now
+         * @description Allots `amount` USD of the subscription (default the whole amount; less gives PARTIALLY_ALLOTTED) at the offer's
+         *     current unit price, before its scheduled allotment (D-272, D-276). The issuer receives the allotted amount, the
+         *     fee on it is collected and the surplus (unallotted amount and its fee) returns to the wallet.
+         */
+        post: operations["allotSimSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/subscriptions/{subscriptionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a PENDING subscription on the issuer's behalf
+         * @description The issuer withdraws the offer (CANCELLED); amount and fee return to the wallet whole. `rejectionCode` defaults
+         *     to OFFER_WITHDRAWN (D-273, D-276).
+         */
+        post: operations["cancelSimSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/subscriptions/{subscriptionId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a PENDING subscription
+         * @description The service declines the subscription (REJECTED); amount and fee return to the wallet whole (D-276).
+         */
+        post: operations["rejectSimSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/trace": {
         parameters: {
             query?: never;
@@ -530,6 +611,11 @@ export interface components {
              */
             now: string;
         };
+        /** @description How much of a subscription to allot. */
+        AllotRequest: {
+            /** @description USD amount allotted (at most the amount subscribed; default all of it). */
+            amount?: number;
+        };
         /** @description An application after the service's decision. */
         ApplicationDecision: {
             /** @description Application ID. */
@@ -545,6 +631,18 @@ export interface components {
              * @enum {string}
              */
             status: "approved" | "rejected";
+        };
+        /**
+         * @description Subscribable asset classes.
+         * @enum {string}
+         */
+        AssetClass: "TREASURY_BILL" | "BOND" | "FUND" | "PRIVATE_CREDIT" | "PRE_IPO";
+        /** @description Why the issuer cancels. */
+        CancelSubscriptionRequest: {
+            /** @description Code set on the subscription (default OFFER_WITHDRAWN). */
+            rejectionCode?: string;
+            /** @description Free-text reason (default "The issuer withdrew the offer"). */
+            rejectionReason?: string;
         };
         /**
          * @description Canonical order status (no aliases).
@@ -1084,6 +1182,59 @@ export interface components {
          * @enum {string}
          */
         SubAccountStatus: "active" | "frozen" | "closed";
+        /** @description Subscription to a treasury bill, bond, fund, private-credit or pre-IPO offer. */
+        Subscription: {
+            /** @description USD amount allotted. */
+            allottedAmount: number | null;
+            /**
+             * Format: date-time
+             * @description Allotment time.
+             */
+            allottedAt: string | null;
+            /** @description USD amount requested. */
+            amount: number;
+            /** @description Asset class. */
+            assetClass: components["schemas"]["AssetClass"];
+            /** @description Partner reference. */
+            clientReference: string | null;
+            /**
+             * Format: date-time
+             * @description Acceptance time.
+             */
+            createdAt: string;
+            /**
+             * @description Currency of the amounts.
+             * @constant
+             */
+            currency: "USD";
+            /** @description Partner's own ID of the sub-account. */
+            externalId: string | null;
+            /** @description USD fee on the amount (base fee 0.75% + partner markup), escrowed at acceptance; a partial allotment charges the fee on the allotted amount and refunds the rest (D-271). */
+            fee: number;
+            /** @description Instrument subscribed to. */
+            instrumentId: string;
+            /** @description Instrument name. */
+            instrumentName: string;
+            /** @description Set when REJECTED or CANCELLED (for example MINIMUM_RAISE_NOT_MET, OFFER_WITHDRAWN; D-273). */
+            rejectionCode: string | null;
+            /** @description Free text when REJECTED or CANCELLED. */
+            rejectionReason: string | null;
+            /** @description Status. */
+            status: components["schemas"]["SubscriptionStatus"];
+            /** @description Sub-account, null for the master account. */
+            subAccountId: string | null;
+            /** @description Subscription ID (`sub_`). */
+            subscriptionId: string;
+            /** @description amount + fee, escrowed at acceptance. */
+            totalAmount: number;
+            /** @description Units allotted, 4 decimals, in the offer's currency units (bonds and bills per unit of face value at the issue price, funds at the NAV, private offers one unit per currency unit; D-274). */
+            units: number | null;
+        };
+        /**
+         * @description PENDING (funds escrowed, awaiting allotment) -> ALLOTTED, PARTIALLY_ALLOTTED (surplus refunded) or REJECTED (refunded); CANCELLED by the issuer (refunded).
+         * @enum {string}
+         */
+        SubscriptionStatus: "PENDING" | "ALLOTTED" | "PARTIALLY_ALLOTTED" | "REJECTED" | "CANCELLED";
         /**
          * @description Partner tier.
          * @enum {string}
@@ -1160,6 +1311,11 @@ export interface components {
         OrderId: string;
         /** @description Partner ID (`ptn_`). */
         PartnerId: string;
+        /**
+         * @description Subscription ID (`sub_`) of any partner, in either environment.
+         * @example sub_0001
+         */
+        SubscriptionId: string;
         /**
          * @description Listing symbol, exchange-qualified (`SCOM.KE`) or a bare ticker naming one listing.
          * @example SCOM.KE
@@ -1679,6 +1835,108 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    allotSimSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AllotRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the allotment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    cancelSimSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The cancelled subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    rejectSimSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Subscription ID (`sub_`) of any partner, in either environment.
+                 * @example sub_0001
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RejectRequest"];
+            };
+        };
+        responses: {
+            /** @description The rejected subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getSimTrace: {

@@ -6142,15 +6142,15 @@ export interface components {
             currency: "USD";
             /** @description Partner's own ID of the sub-account. */
             externalId: string | null;
-            /** @description USD fee (base fee 0.75% + partner markup). */
+            /** @description USD fee on the amount (base fee 0.75% + partner markup), escrowed at acceptance; a partial allotment charges the fee on the allotted amount and refunds the rest (D-271). */
             fee: number;
             /** @description Instrument subscribed to. */
             instrumentId: string;
             /** @description Instrument name. */
             instrumentName: string;
-            /** @description Set when REJECTED. */
+            /** @description Set when REJECTED or CANCELLED (for example MINIMUM_RAISE_NOT_MET, OFFER_WITHDRAWN; D-273). */
             rejectionCode: string | null;
-            /** @description Free text when REJECTED. */
+            /** @description Free text when REJECTED or CANCELLED. */
             rejectionReason: string | null;
             /** @description Status. */
             status: components["schemas"]["SubscriptionStatus"];
@@ -6160,7 +6160,7 @@ export interface components {
             subscriptionId: string;
             /** @description amount + fee, escrowed at acceptance. */
             totalAmount: number;
-            /** @description Units allotted. */
+            /** @description Units allotted, 4 decimals, in the offer's currency units (bonds and bills per unit of face value at the issue price, funds at the NAV, private offers one unit per currency unit; D-274). */
             units: number | null;
         };
         /** @description A page of subscriptions, newest first. */

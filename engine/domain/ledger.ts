@@ -6,8 +6,10 @@
  * Accounts of one partition (partner + environment), all in USD cents:
  *   wallet:<account>  available cash of `master` or a sub-account       never negative
  *   escrow:<account>  cash held for that account's open BUY orders      never negative
+ *   escrow:<account>:subscriptions  cash held for its PENDING asset subscriptions (amount + fee)   never negative
  *   fees              fees the broker collected
- *   market            cash paid to the market for BUY fills, less the proceeds of SELL fills
+ *   market            cash paid to the market for BUY fills and allotted subscriptions (the primary market),
+ *                     less the proceeds of SELL fills
  *   equity:seed       where seeded (virtual) money comes from           its negation is "seeded"
  *   equity:credit     where operator top-ups come from                  its negation is "credited"
  * Because every entry sums to zero, the partition's balances sum to zero, which is the conservation invariant:
@@ -24,6 +26,8 @@ export const CREDITED = "equity:credit"
 
 export const walletAccount = (account: string) => `wallet:${account}`
 export const escrowAccount = (account: string) => `escrow:${account}`
+/** Cash held for the account's PENDING asset subscriptions (D-271): apart from order escrow, so each is checkable. */
+export const subscriptionEscrowAccount = (account: string) => `escrow:${account}:subscriptions`
 
 /** The sub-account (or `master`) a wallet account belongs to, or undefined for any other account. */
 export const walletOwner = (ledgerAccount: string): string | undefined => (ledgerAccount.startsWith("wallet:") ? ledgerAccount.slice(7) : undefined)
@@ -37,7 +41,19 @@ export interface Posting {
 }
 
 /** Why money moved. */
-export type EntryKind = "SEED" | "CREDIT" | "DEPOSIT" | "WITHDRAWAL" | "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED"
+export type EntryKind =
+  | "SEED"
+  | "CREDIT"
+  | "DEPOSIT"
+  | "WITHDRAWAL"
+  | "ORDER_PLACED"
+  | "ORDER_FILLED"
+  | "ORDER_REJECTED"
+  | "ORDER_CANCELLED"
+  | "SUBSCRIPTION_PLACED"
+  | "SUBSCRIPTION_ALLOTTED"
+  | "SUBSCRIPTION_REJECTED"
+  | "SUBSCRIPTION_CANCELLED"
 
 /** The contract's TransactionType (D-026): how a wallet posting reads in a sub-account's history. */
 export type TransactionType =
@@ -77,6 +93,12 @@ export const transactionTypeOf = (kind: EntryKind, side: Side | null): Transacti
     case "ORDER_REJECTED":
     case "ORDER_CANCELLED":
       return "ORDER_REFUND"
+    case "SUBSCRIPTION_PLACED":
+      return "SUBSCRIPTION_ESCROW"
+    case "SUBSCRIPTION_ALLOTTED":
+    case "SUBSCRIPTION_REJECTED":
+    case "SUBSCRIPTION_CANCELLED":
+      return "SUBSCRIPTION_REFUND"
     default:
       return "ADJUSTMENT"
   }

@@ -121,18 +121,31 @@ export interface ClosureBlocker {
   readonly count: number | null
 }
 
-/** What keeps the account from closing (D-022, D-029): cash, open orders, positions. */
-export const closureBlockers = (wallet: Cents, escrow: Cents, openOrders: number, positions: number): ReadonlyArray<ClosureBlocker> => [
+/** Cash held for PENDING asset subscriptions and how many there are (D-275). */
+export interface PendingSubscriptions {
+  readonly cents: Cents
+  readonly count: number
+}
+
+/** What keeps the account from closing (D-022, D-029, D-275): cash, open orders, positions, pending subscriptions. */
+export const closureBlockers = (
+  wallet: Cents,
+  escrow: Cents,
+  openOrders: number,
+  positions: number,
+  pending: PendingSubscriptions = { cents: 0, count: 0 }
+): ReadonlyArray<ClosureBlocker> => [
   ...(wallet !== 0 ? [{ reason: "NON_ZERO_BALANCE" as const, cents: wallet, count: null }] : []),
   ...(openOrders > 0 || escrow > 0 ? [{ reason: "OPEN_ORDERS" as const, cents: escrow, count: openOrders }] : []),
-  ...(positions > 0 ? [{ reason: "OPEN_POSITIONS" as const, cents: null, count: positions }] : [])
+  ...(positions > 0 ? [{ reason: "OPEN_POSITIONS" as const, cents: null, count: positions }] : []),
+  ...(pending.count > 0 || pending.cents > 0 ? [{ reason: "PENDING_SUBSCRIPTIONS" as const, cents: pending.cents, count: pending.count }] : [])
 ]
 
 const BLOCKER_MESSAGE: Record<ClosureBlocker["reason"], string> = {
   NON_ZERO_BALANCE: "the wallet holds cash: withdraw it to the master wallet first",
   OPEN_ORDERS: "orders are still open: wait for them to settle or cancel them",
   OPEN_POSITIONS: "the account holds positions: sell them first",
-  PENDING_SUBSCRIPTIONS: "subscriptions are pending allotment",
+  PENDING_SUBSCRIPTIONS: "asset subscriptions are pending allotment: wait for them to be allotted or rejected",
   PENDING_SETTLEMENT: "trades are pending settlement"
 }
 

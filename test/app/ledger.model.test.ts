@@ -1,14 +1,16 @@
 /**
  * The ledger's model test (fast-check, model-based): random sequences of sub-account creations, deposits,
  * withdrawals, freezes (partner and compliance), closes, KYC changes, top-ups, sandbox resets, BUY and SELL orders,
- * the desk's fills and rejects and the partner's cancels, on both environments of one partner. After every command, per partner and
- * environment:
+ * the desk's fills and rejects and the partner's cancels, asset subscriptions (master and sub-account) and their
+ * allotment (full or partial), rejection and cancellation, on both environments of one partner. After every command,
+ * per partner and environment:
  *   - every journal entry sums to zero, and each balance equals the sum of its account's postings;
  *   - no wallet, escrow or fee balance is negative;
  *   - master + sub-wallets + escrow + fees + market = seeded + credited, to the cent (market: what fills paid the
  *     market, net of SELL proceeds; 0 until something fills), and seeded/credited are what the model expects;
  *   - the master and sub-account wallets and escrows are what the model predicts, each account's escrow equals
- *     the escrow of its open orders, and every answer has the status the model predicts.
+ *     the escrow of its open orders, its subscription escrow that of its PENDING subscriptions, and every answer has
+ *     the status the model predicts.
  * Memory always (1,000 runs); PostgreSQL when DATABASE_URL is set (fewer runs: each command is a few round trips
  * to the server). A failure prints the seed, the shrunk command sequence and the replay command.
  */
@@ -42,6 +44,12 @@ interface OrderModel {
   readonly escrow: number
   remaining: number
 }
+interface SubscriptionModel {
+  readonly subscriptionId: string
+  readonly account: string
+  readonly amount: number
+  readonly total: number
+}
 interface UserModel {
   readonly id: string
   status: "active" | "frozen" | "closed"
@@ -53,11 +61,15 @@ interface EnvModel {
   credited: number
   users: Array<UserModel>
   orders: Array<OrderModel>
+  /** PENDING subscriptions. */
+  subs: Array<SubscriptionModel>
   /** wallet and escrow cents, and SCOM shares held and reserved, by account (`master` or a sub-account id) */
   wallet: Map<string, number>
   escrow: Map<string, number>
   shares: Map<string, number>
   reserved: Map<string, number>
+  /** cash escrowed for PENDING subscriptions, by account */
+  subEscrow: Map<string, number>
 }
 interface Model {
   readonly envs: Record<Env, EnvModel>
@@ -72,10 +84,12 @@ const freshEnv = (seeded: number): EnvModel => ({
   credited: 0,
   users: [],
   orders: [],
+  subs: [],
   wallet: new Map([["master", seeded]]),
   escrow: new Map(),
   shares: new Map(),
-  reserved: new Map()
+  reserved: new Map(),
+  subEscrow: new Map()
 })
 const get = (m: Map<string, number>, k: string) => m.get(k) ?? 0
 const add = (m: Map<string, number>, k: string, v: number) => m.set(k, get(m, k) + v)
@@ -129,6 +143,16 @@ const checkLedger = async (real: Real, env: Env, model: EnvModel): Promise<Balan
   const escrowOfOrders = new Map<string, number>()
   for (const o of orders) add(escrowOfOrders, o.account, o.escrow)
   for (const a of accounts) expect(get(escrowOfOrders, a), `escrow of ${a}'s orders`).toBe(get(byAccount, `escrow:${a}`))
+  // and its subscription escrow is the escrow of its PENDING subscriptions (rows in the account's child partition)
+  for (const a of accounts) {
+    expect(get(byAccount, `escrow:${a}:subscriptions`), `subscription escrow of ${a}`).toBe(get(model.subEscrow, a))
+    const subs = (await storeDocs(real.engine, "subscriptions", `${partition}/${a}`)).map((d) => d.body as { escrow: number; status: string })
+    expect(
+      subs.reduce((sum, x) => sum + x.escrow, 0),
+      `escrow of ${a}'s subscriptions`
+    ).toBe(get(model.subEscrow, a))
+    expect(subs.filter((x) => x.status === "PENDING").length).toBe(model.subs.filter((x) => x.account === a).length)
+  }
   return { byAccount }
 }
 
@@ -201,7 +225,12 @@ const closeOf = (env: Env, user: number): Cmd => ({
     const e = m.envs[env]
     const u = userAt(e, user)
     const blocked =
-      u.status !== "closed" && (get(e.wallet, u.id) !== 0 || get(e.escrow, u.id) > 0 || get(e.shares, u.id) > 0 || e.orders.some((o) => o.account === u.id))
+      u.status !== "closed" &&
+      (get(e.wallet, u.id) !== 0 ||
+        get(e.escrow, u.id) > 0 ||
+        get(e.shares, u.id) > 0 ||
+        e.orders.some((o) => o.account === u.id) ||
+        e.subs.some((x) => x.account === u.id))
     const res = await r.p.call(env, "DELETE", `/users/${u.id}`)
     ok(res.status, blocked ? 409 : 200, "close", res.body)
     if (!blocked) Object.assign(u, { status: "closed", frozenBy: null })
@@ -339,6 +368,69 @@ const cancelOf = (env: Env, order: number): Cmd => ({
   toString: () => `cancel(${env}, order ${order})`
 })
 
+/** The open treasury bill the model subscribes to (the clock never moves in this test, so it stays open). */
+let billId = ""
+const BILL_MINIMUM = 10_000
+/** 0.75% of `c` cents rounded half up: the partner has no markup. */
+const feeOf = (c: number) => Math.round((c * 75) / 10_000)
+
+const subscribeOf = (env: Env, user: number, master: boolean, amountCents: number): Cmd => ({
+  check: (m) => master || m.envs[env].users.length > 0,
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const u = master ? undefined : userAt(e, user)
+    const account = u?.id ?? "master"
+    const total = amountCents + feeOf(amountCents)
+    // the request is checked first (below the minimum: 400), then the account (403), then the funds (400)
+    const refused = u !== undefined && (u.status !== "active" || u.kyc !== "VERIFIED")
+    const expected = amountCents < BILL_MINIMUM ? 400 : refused ? 403 : get(e.wallet, account) < total ? 400 : 202
+    const res = await r.p.call(env, "POST", u === undefined ? "/subscriptions" : `/users/${u.id}/subscriptions`, {
+      assetClass: "TREASURY_BILL",
+      instrumentId: billId,
+      amount: amountCents / 100
+    })
+    ok(res.status, expected, `subscribe ${amountCents}`, res.body)
+    if (expected !== 202) return
+    expect(cents(res.body.totalAmount)).toBe(total)
+    add(e.wallet, account, -total)
+    add(e.subEscrow, account, total)
+    e.subs.push({ subscriptionId: res.body.subscriptionId, account, amount: amountCents, total })
+  },
+  toString: () => `subscribe(${env}, ${master ? "master" : `user ${user}`}, ${amountCents} cents)`
+})
+
+/** The control API decides a PENDING subscription: allot all or half, reject, or cancel for the issuer. */
+const decideSubscriptionOf = (env: Env, index: number, action: "allot" | "partial" | "reject" | "cancel"): Cmd => ({
+  check: (m) => m.envs[env].subs.length > 0,
+  run: async (m, r) => {
+    const e = m.envs[env]
+    const s = e.subs[index % e.subs.length] as SubscriptionModel
+    const before = await checkLedger(r, env, e)
+    const allotted = action === "partial" ? Math.max(1, Math.floor(s.amount / 2)) : s.amount
+    const path = `/_sim/subscriptions/${s.subscriptionId}`
+    const res =
+      action === "reject"
+        ? await r.engine.admin("POST", `${path}/reject`, { rejectionCode: "MODEL", rejectionReason: "model" })
+        : action === "cancel"
+          ? await r.engine.admin("POST", `${path}/cancel`, {})
+          : await r.engine.admin("POST", `${path}/allot`, action === "partial" ? { amount: allotted / 100 } : {})
+    ok(res.status, 200, `sub-${action}`, res.body)
+    const after = (await storeDocs(r.engine, "balances", r.p.partition(env))).map((d) => d.body as { account: string; cents: number })
+    const now = new Map(after.map((b) => [b.account, b.cents]))
+    const delta = (k: string) => get(now, k) - get(before.byAccount, k)
+    const wallet = delta(`wallet:${s.account}`)
+    expect(delta(`escrow:${s.account}:subscriptions`)).toBe(-s.total)
+    expect(wallet + delta("fees") + delta("market")).toBe(s.total)
+    const allots = action === "allot" || action === "partial"
+    expect(delta("market")).toBe(allots ? allotted : 0)
+    expect(delta("fees")).toBe(allots ? (allotted === s.amount ? s.total - s.amount : feeOf(allotted)) : 0)
+    add(e.wallet, s.account, wallet)
+    add(e.subEscrow, s.account, -s.total)
+    e.subs.splice(e.subs.indexOf(s), 1)
+  },
+  toString: () => `${action}Subscription(${env}, subscription ${index})`
+})
+
 const env = fc.constantFrom<Env>(...ENVS)
 const idx = fc.nat({ max: 3 })
 const amount = fc.oneof(fc.integer({ min: 1, max: 5_000_00 }), fc.integer({ min: 1, max: 200 }), fc.constant(10_000_000), fc.constant(0))
@@ -354,6 +446,12 @@ const decide = fc
 const kyc = fc
   .tuple(env, idx, fc.constantFrom<"PENDING" | "VERIFIED" | "REJECTED">("PENDING", "VERIFIED", "VERIFIED", "REJECTED"))
   .map(([e, u, s]) => kycOf(e, u, s))
+const subscription = fc
+  .tuple(env, idx, fc.boolean(), fc.oneof(fc.integer({ min: 5_000, max: 300_000 }), fc.integer({ min: 10_000, max: 20_000 })))
+  .map(([e, u, master, a]) => subscribeOf(e, u, master, a))
+const decideSubscription = fc
+  .tuple(env, idx, fc.constantFrom<"allot" | "partial" | "reject" | "cancel">("allot", "partial", "reject", "cancel"))
+  .map(([e, s, a]) => decideSubscriptionOf(e, s, a))
 /** Picked uniformly, so the more frequent commands appear more than once. */
 const commands: Array<fc.Arbitrary<Cmd>> = [
   env.map(createUser),
@@ -374,11 +472,19 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   decide,
   decide,
   decide,
-  decide
+  decide,
+  subscription,
+  subscription,
+  decideSubscription
 ]
 
 const runModel = async (engine: Engine, numRuns: number) => {
   outcomes.clear()
+  const bills = await engine.call("GET", "/api/sandbox/v1/partner/bonds?status=OPEN&instrumentType=TREASURY_BILL", {
+    headers: { "x-api-key": (await engine.newPartner()).sandboxKey }
+  })
+  billId = bills.body.bonds[0].bondId
+  expect(cents(bills.body.bonds[0].minimumSubscriptionUsd)).toBe(BILL_MINIMUM)
   let runs = 0
   const property = fc.asyncProperty(fc.commands(commands, { maxCommands: 60, size: "max" }), async (cmds) => {
     runs++
@@ -409,7 +515,14 @@ const runModel = async (engine: Engine, numRuns: number) => {
     "cancel 200",
     "close 200",
     "close 409",
-    "reset 200"
+    "reset 200",
+    "subscribe 202",
+    "subscribe 400",
+    "subscribe 403",
+    "sub-allot 200",
+    "sub-partial 200",
+    "sub-reject 200",
+    "sub-cancel 200"
   ]) {
     expect(outcomes.get(path) ?? 0, path).toBeGreaterThan(numRuns / 100)
   }

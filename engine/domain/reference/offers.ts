@@ -4,7 +4,7 @@
  * infrastructure bond per country, a corporate bond of a listed financial; money-market, fixed-income, equity and
  * balanced funds (sometimes real estate); a private-credit note and a pre-IPO round per country. Subscription windows
  * are placed around the run's start, so offers open and close as simulated time passes. Amounts are integers (USD
- * cents, basis points, Price4). Does not own subscriptions (asset subscriptions issue) nor NAVs that follow the
+ * cents, basis points, Price4). Does not own subscriptions (domain/subscription.ts) nor NAVs that follow the
  * market (app/offers.ts applies the feed to `marketLinkPct`).
  */
 import type { Exchange } from "../calendar.ts"

@@ -29,6 +29,7 @@ import type { PortalService } from "../../app/portal.ts"
 import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
 import type { StreamService } from "../../app/stream.ts"
+import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
@@ -54,6 +55,7 @@ import { portalControlRoutes } from "./control-portal.ts"
 import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
 import { streamRoutes } from "./stream.ts"
+import { subscriptionControlRoutes, subscriptionRoutes } from "./subscriptions.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -84,6 +86,7 @@ export type RouteServices =
   | CorporateService
   | IntelService
   | OfferService
+  | SubscriptionService
   | EngineClock
   | Scheduler
   | Trace
@@ -98,6 +101,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...referenceRoutes,
   ...quoteRoutes,
   ...orderRoutes,
+  ...subscriptionRoutes,
   ...accountRoutes,
   ...walletRoutes,
   ...statusRoutes,
@@ -109,5 +113,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalControlRoutes,
   ...controlRoutes,
   ...complianceRoutes,
-  ...marketControlRoutes
+  ...marketControlRoutes,
+  ...subscriptionControlRoutes
 ]
