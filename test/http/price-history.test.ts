@@ -115,6 +115,17 @@ describe("GET /stocks/{symbol}/candles", () => {
     expect(months.map((c: any) => c.timestamp.slice(0, 10))).toEqual(Array.from({ length: 11 }, (_, i) => `2026-${String(i + 1).padStart(2, "0")}-01`))
   })
 
+  it("dates a past window at its newest candle's last step, and says medium confidence for a window reaching before the coverage", async () => {
+    const week = await ok("/stocks/SCOM.KE/candles?interval=1h&from=2026-11-16&to=2026-11-20")
+    expect(week.meta).toMatchObject({ asOf: "2026-11-20T11:45:00.000Z", source: "delayed_intraday", count: 5 * 6, historyConfidence: "high" })
+    const start = at((await ok("/stocks/SCOM.KE/candles?from=2015-01-01&to=2015-01-01")).meta.coverageStartsAt)
+    const iso = (t: number) => new Date(t).toISOString().slice(0, 10)
+    const straddling = await ok(`/stocks/SCOM.KE/candles?from=${iso(start - 30 * DAY)}&to=${iso(start + 30 * DAY)}`)
+    expect(straddling.meta.count).toBeGreaterThan(15)
+    expect(straddling.meta.historyConfidence).toBe("medium")
+    expect(at(straddling.candles[0].timestamp)).toBeGreaterThanOrEqual(start)
+  })
+
   it("has no candle while the exchange is closed: none on a weekend, none after the close, none in the future", async () => {
     await advanceTo("2026-11-29T12:00:00.000Z")
     const weekend = await ok("/stocks/SCOM.KE/candles?interval=15m&from=2026-11-28&to=2026-11-29")
@@ -230,6 +241,8 @@ describe("GET /market/ohlcv (and /market-data/ohlcv)", () => {
     expect(weeks.meta).toMatchObject({ timeframe: "1W", interval: "1w", count: 4 })
     const months = await ok("/market/ohlcv?symbol=SCOM.KE&exchange=NSE&timeframe=1M&from=2026-09-01&to=2026-11-23")
     expect(months.meta).toMatchObject({ timeframe: "1M", interval: "1mo", count: 3 })
+    const future = await ok("/market/ohlcv?symbol=SCOM.KE&from=2026-12-01&to=2026-12-31")
+    expect([future.data, future.meta.count, future.meta.ohlc_available]).toEqual([[], 0, false])
   })
 
   it("refuses a missing symbol, a window over 365 days or reversed, and a bad timeframe", async () => {
