@@ -90,6 +90,15 @@ describe("GET /stocks/{symbol}/candles", () => {
     }
   })
 
+  it("defaults intraday windows to the last 6 days and daily ones to the last 366", async () => {
+    await advanceTo("2026-11-25T10:00:00.000Z")
+    for (const interval of ["15m", "1h"]) {
+      expect((await ok(`/stocks/SCOM.KE/candles?interval=${interval}`)).meta).toMatchObject({ from: "2026-11-20", to: "2026-11-25" })
+    }
+    expect((await ok("/stocks/SCOM.KE/candles?interval=1w")).meta).toMatchObject({ from: "2025-11-25", to: "2026-11-25" })
+    expect((await ok("/stocks/SCOM.KE/candles?interval=15m&to=2026-11-10")).meta).toMatchObject({ from: "2026-11-05", to: "2026-11-10" })
+  })
+
   it("builds every interval from the same 15-minute candles, which sit on the session's refresh instants", async () => {
     await advanceTo("2026-11-27T20:00:00.000Z")
     const q = "from=2026-11-23&to=2026-11-27"
@@ -197,7 +206,16 @@ describe("GET /stocks/{symbol}/history", () => {
       "2026-11-24",
       "2026-11-25"
     ])
-    expect((await ok("/stocks/SCOM.KE/history")).period).toBe("1Y")
+    // each period's first day, Wednesday 25 Nov 2026 back by calendar months (weekends have no point)
+    for (const [period, first] of [
+      ["6MO", "2026-05-25"],
+      ["1Y", "2025-11-25"],
+      ["2Y", "2024-11-25"]
+    ] as const) {
+      expect((await ok(`/stocks/SCOM.KE/history?period=${period}`)).candles[0].date, period).toBe(first)
+    }
+    const year = await ok("/stocks/SCOM.KE/history")
+    expect([year.period, year.candles[0].date]).toEqual(["1Y", "2025-11-25"])
   })
 
   it("reaches five years back", async () => {
