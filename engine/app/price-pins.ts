@@ -25,7 +25,8 @@ export class PricePins extends Context.Service<
     const setPrice = Effect.fn("PricePins.setPrice")(function* (symbol: string, price: number) {
       const instrument = yield* liftFailure(resolveInstrument(symbol))
       const price4 = parseScaled(price, 4)
-      if (price4 === undefined || price4 <= 0 || price > MAX_PIN_PRICE) {
+      // The body's schema already refused 0 and below; what is left to refuse is precision and size.
+      if (price4 === undefined || price > MAX_PIN_PRICE) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", `price must be above 0 and at most ${MAX_PIN_PRICE}, with at most 4 decimals`, { param: "price" }))
       }
       const setAt = yield* clock.now

@@ -30,6 +30,10 @@ export const HISTORY_DAYS = 5 * 366 + 7
 const HISTORY_BUCKETS = (HISTORY_DAYS * DAY_MS) / BUCKET_MS
 /** Largest move of one step, in basis points either way. */
 const MAX_STEP_BPS = 30
+/** Long histories kept at once (a listing's 5 years is ~175,000 values); older ones are dropped and walked again. */
+const MAX_LONG_HISTORIES = 32
+/** What a dropped history keeps: two weeks, enough for quotes near the run's start. */
+const SHORT_HISTORY_BUCKETS = (14 * DAY_MS) / BUCKET_MS
 /** A pin takes effect at the exchange's next open instant; looked for this far ahead (then the next instant). */
 const PIN_SEARCH_BUCKETS = (31 * DAY_MS) / BUCKET_MS
 
@@ -98,7 +102,12 @@ export class MarketFeed extends Context.Service<
   }
 >()("sokoni/MarketFeed") {
   /** A feed whose pins take effect at `now()` (the layer reads the engine clock; tests may pass any time source). */
-  static readonly make = (seed: number, start: number, now: Effect.Effect<number> = Effect.succeed(start)) =>
+  static readonly make = (
+    seed: number,
+    start: number,
+    now: Effect.Effect<number> = Effect.succeed(start),
+    options: { readonly maxLongHistories?: number } = {}
+  ) =>
     Effect.sync(() => {
       const origin = Math.floor(start / BUCKET_MS) * BUCKET_MS
       const instant = (k: number) => origin + k * BUCKET_MS
@@ -108,6 +117,8 @@ export class MarketFeed extends Context.Service<
       /** Per symbol: instant index -> pinned price, and the earliest pinned index (the path holds from there on). */
       const pins = new Map<string, { readonly at: Map<number, Price4>; first: number }>()
       const observed = new Map<string, { readonly k: number; readonly observation: Observation }>()
+      /** Listings whose walk before the run is long, least recently used first (E-121). */
+      const longHistories = new Map<string, Line<Price4>>()
 
       /** Whether the exchange is open at instant k (cached per exchange: the calendar is pure). */
       const openAt = (exchange: Exchange | undefined, k: number): boolean => {
@@ -166,6 +177,16 @@ export class MarketFeed extends Context.Service<
             const factor = 10_000 + bpsAt(seed, salt, j + 1)
             path.push(Math.max(1, Math.floor((next * 10_000 + Math.floor(factor / 2)) / factor)))
           } else path.push(next)
+        }
+        if (path.length > SHORT_HISTORY_BUCKETS) {
+          // The walk back is a pure function of the seed: a dropped one is walked again when asked for.
+          longHistories.delete(instrument.symbol)
+          longHistories.set(instrument.symbol, line)
+          for (const [symbol, old] of longHistories) {
+            if (longHistories.size <= (options.maxLongHistories ?? MAX_LONG_HISTORIES)) break
+            old.down.length = SHORT_HISTORY_BUCKETS
+            longHistories.delete(symbol)
+          }
         }
         return path[i] as Price4
       }

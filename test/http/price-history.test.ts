@@ -90,6 +90,15 @@ describe("GET /stocks/{symbol}/candles", () => {
     }
   })
 
+  it("defaults intraday windows to the last 6 days and daily ones to the last 366", async () => {
+    await advanceTo("2026-11-25T10:00:00.000Z")
+    for (const interval of ["15m", "1h"]) {
+      expect((await ok(`/stocks/SCOM.KE/candles?interval=${interval}`)).meta).toMatchObject({ from: "2026-11-20", to: "2026-11-25" })
+    }
+    expect((await ok("/stocks/SCOM.KE/candles?interval=1w")).meta).toMatchObject({ from: "2025-11-25", to: "2026-11-25" })
+    expect((await ok("/stocks/SCOM.KE/candles?interval=15m&to=2026-11-10")).meta).toMatchObject({ from: "2026-11-05", to: "2026-11-10" })
+  })
+
   it("builds every interval from the same 15-minute candles, which sit on the session's refresh instants", async () => {
     await advanceTo("2026-11-27T20:00:00.000Z")
     const q = "from=2026-11-23&to=2026-11-27"
@@ -113,6 +122,17 @@ describe("GET /stocks/{symbol}/candles", () => {
     expect(week.map((c: any) => c.timestamp)).toEqual(["2026-11-23T00:00:00.000Z"])
     const months = (await ok("/stocks/SCOM.KE/candles?interval=1mo&from=2026-01-15&to=2026-11-27")).candles
     expect(months.map((c: any) => c.timestamp.slice(0, 10))).toEqual(Array.from({ length: 11 }, (_, i) => `2026-${String(i + 1).padStart(2, "0")}-01`))
+  })
+
+  it("dates a past window at its newest candle's last step, and says medium confidence for a window reaching before the coverage", async () => {
+    const week = await ok("/stocks/SCOM.KE/candles?interval=1h&from=2026-11-16&to=2026-11-20")
+    expect(week.meta).toMatchObject({ asOf: "2026-11-20T11:45:00.000Z", source: "delayed_intraday", count: 5 * 6, historyConfidence: "high" })
+    const start = at((await ok("/stocks/SCOM.KE/candles?from=2015-01-01&to=2015-01-01")).meta.coverageStartsAt)
+    const iso = (t: number) => new Date(t).toISOString().slice(0, 10)
+    const straddling = await ok(`/stocks/SCOM.KE/candles?from=${iso(start - 30 * DAY)}&to=${iso(start + 30 * DAY)}`)
+    expect(straddling.meta.count).toBeGreaterThan(15)
+    expect(straddling.meta.historyConfidence).toBe("medium")
+    expect(at(straddling.candles[0].timestamp)).toBeGreaterThanOrEqual(start)
   })
 
   it("has no candle while the exchange is closed: none on a weekend, none after the close, none in the future", async () => {
@@ -186,7 +206,16 @@ describe("GET /stocks/{symbol}/history", () => {
       "2026-11-24",
       "2026-11-25"
     ])
-    expect((await ok("/stocks/SCOM.KE/history")).period).toBe("1Y")
+    // each period's first day, Wednesday 25 Nov 2026 back by calendar months (weekends have no point)
+    for (const [period, first] of [
+      ["6MO", "2026-05-25"],
+      ["1Y", "2025-11-25"],
+      ["2Y", "2024-11-25"]
+    ] as const) {
+      expect((await ok(`/stocks/SCOM.KE/history?period=${period}`)).candles[0].date, period).toBe(first)
+    }
+    const year = await ok("/stocks/SCOM.KE/history")
+    expect([year.period, year.candles[0].date]).toEqual(["1Y", "2025-11-25"])
   })
 
   it("reaches five years back", async () => {
@@ -230,6 +259,8 @@ describe("GET /market/ohlcv (and /market-data/ohlcv)", () => {
     expect(weeks.meta).toMatchObject({ timeframe: "1W", interval: "1w", count: 4 })
     const months = await ok("/market/ohlcv?symbol=SCOM.KE&exchange=NSE&timeframe=1M&from=2026-09-01&to=2026-11-23")
     expect(months.meta).toMatchObject({ timeframe: "1M", interval: "1mo", count: 3 })
+    const future = await ok("/market/ohlcv?symbol=SCOM.KE&from=2026-12-01&to=2026-12-31")
+    expect([future.data, future.meta.count, future.meta.ohlc_available]).toEqual([[], 0, false])
   })
 
   it("refuses a missing symbol, a window over 365 days or reversed, and a bad timeframe", async () => {

@@ -89,6 +89,16 @@ describe("what the feed publishes", () => {
     expect(history.at(-1)!.at).toBe(at("2026-11-23T07:45:00.000Z"))
   })
 
+  it("drops the least recently used long histories beyond its bound and walks them again to the same prices", () => {
+    const feed = Effect.runSync(MarketFeed.make(1, MONDAY, Effect.succeed(MONDAY), { maxLongHistories: 1 }))
+    const fiveYears = (i: Instrument) => Effect.runSync(feed.steps(i, feed.coverageStart, MONDAY, MONDAY))
+    const first = fiveYears(SCOM)
+    const npn = fiveYears(instrument("NPN.ZA"))
+    expect(fiveYears(SCOM)).toEqual(first)
+    expect(fiveYears(instrument("NPN.ZA"))).toEqual(npn)
+    expect(first).toEqual(feedAt().steps(SCOM, feedAt().feed.coverageStart, MONDAY, MONDAY))
+  })
+
   it("gives the same prices for the same seed and start, other prices for another seed", () => {
     const now = at("2026-11-25T10:00:00.000Z")
     const a = feedAt().steps(SCOM, at("2026-11-01T00:00:00.000Z"), now, now)
