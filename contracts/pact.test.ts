@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer } from "../engine/http/node-server.ts"
 import { makeValidator } from "../spec/validator.ts"
 import { makePartnerClient } from "./client/partner-client.ts"
+import { jsonCall } from "./kit.ts"
 
 const { like, eachLike, fromProviderState, regex, integer, number } = MatchersV3
 
@@ -286,16 +287,7 @@ describe("cross-check: the pact against spec/openapi.yaml", () => {
 
 /** The engine's control and partner calls a provider state needs. */
 const stateSetup = (base: () => string) => {
-  const call = async (method: string, path: string, body: unknown, headers: Record<string, string>) => {
-    const response = await fetch(`${base()}${path}`, {
-      method,
-      headers: { "content-type": "application/json", ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const json = (await response.json()) as Record<string, any>
-    if (response.status >= 300) throw new Error(`${method} ${path} -> ${response.status} ${JSON.stringify(json)}`)
-    return json
-  }
+  const call = jsonCall(base)
   let seq = 0
   const partner = async () => {
     const created = await call(

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer } from "../engine/http/node-server.ts"
 import { makeCursor, openStream, readMessages, type StreamMessage, splitMessages } from "./client/stream-reader.ts"
 import { handleWebhook } from "./client/webhook-handler.ts"
+import { envelope, jsonCall } from "./kit.ts"
 
 const { like, number, regex, fromProviderState } = MatchersV3
 
@@ -25,7 +26,6 @@ const HTTP_PACT = join(PACTS, "sokoni-partner-client-sokoni-engine-stream.json")
 const MESSAGE_PACT = join(PACTS, "sokoni-stream-reader-sokoni-engine-stream-messages.json")
 const SANDBOX = "/api/sandbox/v1/partner"
 const ADMIN = "pact-admin"
-const ISO = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"
 const STATE = "a partner whose event log holds two KYC changes, a deposit and a credit"
 const EXAMPLE_KEY = "sk_sandbox_0123456789abcdef"
 /** Pact's provider-state expression `${apiKey}` (built, so it reads as intended, as in pact.test.ts). */
@@ -54,13 +54,6 @@ describe("consumer: the reference stream reader", () => {
         expect(cursor.last).toBe(1)
       }))
 
-  const envelope = (event: string, data: Record<string, unknown>) => ({
-    eventId: like("evt_0001"),
-    event,
-    timestamp: regex(ISO, "2026-11-23T08:00:00.000Z"),
-    isSandbox: true,
-    data
-  })
   const MESSAGES = [
     {
       description: "a kyc.updated stream message",
@@ -103,16 +96,7 @@ describe("consumer: the reference stream reader", () => {
 /** Calls on the engine: the control API and the partner's sandbox base. */
 const engineCalls = (base: () => string) => {
   let n = 0
-  const call = async (method: string, path: string, body: unknown, headers: Record<string, string>) => {
-    const response = await fetch(`${base()}${path}`, {
-      method,
-      headers: { "content-type": "application/json", ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const json = (await response.json()) as Record<string, any>
-    if (response.status >= 300) throw new Error(`${method} ${path} -> ${response.status} ${JSON.stringify(json)}`)
-    return json
-  }
+  const call = jsonCall(base)
   /**
    * A fresh partner whose log holds, at positions 1 to 4: kyc.updated (PENDING), kyc.updated (VERIFIED),
    * deposit.confirmed, wallet.credited; so a resume after position 1 carries one of each message the reader consumes.

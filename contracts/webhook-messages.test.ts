@@ -12,20 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimReceivers } from "../engine/sim/outbound.ts"
 import { startEngine } from "../test/http/harness.ts"
 import { type Envelope, handleWebhook } from "./client/webhook-handler.ts"
+import { envelope } from "./kit.ts"
 
-const { like, number, regex } = MatchersV3
+const { like, number } = MatchersV3
 
 const PACTS = join(import.meta.dirname, "pacts")
 const PACT_FILE = join(PACTS, "sokoni-webhook-receiver-sokoni-engine-webhooks.json")
-const ISO = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"
-
-const envelope = (event: string, data: Record<string, unknown>) => ({
-  eventId: like("evt_0001"),
-  event,
-  timestamp: regex(ISO, "2026-11-23T08:00:00.000Z"),
-  isSandbox: true,
-  data
-})
 
 /** The messages the handler consumes: description, event, the data fields it reads, what it records. */
 const MESSAGES = [
