@@ -3,6 +3,8 @@
  * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
  */
 import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import type { AuditTrail } from "../../app/audit.ts"
+import type { UsageMeter } from "../../app/usage.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
@@ -46,6 +48,7 @@ import { keyRoutes } from "./keys.ts"
 import { portalControlRoutes } from "./control-portal.ts"
 import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
+import { platformRoutes } from "./platform.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -76,6 +79,8 @@ export type RouteServices =
   | Scheduler
   | Trace
   | Maintenance
+  | AuditTrail
+  | UsageMeter
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
@@ -89,6 +94,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...statusRoutes,
   ...webhookRoutes,
   ...settingsRoutes,
+  ...platformRoutes,
   ...keyRoutes,
   ...portalRoutes,
   ...portalControlRoutes,

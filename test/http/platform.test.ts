@@ -1,0 +1,220 @@
+/**
+ * Platform surfaces (issue 9, part 8): the audit log (D-060, D-260, E-140) and usage analytics (D-064, E-141), on
+ * both stores. Every answer goes through the harness, so it is checked against the contract.
+ */
+import { Effect, Exit, Scope } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { Store } from "../../engine/store/port.ts"
+import { partnerOf, SANDBOX } from "./accounts-kit.ts"
+import { MONDAY_OPEN, startEngine } from "./harness.ts"
+
+const DATABASE_URL = process.env.DATABASE_URL
+
+export const engineOn = async (store: "memory" | "postgres") => {
+  if (store === "memory") {
+    const engine = startEngine()
+    return { engine, dispose: () => engine.dispose() }
+  }
+  const scope = Effect.runSync(Scope.make())
+  const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+  const engine = startEngine({ store: "postgres", databaseUrl: url })
+  return {
+    engine,
+    dispose: async () => {
+      await engine.dispose()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }
+}
+
+/** Every document of every collection in the store, as text (to search it for secrets). */
+const wholeStore = (engine: ReturnType<typeof startEngine>, partitions: ReadonlyArray<string>) =>
+  engine.runtime.runPromise(
+    Store.use((store) =>
+      store.read((tx) =>
+        Effect.forEach(partitions, (partition) => tx.list("auditRecords", { partition, limit: 1_000_000, order: "asc" })).pipe(
+          Effect.map((all) => JSON.stringify(all))
+        )
+      )
+    )
+  )
+
+for (const store of ["memory", "postgres"] as const) {
+  const skip = store === "postgres" && DATABASE_URL === undefined
+
+  describe.skipIf(skip)(`audit log (${store})`, () => {
+    let engine: ReturnType<typeof startEngine>
+    let dispose: () => Promise<void>
+    let p: Awaited<ReturnType<typeof partnerOf>>
+    beforeEach(async () => {
+      ;({ engine, dispose } = await engineOn(store))
+      p = await partnerOf(engine)
+    })
+    afterEach(() => dispose())
+
+    const audit = async (query = "", env: "sandbox" | "production" = "sandbox") => {
+      const r = await p.call(env, "GET", `/audit${query}`)
+      expect(r.status).toBe(200)
+      return r.body as { records: Array<Record<string, any>>; count: number; hasMore: boolean; nextCursor: string | null }
+    }
+
+    it("records each successful mutation once, newest first, with a masked key and no read, failure or replay", async () => {
+      const user = await p.createUser()
+      await p.sb("GET", `/users/${user.subAccountId}`)
+      const bad = await p.sb("POST", "/users", { externalId: "" })
+      expect(bad.status).toBe(400)
+      const settings = await p.call("sandbox", "PATCH", "/settings", { markupBps: 10 }, { "idempotency-key": "settings-once-1", "x-request-id": "req-42" })
+      expect(settings.status).toBe(200)
+      const replay = await p.call("sandbox", "PATCH", "/settings", { markupBps: 10 }, { "idempotency-key": "settings-once-1" })
+      expect(replay.headers.get("idempotent-replayed")).toBe("true")
+      const page = await audit()
+      expect(page.records.map((r) => r.action)).toEqual(["settings.update", "subaccount.create"])
+      expect(page.records[0]).toEqual({
+        auditId: expect.stringMatching(/^aud_/),
+        action: "settings.update",
+        actorType: "api_key",
+        actorId: `key_****${p.keys.sandboxKey.slice(-4)}`,
+        resourceType: "settings",
+        resourceId: p.keys.partnerId,
+        method: "PATCH",
+        path: `${SANDBOX}/settings`,
+        statusCode: 200,
+        idempotencyKey: "settings-once-1",
+        requestId: "req-42",
+        createdAt: new Date(MONDAY_OPEN).toISOString()
+      })
+      expect(page.records[1]).toMatchObject({ resourceType: "sub_account", resourceId: user.subAccountId, method: "POST", statusCode: 201 })
+      // the other environment and another partner see none of it
+      expect((await audit("", "production")).records).toEqual([])
+      const other = await partnerOf(engine)
+      expect((await other.call("sandbox", "GET", "/audit")).body.records).toEqual([])
+    })
+
+    it("never holds a raw key: not in the answer, not in the store, even when a key is pasted into a header", async () => {
+      await p.createUser()
+      await p.call("sandbox", "POST", "/users", { externalId: "pasted" }, { "idempotency-key": `oops-${p.keys.sandboxKey}`, "x-request-id": p.keys.liveKey })
+      await p.call("production", "POST", "/users", { externalId: "live-1" })
+      const issued = await engine.admin("POST", `/_sim/partners/${p.keys.partnerId}/keys`, {})
+      expect(issued.status).toBe(201)
+      const newKey = issued.body.liveKey as string
+      const text =
+        JSON.stringify([await audit(), await audit("", "production")]) + (await wholeStore(engine, [p.partition("sandbox"), p.partition("production")]))
+      for (const secret of [p.keys.sandboxKey, p.keys.liveKey, newKey]) {
+        expect(text).not.toContain(secret)
+        expect(text).not.toContain(secret.slice(8))
+      }
+      const keyIssue = (await audit("?action=key.issue", "production")).records
+      expect(keyIssue).toHaveLength(1)
+      expect(keyIssue[0]).toMatchObject({ actorType: "system", actorId: "system", resourceType: "key", resourceId: `key_****${newKey.slice(-4)}` })
+    })
+
+    it("records the operator's and the compliance desk's actions in the partition they touched", async () => {
+      const user = await p.createUser()
+      await p.credit("sandbox", 50)
+      const frozen = await engine.admin("POST", `/_sim/users/${user.subAccountId}/freeze`, { frozen: true, reason: "AML review" })
+      expect(frozen.status).toBe(200)
+      const records = (await audit()).records
+      expect(records.map((r) => [r.action, r.actorType, r.actorId, r.resourceId])).toEqual([
+        ["subaccount.freeze", "service_compliance", "compliance", user.subAccountId],
+        ["wallet.credit", "system", "system", p.keys.partnerId],
+        ["subaccount.create", "api_key", `key_****${p.keys.sandboxKey.slice(-4)}`, user.subAccountId]
+      ])
+      expect((await audit("", "production")).records).toEqual([])
+    })
+
+    it("filters by action, resource type and time, pages with a cursor bound to those filters", async () => {
+      for (let i = 0; i < 5; i++) {
+        await p.createUser()
+        await engine.admin("POST", "/_sim/clock/advance", { seconds: 60 })
+      }
+      await p.call("sandbox", "PATCH", "/settings", { markupBps: 5 })
+      expect((await audit("?resourceType=settings")).records.map((r) => r.action)).toEqual(["settings.update"])
+      expect((await audit("?action=subaccount.create")).count).toBe(5)
+      const start = new Date(MONDAY_OPEN + 60_000).toISOString()
+      const end = new Date(MONDAY_OPEN + 180_000).toISOString()
+      const windowed = await audit(`?from=${start}&to=${end}`)
+      expect(windowed.records.map((r) => r.createdAt)).toEqual([end, new Date(MONDAY_OPEN + 120_000).toISOString(), start])
+      const first = await audit("?action=subaccount.create&limit=2")
+      expect([first.count, first.hasMore]).toEqual([2, true])
+      const second = await audit(`?action=subaccount.create&limit=2&cursor=${first.nextCursor}`)
+      const third = await audit(`?action=subaccount.create&limit=2&cursor=${second.nextCursor}`)
+      const ids = [...first.records, ...second.records, ...third.records].map((r) => r.auditId)
+      expect(new Set(ids).size).toBe(5)
+      expect([third.count, third.hasMore, third.nextCursor]).toEqual([1, false, null])
+      const crossed = await p.sb("GET", `/audit?limit=2&cursor=${first.nextCursor}`)
+      expect([crossed.status, crossed.body.error.code, crossed.body.error.param]).toEqual([400, "VALIDATION_ERROR", "cursor"])
+      const reversed = await p.sb("GET", `/audit?from=2026-11-24&to=2026-11-23`)
+      expect([reversed.status, reversed.body.error.code]).toEqual([400, "VALIDATION_ERROR"])
+      const badDate = await p.sb("GET", "/audit?from=2026-02-30")
+      expect([badDate.status, badDate.body.error.param]).toEqual([400, "from"])
+      const badLimit = await p.sb("GET", "/audit?limit=201")
+      expect([badLimit.status, badLimit.body.error.param]).toEqual([400, "limit"])
+    })
+
+    it("the sandbox reset wipes the sandbox's records and is itself the first record after it", async () => {
+      await p.createUser()
+      await p.call("production", "POST", "/users", { externalId: "stays" })
+      const reset = await p.reset()
+      expect(reset.status).toBe(200)
+      expect((await audit()).records.map((r) => r.action)).toEqual(["sandbox.reset"])
+      expect((await audit("", "production")).records.map((r) => r.action)).toEqual(["subaccount.create"])
+    })
+  })
+
+  describe.skipIf(skip)(`usage analytics (${store})`, () => {
+    let engine: ReturnType<typeof startEngine>
+    let dispose: () => Promise<void>
+    let p: Awaited<ReturnType<typeof partnerOf>>
+    beforeEach(async () => {
+      ;({ engine, dispose } = await engineOn(store))
+      p = await partnerOf(engine)
+    })
+    afterEach(() => dispose())
+
+    it("counts authenticated requests, errors and 429s per day, the default window being the last 7 days", async () => {
+      for (let i = 0; i < 3; i++) await p.sb("GET", "/settings")
+      await p.sb("GET", "/users/usr_nope")
+      await engine.call("GET", `${SANDBOX}/settings`, { headers: { "x-api-key": "sk_sandbox_not_a_key" } })
+      const r = await p.sb("GET", "/usage")
+      expect(r.status).toBe(200)
+      expect(r.body).toMatchObject({
+        from: "2026-11-17T00:00:00.000Z",
+        to: "2026-11-23T23:59:59.999Z",
+        granularity: "day",
+        environment: "sandbox",
+        tier: "starter",
+        rateLimitPerMinute: 300,
+        totals: { requests: 4, errors: 1, rateLimited: 0, orders: 0, webhookDeliveries: 0 }
+      })
+      expect(r.body.series).toHaveLength(7)
+      expect(r.body.series.at(-1)).toEqual({ periodStart: "2026-11-23T00:00:00.000Z", requests: 4, errors: 1, rateLimited: 0 })
+      // the /usage request itself is counted afterwards
+      expect((await p.sb("GET", "/usage")).body.totals.requests).toBe(5)
+      expect((await p.call("production", "GET", "/usage")).body).toMatchObject({ environment: "production", rateLimitPerMinute: 100, totals: { requests: 0 } })
+    })
+
+    it("counts rate-limited answers, buckets by hour, and refuses windows it cannot answer", async () => {
+      for (let i = 0; i < 102; i++) await p.call("production", "GET", "/settings")
+      await engine.admin("POST", "/_sim/clock/advance", { seconds: 3600 })
+      await p.call("production", "GET", "/settings")
+      const r = await p.call("production", "GET", "/usage?granularity=hour&from=2026-11-23&to=2026-11-23T10:59:59Z")
+      expect(r.body.totals).toMatchObject({ requests: 103, errors: 2, rateLimited: 2 })
+      expect(r.body.series.map((b: any) => b.requests)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 102, 1, 0])
+      const tooLong = await p.sb("GET", "/usage?granularity=hour&from=2026-01-01&to=2026-03-01")
+      expect([tooLong.status, tooLong.body.error.code]).toEqual([400, "VALIDATION_ERROR"])
+      const reversed = await p.sb("GET", "/usage?from=2026-11-23&to=2026-11-22")
+      expect(reversed.status).toBe(400)
+      const badGranularity = await p.sb("GET", "/usage?granularity=week")
+      expect([badGranularity.status, badGranularity.body.error.param]).toEqual([400, "granularity"])
+    })
+
+    it("is wiped with the sandbox by the reset; production's is kept", async () => {
+      await p.sb("GET", "/settings")
+      await p.call("production", "GET", "/settings")
+      await p.reset()
+      expect((await p.sb("GET", "/usage")).body.totals.requests).toBe(1)
+      expect((await p.call("production", "GET", "/usage")).body.totals.requests).toBe(1)
+    })
+  })
+}
