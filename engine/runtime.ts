@@ -8,6 +8,8 @@ import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
+import { InvoiceService } from "./app/invoices.ts"
+import { ReportService } from "./app/reports.ts"
 import { DeviceService } from "./app/devices.ts"
 import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
@@ -125,7 +127,9 @@ export const engineLayer = (config: EngineConfig) => {
       PortalAccountService.layer,
       IdentityProvider.layer,
       Idempotency.layer,
-      AuditTrail.layer
+      AuditTrail.layer,
+      ReportService.layer,
+      InvoiceService.layer
     ),
     withUsage
   )

@@ -32,7 +32,7 @@ export interface UsageDoc extends UsageCounts {
   readonly hourStart: number
 }
 
-const USAGE = "usage"
+export const USAGE = "usage"
 const usageId = (partition: string, hourStart: number) => `${partition}|${hourStart}`
 const hourKey = (hourStart: number) => String(hourStart).padStart(15, "0")
 const ZERO: UsageCounts = { requests: 0, errors: 0, rateLimited: 0 }

@@ -2,31 +2,12 @@
  * Platform surfaces (issue 9, part 8): the audit log (D-060, D-260, E-140) and usage analytics (D-064, E-141), on
  * both stores. Every answer goes through the harness, so it is checked against the contract.
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { partnerOf, SANDBOX } from "./accounts-kit.ts"
-import { MONDAY_OPEN, startEngine } from "./harness.ts"
-
-const DATABASE_URL = process.env.DATABASE_URL
-
-export const engineOn = async (store: "memory" | "postgres") => {
-  if (store === "memory") {
-    const engine = startEngine()
-    return { engine, dispose: () => engine.dispose() }
-  }
-  const scope = Effect.runSync(Scope.make())
-  const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
-  const engine = startEngine({ store: "postgres", databaseUrl: url })
-  return {
-    engine,
-    dispose: async () => {
-      await engine.dispose()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
-  }
-}
+import { MONDAY_OPEN, type startEngine } from "./harness.ts"
+import { DATABASE_URL, engineOn } from "./platform-kit.ts"
 
 /** Every document of every collection in the store, as text (to search it for secrets). */
 const wholeStore = (engine: ReturnType<typeof startEngine>, partitions: ReadonlyArray<string>) =>

@@ -5,6 +5,8 @@
 import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
 import type { AuditTrail } from "../../app/audit.ts"
 import type { UsageMeter } from "../../app/usage.ts"
+import type { InvoiceService } from "../../app/invoices.ts"
+import type { ReportService } from "../../app/reports.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
@@ -81,6 +83,8 @@ export type RouteServices =
   | Maintenance
   | AuditTrail
   | UsageMeter
+  | ReportService
+  | InvoiceService
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
