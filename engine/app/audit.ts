@@ -17,7 +17,7 @@ import { redactText } from "../http/redact.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type ReadTx, Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { timeSortKey } from "./docs.ts"
+import { Applications, ApplicationsByUid, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
 import { type Environment, partitionOf, type Principal } from "./principal.ts"
 import { UsageMeter } from "./usage.ts"
@@ -90,6 +90,7 @@ export const PARTNER_ACTIONS: Readonly<Record<string, ActionRule>> = {
   deletePriceAlert: { action: "price_alert.delete", resourceType: "price_alert", param: "alertId" },
   updatePartnerSettings: { action: "settings.update", resourceType: "settings", field: "partnerId" },
   requestReport: { action: "report.request", resourceType: "report", field: "reportId" },
+  rotateDataKey: { action: "key.rotate", resourceType: "key", field: "dataKey" },
   resetSandbox: { action: "sandbox.reset", resourceType: "sandbox", field: "" }
 }
 
@@ -123,6 +124,37 @@ export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
   rejectSimOrder: { action: "order.reject", resourceType: "order", param: "orderId", actorType: "system", scope: "order" }
 }
 
+/**
+ * Portal operations, authenticated by an identity-provider ID token the handler verified: the member (token `sub`)
+ * acts, in the partner its application belongs to. `requestField`: the resource is named in the request body.
+ */
+interface PortalRule extends ActionRule {
+  readonly environment: Environment
+  readonly requestField?: string
+}
+
+export const PORTAL_ACTIONS: Readonly<Record<string, PortalRule>> = {
+  revokeApiKey: { action: "key.revoke", resourceType: "key", requestField: "apiKey", environment: "production" },
+  registerSandbox: { action: "key.rotate", resourceType: "key", field: "apiKey", environment: "sandbox" },
+  createPortalSession: { action: "session.create", resourceType: "session", field: "", environment: "production" },
+  requestUpgrade: { action: "partner.upgrade_request", resourceType: "partner", field: "", environment: "production" },
+  performMeAction: { action: "portal.me", resourceType: "partner", field: "", environment: "production" }
+}
+
+/** The `sub` of a JWS bearer token, read without verifying (only after the operation verified it and succeeded). */
+export const tokenSubject = (authorization: string | undefined): string | undefined => {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1]
+  const payload = token?.split(".")[1]
+  if (payload === undefined) return undefined
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+    const sub = typeof claims === "object" && claims !== null ? (claims as { sub?: unknown }).sub : undefined
+    return typeof sub === "string" && sub !== "" ? sub.slice(0, 128) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** A credential as the log shows it: never the key, only its last 4 (spec example `key_****3f9a`). */
 export const maskedKey = (last4: string) => `key_****${last4}`
 
@@ -135,6 +167,9 @@ const parsed = (text: string | undefined): unknown => {
   }
 }
 
+/** A key-shaped string as the log may name it: its mask; anything else unchanged. */
+const namedResource = (value: string) => (/^(pk_live_|sk_sandbox_|pk_data_|svc_oauth_)/.test(value) ? maskedKey(value.slice(-4)) : value)
+
 /** A short client-supplied string, with anything key-shaped masked (a key pasted into a header stays out of the log). */
 const clientText = (value: string | undefined, max: number) => (value === undefined || value === "" ? null : redactText(value.slice(0, max)))
 
@@ -142,9 +177,8 @@ const resourceIdOf = (rule: ActionRule, params: Readonly<Record<string, string>>
   if (rule.param !== undefined) return params[rule.param] ?? null
   if (rule.field === undefined || rule.field === "") return null
   const value = typeof answer === "object" && answer !== null ? (answer as Record<string, unknown>)[rule.field] : undefined
-  if (typeof value !== "string") return null
-  // A key issued by the operator is named by its mask, never by itself.
-  return /^(pk_live_|sk_sandbox_|pk_data_)/.test(value) ? maskedKey(value.slice(-4)) : value
+  // A key is named by its mask, never by itself.
+  return typeof value === "string" ? namedResource(value) : null
 }
 
 /** The partner and environment part of a document partition (`ptn_x:sandbox/usr_y` -> `ptn_x:sandbox`). */
@@ -258,6 +292,35 @@ export class AuditTrail extends Context.Service<
           yield* write(
             partitions.map((partition) => ({ partition, action, actorType: rule.actorType, actorId, resourceType: rule.resourceType, resourceId, ...common }))
           )
+          return
+        }
+        const portal = PORTAL_ACTIONS[route.operationId]
+        if (portal !== undefined) {
+          const uid = tokenSubject(request.headers.authorization)
+          if (uid === undefined) return
+          const partnerId = yield* store.read((tx) =>
+            Effect.gen(function* () {
+              const pointer = yield* ApplicationsByUid.get(tx, uid)
+              if (Option.isNone(pointer)) return undefined
+              const application = yield* Applications.get(tx, pointer.value.applicationId)
+              return Option.isSome(application) ? (application.value.partnerId ?? undefined) : undefined
+            })
+          )
+          if (partnerId === undefined) return
+          const sent = portal.requestField === undefined ? undefined : parsed(request.body)
+          const named = sent === undefined ? undefined : (sent as Record<string, unknown> | null)?.[portal.requestField ?? ""]
+          const resourceId = typeof named === "string" ? namedResource(named) : resourceIdOf(portal, params, answer)
+          yield* write([
+            {
+              partition: partitionOf(partnerId, portal.environment),
+              action: typeof portal.action === "string" ? portal.action : portal.action(sent),
+              actorType: "portal_member",
+              actorId: uid,
+              resourceType: portal.resourceType,
+              resourceId,
+              ...common
+            }
+          ])
           return
         }
         if (principal === undefined) return

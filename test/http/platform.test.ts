@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Store } from "../../engine/store/port.ts"
-import { partnerOf, SANDBOX } from "./accounts-kit.ts"
+import { LIVE, partnerOf, SANDBOX } from "./accounts-kit.ts"
 import { MONDAY_OPEN, type startEngine } from "./harness.ts"
 import { DATABASE_URL, engineOn } from "./platform-kit.ts"
 
@@ -88,6 +88,34 @@ for (const store of ["memory", "postgres"] as const) {
       const keyIssue = (await audit("?action=key.issue", "production")).records
       expect(keyIssue).toHaveLength(1)
       expect(keyIssue[0]).toMatchObject({ actorType: "system", actorId: "system", resourceType: "key", resourceId: `key_****${newKey.slice(-4)}` })
+    })
+
+    it("records key events: the member's sandbox registration and revocation, the data-key rotation, all masked", async () => {
+      const token = (await engine.admin("POST", "/_sim/idp/tokens", { uid: "member-7", email: "m7@acme.test" })).body.idToken as string
+      const bearer = { authorization: `Bearer ${token}` }
+      const applied = await engine.call("POST", `${LIVE}/apply`, { headers: bearer, body: { businessName: "Key Co", email: "k@co.test", country: "KE" } })
+      const registered = await engine.call("POST", "/api/sandbox/v1/register", { headers: bearer, body: { businessName: "Key Co", email: "k@co.test" } })
+      const approved = (await engine.admin("POST", `/_sim/applications/${applied.body.applicationId}/approve`)).body
+      const second = (await engine.admin("POST", `/_sim/partners/${approved.partnerId}/keys`)).body.liveKey as string
+      const dataKey = await engine.call("POST", `${LIVE}/api-keys/data-key`, { headers: { "x-api-key": second, "idempotency-key": "rotate-data-1" } })
+      expect(dataKey.status).toBe(201)
+      const revoked = await engine.call("POST", `${LIVE}/api-keys/revoke`, {
+        headers: { ...bearer, "idempotency-key": "revoke-first-1" },
+        body: { apiKey: approved.liveKey }
+      })
+      expect(revoked.status).toBe(200)
+      const live = await engine.call("GET", `${LIVE}/audit`, { headers: { "x-api-key": second } })
+      expect(live.body.records.map((r: any) => [r.action, r.actorType, r.actorId, r.resourceId])).toEqual([
+        ["key.revoke", "portal_member", "member-7", `key_****${approved.liveKey.slice(-4)}`],
+        ["key.rotate", "api_key", `key_****${second.slice(-4)}`, `key_****${dataKey.body.dataKey.slice(-4)}`],
+        ["key.issue", "system", "system", `key_****${second.slice(-4)}`]
+      ])
+      const sandbox = await engine.call("GET", `${SANDBOX}/audit`, { headers: { "x-api-key": registered.body.apiKey } })
+      expect(sandbox.body.records.map((r: any) => [r.action, r.actorType, r.resourceId])).toEqual([
+        ["key.rotate", "portal_member", `key_****${registered.body.apiKey.slice(-4)}`]
+      ])
+      const text = JSON.stringify([live.body, sandbox.body])
+      for (const secret of [approved.liveKey, second, dataKey.body.dataKey, registered.body.apiKey, token]) expect(text).not.toContain(secret)
     })
 
     it("records the operator's and the compliance desk's actions in the partition they touched", async () => {
