@@ -101,7 +101,7 @@ const csvCell = (value: unknown) => {
 export const render = (format: "CSV" | "JSON", columns: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>): string =>
   format === "JSON"
     ? JSON.stringify(rows.map((row) => Object.fromEntries(columns.map((c, i) => [c, row[i] ?? null]))))
-    : [columns, ...rows].map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n"
+    : `${[columns, ...rows].map((row) => row.map(csvCell).join(",")).join("\r\n")}\r\n`
 
 /** The address a READY report is fetched from until `expiresAt`: signed over the id, expiry and content digest. */
 export const downloadUrlOf = (r: ReportDoc, expiresAt: number) => {
