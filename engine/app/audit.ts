@@ -98,7 +98,7 @@ export const PARTNER_ACTIONS: Readonly<Record<string, ActionRule>> = {
 interface ControlRule extends ActionRule {
   readonly actorType: "system" | "service_compliance"
   /** Where the touched partitions come from. */
-  readonly scope: "partner-both" | "partner-production" | "partner-body-environment" | "subAccount" | "order"
+  readonly scope: "partner-both" | "partner-production" | "partner-body-environment" | "subAccount" | "order" | "answer-partner-production"
 }
 
 export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
@@ -106,6 +106,8 @@ export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
   setSimPartnerStatus: { action: "partner.status", resourceType: "partner", param: "partnerId", actorType: "system", scope: "partner-both" },
   setSimPartnerOAuth: { action: "partner.oauth", resourceType: "partner", param: "partnerId", actorType: "system", scope: "partner-production" },
   issueSimLiveKey: { action: "key.issue", resourceType: "key", field: "liveKey", actorType: "system", scope: "partner-production" },
+  // Approval issues the partner's production key (D-121): a key event of that partner.
+  approveSimApplication: { action: "key.issue", resourceType: "key", field: "liveKey", actorType: "system", scope: "answer-partner-production" },
   freezeSimSubAccount: {
     action: (body) => (frozenFlag(body) ? "subaccount.unfreeze" : "subaccount.freeze"),
     resourceType: "sub_account",
@@ -222,14 +224,16 @@ export class AuditTrail extends Context.Service<
     const usage = yield* UsageMeter
 
     /** The partitions a control action touched (none when its target is gone). */
-    const controlPartitions = (rule: ControlRule, params: Readonly<Record<string, string>>, body: unknown) =>
+    const controlPartitions = (rule: ControlRule, params: Readonly<Record<string, string>>, body: unknown, answer: unknown) =>
       store.read((tx: ReadTx) =>
         Effect.gen(function* () {
-          const partnerId = params.partnerId
+          const answered = typeof answer === "object" && answer !== null ? (answer as { partnerId?: unknown }).partnerId : undefined
+          const partnerId = rule.scope === "answer-partner-production" ? (typeof answered === "string" ? answered : undefined) : params.partnerId
           switch (rule.scope) {
             case "partner-both":
               return partnerId === undefined ? [] : [partitionOf(partnerId, "sandbox"), partitionOf(partnerId, "production")]
             case "partner-production":
+            case "answer-partner-production":
               return partnerId === undefined ? [] : [partitionOf(partnerId, "production")]
             case "partner-body-environment": {
               const environment = typeof body === "object" && body !== null ? (body as { environment?: unknown }).environment : undefined
@@ -284,7 +288,7 @@ export class AuditTrail extends Context.Service<
           const rule = CONTROL_ACTIONS[route.operationId]
           if (rule === undefined) return
           const body = parsed(request.body)
-          const partitions = yield* controlPartitions(rule, params, body)
+          const partitions = yield* controlPartitions(rule, params, body, answer)
           if (partitions.length === 0) return
           const action = typeof rule.action === "string" ? rule.action : rule.action(body)
           const resourceId = resourceIdOf(rule, params, answer)

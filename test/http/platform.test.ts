@@ -2,11 +2,12 @@
  * Platform surfaces (issue 9, part 8): the audit log (D-060, D-260, E-140) and usage analytics (D-064, E-141), on
  * both stores. Every answer goes through the harness, so it is checked against the contract.
  */
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { LIVE, partnerOf, SANDBOX } from "./accounts-kit.ts"
-import { MONDAY_OPEN, type startEngine } from "./harness.ts"
+import { MONDAY_OPEN, startEngine } from "./harness.ts"
 import { DATABASE_URL, engineOn } from "./platform-kit.ts"
 
 /** Every document of every collection in the store, as text (to search it for secrets). */
@@ -108,7 +109,8 @@ for (const store of ["memory", "postgres"] as const) {
       expect(live.body.records.map((r: any) => [r.action, r.actorType, r.actorId, r.resourceId])).toEqual([
         ["key.revoke", "portal_member", "member-7", `key_****${approved.liveKey.slice(-4)}`],
         ["key.rotate", "api_key", `key_****${second.slice(-4)}`, `key_****${dataKey.body.dataKey.slice(-4)}`],
-        ["key.issue", "system", "system", `key_****${second.slice(-4)}`]
+        ["key.issue", "system", "system", `key_****${second.slice(-4)}`],
+        ["key.issue", "system", "system", `key_****${approved.liveKey.slice(-4)}`]
       ])
       const sandbox = await engine.call("GET", `${SANDBOX}/audit`, { headers: { "x-api-key": registered.body.apiKey } })
       expect(sandbox.body.records.map((r: any) => [r.action, r.actorType, r.resourceId])).toEqual([
@@ -227,3 +229,32 @@ for (const store of ["memory", "postgres"] as const) {
     })
   })
 }
+
+describe.skipIf(DATABASE_URL === undefined)("usage across two engines on one PostgreSQL database", () => {
+  it("adds up what each engine counted: a mutation writes its engine's counts, /usage its own", async () => {
+    const scope = Effect.runSync(Scope.make())
+    const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+    const a = startEngine({ store: "postgres", databaseUrl: url })
+    const b = startEngine({ store: "postgres", databaseUrl: url })
+    try {
+      const keys = await a.newPartner()
+      const get = (engine: typeof a, path: string) => engine.call("GET", `${SANDBOX}${path}`, { headers: { "x-api-key": keys.sandboxKey } })
+      for (let i = 0; i < 3; i++) await get(a, "/settings")
+      await get(b, "/settings")
+      await get(b, "/settings")
+      const created = await b.call("POST", `${SANDBOX}/users`, {
+        headers: { "x-api-key": keys.sandboxKey, "idempotency-key": "two-engines-1" },
+        body: { externalId: "e-1" }
+      })
+      expect(created.status).toBe(201)
+      // a's three reads, b's two reads and its mutation (written with its audit record)
+      expect((await get(a, "/usage")).body.totals).toMatchObject({ requests: 6, errors: 0 })
+      // b's audit record is visible through a
+      expect((await get(a, "/audit")).body.records.map((r: any) => r.action)).toEqual(["subaccount.create"])
+    } finally {
+      await a.dispose()
+      await b.dispose()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+})
