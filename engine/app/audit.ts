@@ -49,8 +49,9 @@ const SCAN_LIMIT = 1000
 export interface Observed {
   route?: { readonly operationId: string; readonly mount: string } | undefined
   params?: Readonly<Record<string, string>> | undefined
-  environment?: Environment | undefined
   principal?: Principal | undefined
+  /** The engine time the request was taken at (its usage hour). */
+  at?: number | undefined
 }
 
 /** How a mutation is named in the log: action, resource type, and where its resource id is found. */
@@ -264,16 +265,21 @@ export class AuditTrail extends Context.Service<
         })
       )
 
-    const observe = (request: EngineRequest, seen: Observed, response: EngineResponse): Effect.Effect<void> =>
+    const observe = (request: EngineRequest, seen: Observed, response: EngineResponse): Effect.Effect<void> => {
+      const principal = seen.principal
+      const route = seen.route
+      // The sandbox reset wipes the partition's usage too: what was counted before it goes with it.
+      if (route?.operationId === "resetSandbox" && principal !== undefined && response.status < 300) usage.forget(principal.partition)
+      if (principal !== undefined && seen.at !== undefined) usage.count(principal.partition, seen.at, response.status)
+      // Reads, refusals and replays end here, with no allocation beyond the count: this runs on every request.
+      if (route === undefined || request.method === "GET" || response.status >= 300 || response.headers["idempotent-replayed"] === "true") return Effect.void
+      return record(request, seen, response, route)
+    }
+
+    const record = (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>): Effect.Effect<void> =>
       Effect.gen(function* () {
         const now = yield* clock.now
         const principal = seen.principal
-        const route = seen.route
-        // The sandbox reset wipes the partition's usage too: what was counted before it goes with it.
-        if (route?.operationId === "resetSandbox" && principal !== undefined && response.status < 300) usage.forget(principal.partition)
-        if (principal !== undefined) usage.count(principal.partition, now, response.status)
-        if (route === undefined || request.method === "GET" || response.status >= 300) return
-        if (response.headers["idempotent-replayed"] === "true") return
         const params = seen.params ?? {}
         const common = {
           method: request.method,

@@ -165,6 +165,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         seen.route = route
         seen.params = found?.params
         const now = yield* clock.now
+        seen.at = now
         if (where.mount !== "control") {
           const down = yield* maintenance.check(request.method, now)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
