@@ -193,6 +193,10 @@ describe("invoice and report arithmetic (pure)", () => {
     const free = invoiceFor("starter", nov, 100_000, Date.parse("2026-12-02T00:00:00.000Z"))
     expect([free.lines.length, free.amountDue, free.status, free.paidAt]).toEqual([2, 0, "PAID", "2026-12-01T00:00:00.000Z"])
     expect(invoiceFor("enterprise", nov, 0, nov).amountDue).toBe(1999)
+    const due = Date.parse("2026-12-15T00:00:00.000Z")
+    expect([invoiceFor("growth", nov, 0, due).status, invoiceFor("growth", nov, 0, due + 1).status]).toEqual(["ISSUED", "OVERDUE"])
+    const dec = Date.parse("2026-12-01T00:00:00.000Z")
+    expect([invoiceFor("growth", nov, 0, dec - 1).status, invoiceFor("growth", nov, 0, dec).status]).toEqual(["DRAFT", "ISSUED"])
   })
   it("quotes CSV cells that need it and ends lines with CRLF", () => {
     expect(
