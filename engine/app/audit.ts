@@ -325,7 +325,7 @@ export class AuditTrail extends Context.Service<
               partition: partitionOf(partnerId, portal.environment),
               action: typeof portal.action === "string" ? portal.action : portal.action(sent),
               actorType: "portal_member",
-              actorId: uid,
+              actorId: redactText(uid),
               resourceType: portal.resourceType,
               resourceId,
               ...common
