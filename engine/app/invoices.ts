@@ -91,7 +91,7 @@ export class InvoiceService extends Context.Service<
       if (principal.environment === "sandbox") return []
       const now = yield* clock.now
       // This process's counts first, so the month's requests are exact for a single engine.
-      yield* store.transact(usage.flush)
+      yield* usage.flushNow
       const { partner, hours } = yield* store.read((tx) =>
         Effect.all({
           partner: Partners.get(tx, principal.partnerId),

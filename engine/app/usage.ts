@@ -82,6 +82,8 @@ export class UsageMeter extends Context.Service<
     readonly forget: (partition: string) => void
     /** Adds every count held in memory into the store, inside the caller's transaction. */
     readonly flush: (tx: Tx) => Effect.Effect<void, StoreError>
+    /** `flush` in a transaction of its own, when there is anything to write. */
+    readonly flushNow: Effect.Effect<void, StoreError>
     readonly report: (principal: Principal, query: UsageQuery) => Effect.Effect<Schemas["UsageReport"], ApiFailure | StoreError>
   }
 >()("sokoni/UsageMeter") {
@@ -138,6 +140,8 @@ export class UsageMeter extends Context.Service<
         )
       })
 
+    const flushNow = Effect.suspend(() => (pending.size === 0 ? Effect.void : store.transact(flush)))
+
     const hoursIn = (tx: ReadTx, partition: string, from: number, to: number) =>
       Effect.map(tx.list(USAGE, { partition, after: hourKey(floorTo(from, "hour") - 1), limit: MAX_DAYS * 24 + 1, order: "asc" }), (docs) =>
         docs.map((d) => d.body as UsageDoc).filter((d) => d.hourStart <= to)
@@ -165,7 +169,7 @@ export class UsageMeter extends Context.Service<
       if ("_tag" in window) return yield* Effect.fail(window)
       const { from, to, granularity } = window
       // This process's counts first, so a single engine answers exactly what it served.
-      yield* store.transact(flush)
+      yield* flushNow
       const { hours, seen } = yield* store.read((tx) =>
         Effect.all({ hours: hoursIn(tx, principal.partition, from, to), seen: activity(tx, principal.partition, from, to) })
       )
@@ -194,7 +198,7 @@ export class UsageMeter extends Context.Service<
       return answer
     })
 
-    return UsageMeter.of({ count, forget, flush, report })
+    return UsageMeter.of({ count, forget, flush, flushNow, report })
   })
 
   static readonly layer = Layer.effect(UsageMeter, UsageMeter.make)
