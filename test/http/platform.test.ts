@@ -4,9 +4,10 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
-import { LIVE, partnerOf, SANDBOX } from "./accounts-kit.ts"
+import { LIVE, partnerOf, SANDBOX, tradingAccount } from "./accounts-kit.ts"
 import { MONDAY_OPEN, startEngine } from "./harness.ts"
 import { DATABASE_URL, engineOn } from "./platform-kit.ts"
 
@@ -255,6 +256,35 @@ describe.skipIf(DATABASE_URL === undefined)("usage across two engines on one Pos
       await a.dispose()
       await b.dispose()
       await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+})
+
+describe("usage totals from what the engine keeps", () => {
+  it("counts orders created and webhook deliveries made in the window; a webhook's secret never reaches the audit log", async () => {
+    const receivers = new SimReceivers()
+    const engine = startEngine({ receivers })
+    try {
+      const p = await partnerOf(engine)
+      receivers.script("https://hooks.acme.test/in", [{ status: 200 }])
+      const secret = "whsec_platform_0123456789"
+      const hook = await p.sb("POST", "/webhooks", { url: "https://hooks.acme.test/in", events: ["wallet.credited"], secret })
+      expect(hook.status).toBe(201)
+      await p.credit("sandbox", 10)
+      await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })
+      expect(receivers.take()).toHaveLength(1)
+      const account = await tradingAccount(p, "usage-trader", 100)
+      await account.trade("BUY", 1)
+      const totals = (await p.sb("GET", "/usage")).body.totals
+      expect(totals).toMatchObject({ orders: 1, webhookDeliveries: 1 })
+      expect((await p.call("production", "GET", "/usage")).body.totals).toMatchObject({ orders: 0, webhookDeliveries: 0 })
+      const after = (await p.sb("GET", "/usage?from=2026-11-24&to=2026-11-25")).body.totals
+      expect(after).toMatchObject({ orders: 0, webhookDeliveries: 0 })
+      const audit = await p.sb("GET", "/audit?resourceType=webhook")
+      expect(audit.body.records).toEqual([expect.objectContaining({ action: "webhook.create", resourceId: hook.body.id })])
+      expect(JSON.stringify(audit.body)).not.toContain(secret)
+    } finally {
+      await engine.dispose()
     }
   })
 })
