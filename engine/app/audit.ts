@@ -5,7 +5,8 @@
  * audit record per partition it touched, with the actor (credential kind and masked last 4, or the operator), the
  * action, the resource, method, path, status, Idempotency-Key and request id, at the engine clock's time. Replays of
  * an Idempotency-Key change nothing and are not recorded again. Records are written in their own transaction right
- * after the change committed and before the answer leaves (E-140). No raw key or secret is ever written (keys appear
+ * after the change committed and before the answer leaves (E-140). The execution desk's decisions (fill, reject,
+ * expiry), manual or automatic, are the service acting: recorded from their event, in its transaction (`system`). No raw key or secret is ever written (keys appear
  * as `key_****` + last 4; anything key-shaped in a path, Idempotency-Key or request id is masked).
  * Owns the audit records and the hook. Does not own the change itself (each service) or usage numbers (UsageMeter).
  */
@@ -15,7 +16,8 @@ import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import type { EngineRequest, EngineResponse } from "../http/exchange.ts"
 import { redactText } from "../http/redact.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { type ReadTx, Store, type StoreError } from "../store/port.ts"
+import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Applications, ApplicationsByUid, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
@@ -99,7 +101,7 @@ export const PARTNER_ACTIONS: Readonly<Record<string, ActionRule>> = {
 interface ControlRule extends ActionRule {
   readonly actorType: "system" | "service_compliance"
   /** Where the touched partitions come from. */
-  readonly scope: "partner-both" | "partner-production" | "partner-body-environment" | "subAccount" | "order" | "answer-partner-production"
+  readonly scope: "partner-both" | "partner-production" | "partner-body-environment" | "subAccount" | "answer-partner-production"
 }
 
 export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
@@ -122,9 +124,17 @@ export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
     param: "userId",
     actorType: "service_compliance",
     scope: "subAccount"
-  },
-  fillSimOrder: { action: "order.fill", resourceType: "order", param: "orderId", actorType: "system", scope: "order" },
-  rejectSimOrder: { action: "order.reject", resourceType: "order", param: "orderId", actorType: "system", scope: "order" }
+  }
+}
+
+/**
+ * What the execution desk decides (manual through the control API, or automatic on a job) is the service acting, not
+ * an API call: it is recorded from the event it appends, in that event's transaction, with no method or path.
+ */
+export const SYSTEM_EVENTS: Readonly<Record<string, { readonly action: string; readonly when?: (payload: Record<string, unknown>) => boolean }>> = {
+  "order.filled": { action: "order.fill" },
+  "order.rejected": { action: "order.reject" },
+  "order.cancelled": { action: "order.expire", when: (payload) => payload.orderLifecycle === "EXPIRED" }
 }
 
 /**
@@ -223,6 +233,7 @@ export class AuditTrail extends Context.Service<
     const store = yield* Store
     const clock = yield* EngineClock
     const usage = yield* UsageMeter
+    const events = yield* EventLog
 
     /** The partitions a control action touched (none when its target is gone). */
     const controlPartitions = (rule: ControlRule, params: Readonly<Record<string, string>>, body: unknown, answer: unknown) =>
@@ -240,30 +251,53 @@ export class AuditTrail extends Context.Service<
               const environment = typeof body === "object" && body !== null ? (body as { environment?: unknown }).environment : undefined
               return partnerId === undefined || (environment !== "sandbox" && environment !== "production") ? [] : [partitionOf(partnerId, environment)]
             }
-            case "subAccount":
-            case "order": {
-              const id = rule.scope === "order" ? params.orderId : params.userId
+            case "subAccount": {
+              const id = params.userId
               if (id === undefined) return []
-              const doc = yield* tx.get(rule.scope === "order" ? "orders" : "subAccounts", id)
+              const doc = yield* tx.get("subAccounts", id)
               return Option.match(doc, { onNone: () => [], onSome: (d) => [basePartition(d.partition)] })
             }
           }
         })
       )
 
+    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
+      Effect.gen(function* () {
+        const seq = yield* tx.nextSeq(AUDIT_COUNTER)
+        const auditId = `aud_${String(seq).padStart(8, "0")}`
+        const doc: AuditDoc = { auditId, ...record }
+        yield* tx.put(AUDIT, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
+      })
+
     const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) =>
       store.transact((tx) =>
         Effect.gen(function* () {
           // Usage counts held in memory ride along on this write (E-141).
           yield* usage.flush(tx)
-          for (const record of records) {
-            const seq = yield* tx.nextSeq(AUDIT_COUNTER)
-            const auditId = `aud_${String(seq).padStart(8, "0")}`
-            const doc: AuditDoc = { auditId, ...record }
-            yield* tx.put(AUDIT, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
-          }
+          for (const record of records) yield* put(tx, record)
         })
       )
+
+    // The desk's decisions, in the transaction that made them.
+    yield* events.onAppend((tx, event) => {
+      const rule = SYSTEM_EVENTS[event.name]
+      const payload = (typeof event.payload === "object" && event.payload !== null ? event.payload : {}) as Record<string, unknown>
+      if (rule === undefined || (rule.when !== undefined && !rule.when(payload))) return Effect.void
+      return put(tx, {
+        partition: basePartition(event.partition),
+        action: rule.action,
+        actorType: "system",
+        actorId: "system",
+        resourceType: "order",
+        resourceId: typeof payload.orderId === "string" ? payload.orderId : null,
+        method: null,
+        path: null,
+        statusCode: null,
+        idempotencyKey: null,
+        requestId: null,
+        createdAt: event.timestamp
+      })
+    })
 
     const observe = (request: EngineRequest, seen: Observed, response: EngineResponse): Effect.Effect<void> => {
       const principal = seen.principal

@@ -135,6 +135,23 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await audit("", "production")).records).toEqual([])
     })
 
+    it("records the desk's decisions from their events, in the same transaction, with no method or path", async () => {
+      const account = await tradingAccount(p, "desk-audit", 500)
+      const filled = await account.trade("BUY", 5)
+      const rejected = await account.trade("BUY", 5)
+      expect((await engine.admin("POST", `/_sim/desk/orders/${filled.orderId}/fill`, {})).status).toBe(200)
+      const reject = await engine.admin("POST", `/_sim/desk/orders/${rejected.orderId}/reject`, {
+        rejectionCode: "LIQUIDITY_UNAVAILABLE",
+        rejectionReason: "Insufficient liquidity"
+      })
+      expect(reject.status).toBe(200)
+      const desk = (await audit("?resourceType=order")).records.filter((r) => r.actorType === "system")
+      expect(desk.map((r) => [r.action, r.resourceId, r.method, r.path, r.statusCode])).toEqual([
+        ["order.reject", rejected.orderId, null, null, null],
+        ["order.fill", filled.orderId, null, null, null]
+      ])
+    })
+
     it("filters by action, resource type and time, pages with a cursor bound to those filters", async () => {
       for (let i = 0; i < 5; i++) {
         await p.createUser()
@@ -283,6 +300,22 @@ describe("usage totals from what the engine keeps", () => {
       const audit = await p.sb("GET", "/audit?resourceType=webhook")
       expect(audit.body.records).toEqual([expect.objectContaining({ action: "webhook.create", resourceId: hook.body.id })])
       expect(JSON.stringify(audit.body)).not.toContain(secret)
+    } finally {
+      await engine.dispose()
+    }
+  })
+})
+
+describe("the automatic desk in the audit log", () => {
+  it("records a fill the desk makes on its own (a job, no request) as the system's", async () => {
+    const engine = startEngine({ desk: "auto" })
+    try {
+      const p = await partnerOf(engine)
+      const account = await tradingAccount(p, "auto-desk", 100)
+      const order = await account.trade("BUY", 1)
+      await engine.admin("POST", "/_sim/clock/advance", { seconds: 10 })
+      const records = (await p.sb("GET", "/audit?action=order.fill")).body.records
+      expect(records).toEqual([expect.objectContaining({ actorType: "system", resourceId: order.orderId, method: null })])
     } finally {
       await engine.dispose()
     }
