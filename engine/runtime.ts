@@ -6,6 +6,10 @@
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
+import { AuditTrail } from "./app/audit.ts"
+import { UsageMeter } from "./app/usage.ts"
+import { InvoiceService } from "./app/invoices.ts"
+import { ReportService } from "./app/reports.ts"
 import { DeviceService } from "./app/devices.ts"
 import { CorporateService } from "./app/corporate.ts"
 import { MarketViews } from "./app/market-views.ts"
@@ -111,6 +115,8 @@ export const engineLayer = (config: EngineConfig) => {
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
   const withDelivery = Layer.provideMerge(WebhookDelivery.layer({ extraSignatureHeaders: config.webhookSignatureHeaders }), withEvents)
+  // Usage counts are read by the audit hook (which writes them) and by /usage and invoices.
+  const withUsage = Layer.provideMerge(UsageMeter.layer, withDelivery)
   const services = Layer.provideMerge(
     Layer.mergeAll(
       PartnerService.layer,
@@ -128,9 +134,12 @@ export const engineLayer = (config: EngineConfig) => {
       PortalService.layer,
       PortalAccountService.layer,
       IdentityProvider.layer,
-      Idempotency.layer
+      Idempotency.layer,
+      AuditTrail.layer,
+      ReportService.layer,
+      InvoiceService.layer
     ),
-    withDelivery
+    withUsage
   )
   // The read-only reference families: one book of seeded data per run, read by four services.
   const withBook = Layer.provideMerge(ReferenceData.layer, services)

@@ -15,6 +15,8 @@ export interface Principal {
   readonly markupBps: number
   /** `partnerId:environment`: the isolation unit of every document, event and job. */
   readonly partition: string
+  /** Which credential authenticated the call, as the audit log names it (never the key itself): kind and last 4. */
+  readonly credential?: { readonly kind: "api_key" | "data_key" | "oauth_token"; readonly last4: string }
 }
 
 export const partitionOf = (partnerId: string, environment: Environment) => `${partnerId}:${environment}`

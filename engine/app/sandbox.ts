@@ -1,6 +1,7 @@
 /**
  * Sandbox reset (`POST /reset` at the sandbox root, D-013): wipes the calling partner's sandbox partition
- * (sub-accounts and their rows, orders, quotes, holdings, the ledger, idempotency records and the event log) and
+ * (sub-accounts and their rows, orders, quotes, holdings, the ledger, idempotency records, the event log, audit
+ * records, usage counts and reports: all live in the partition; the audit hook drops its unwritten sandbox counts) and
  * re-seeds the master wallet, in one transaction. Owns nothing else. Event positions and journal positions keep
  * growing (the store keeps counters), so a resumed stream never sees a position twice; the partner, its keys and
  * its production partition are untouched. Jobs of wiped quotes and orders find nothing when they fall due.

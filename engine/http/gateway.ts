@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
+import { AuditTrail, type Observed } from "../app/audit.ts"
 import { PartnerService } from "../app/partners.ts"
 import type { Environment, Principal } from "../app/principal.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
@@ -77,13 +78,14 @@ export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>>
 export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency>()
+      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail>()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
       const limiter = yield* RateLimiter
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
+      const audit = yield* AuditTrail
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
@@ -150,7 +152,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return yield* partners.authenticate(raw, where.environment)
       })
 
-      const serve = Effect.fnUntraced(function* (request: EngineRequest) {
+      const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
         const where = locate(request.path)
@@ -168,12 +170,17 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         // first, as every keyed answer carries the rate-limit headers (D-002).
         if (found === undefined && where.mount !== "partner") return notRouted(request, where)
         const route = found?.route
+        // What the audit and usage hook will need once the exchange is answered (app/audit.ts).
+        seen.route = route
+        seen.params = found?.params
         const now = yield* clock.now
+        seen.at = now
         if (where.mount !== "control") {
           const down = yield* maintenance.check(request.method, now)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
+        seen.principal = principal
         // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
@@ -252,8 +259,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return secret ? redactSecrets(kept) : kept
       }
 
-      const handle = (request: EngineRequest): Effect.Effect<EngineResponse> =>
-        serve(request).pipe(
+      const handle = (request: EngineRequest): Effect.Effect<EngineResponse> => {
+        const seen: Observed = {}
+        return serve(request, seen).pipe(
           Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
             failure instanceof ApiFailure
               ? Effect.succeed(errorResponse(failure))
@@ -261,6 +269,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
                   Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
                 )
           ),
+          Effect.tap((response) => audit.observe(request, seen, response)),
           Effect.tap((response) =>
             request.path.startsWith("/_sim/trace")
               ? Effect.void
@@ -277,6 +286,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           ),
           Effect.provideContext(context)
         )
+      }
 
       return Gateway.of({ handle })
     })

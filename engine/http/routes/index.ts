@@ -3,6 +3,10 @@
  * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
  */
 import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import type { AuditTrail } from "../../app/audit.ts"
+import type { UsageMeter } from "../../app/usage.ts"
+import type { InvoiceService } from "../../app/invoices.ts"
+import type { ReportService } from "../../app/reports.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
@@ -56,6 +60,7 @@ import { portalRoutes } from "./portal.ts"
 import { settingsRoutes } from "./settings.ts"
 import { streamRoutes } from "./stream.ts"
 import { subscriptionControlRoutes, subscriptionRoutes } from "./subscriptions.ts"
+import { platformRoutes } from "./platform.ts"
 
 /** The services route handlers may use. */
 export type RouteServices =
@@ -91,6 +96,10 @@ export type RouteServices =
   | Scheduler
   | Trace
   | Maintenance
+  | AuditTrail
+  | UsageMeter
+  | ReportService
+  | InvoiceService
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
@@ -108,6 +117,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...webhookRoutes,
   ...streamRoutes,
   ...settingsRoutes,
+  ...platformRoutes,
   ...keyRoutes,
   ...portalRoutes,
   ...portalControlRoutes,

@@ -1,0 +1,423 @@
+/**
+ * AuditTrail: the partner's audit log (`GET /audit`, D-060, D-260) and the gateway's one hook after each answer.
+ * `observe` sees every answered exchange: it counts authenticated answers for usage (UsageMeter) and, for a
+ * successful mutation (a partner request other than GET, or a control-API action on a partner's state), writes one
+ * audit record per partition it touched, with the actor (credential kind and masked last 4, or the operator), the
+ * action, the resource, method, path, status, Idempotency-Key and request id, at the engine clock's time. Replays of
+ * an Idempotency-Key change nothing and are not recorded again. Records are written in their own transaction right
+ * after the change committed and before the answer leaves (E-140). The execution desk's decisions (fill, reject,
+ * expiry), manual or automatic, are the service acting: recorded from their event, in its transaction (`system`). No raw key or secret is ever written (keys appear
+ * as `key_****` + last 4; anything key-shaped in a path, Idempotency-Key or request id is masked).
+ * Owns the audit records and the hook. Does not own the change itself (each service) or usage numbers (UsageMeter).
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Schemas } from "../contract/wire.ts"
+import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import type { EngineRequest, EngineResponse } from "../http/exchange.ts"
+import { redactText } from "../http/redact.ts"
+import { EngineClock, isoAt } from "../sim/clock.ts"
+import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { EventLog } from "../events/event-log.ts"
+import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
+import { Applications, ApplicationsByUid, timeSortKey } from "./docs.ts"
+import { scopeOf } from "./pages.ts"
+import { type Environment, partitionOf, type Principal } from "./principal.ts"
+import { UsageMeter } from "./usage.ts"
+
+type ActorType = Schemas["AuditRecord"]["actorType"]
+
+export interface AuditDoc {
+  readonly auditId: string
+  readonly partition: string
+  readonly action: string
+  readonly actorType: ActorType
+  readonly actorId: string
+  readonly resourceType: string
+  readonly resourceId: string | null
+  readonly method: string | null
+  readonly path: string | null
+  readonly statusCode: number | null
+  readonly idempotencyKey: string | null
+  readonly requestId: string | null
+  readonly createdAt: number
+}
+
+const AUDIT = "auditRecords"
+const AUDIT_COUNTER = "auditRecords"
+/** Records examined per page at most (spec: "scans at most 1000 records per request"). */
+const SCAN_LIMIT = 1000
+
+/** What the gateway learnt about an exchange while serving it; filled in as it goes, read once it has answered. */
+export interface Observed {
+  route?: { readonly operationId: string; readonly mount: string } | undefined
+  params?: Readonly<Record<string, string>> | undefined
+  principal?: Principal | undefined
+  /** The engine time the request was taken at (its usage hour). */
+  at?: number | undefined
+}
+
+/** How a mutation is named in the log: action, resource type, and where its resource id is found. */
+interface ActionRule {
+  readonly action: string | ((request: unknown) => string)
+  readonly resourceType: string
+  /** A path parameter holding the resource id, or a field of the answer's body. */
+  readonly param?: string
+  readonly field?: string
+}
+
+const frozenFlag = (body: unknown) => typeof body === "object" && body !== null && (body as { frozen?: unknown }).frozen === false
+
+/** Partner-API mutations (authenticated by an API key or token). */
+export const PARTNER_ACTIONS: Readonly<Record<string, ActionRule>> = {
+  createSubAccount: { action: "subaccount.create", resourceType: "sub_account", field: "subAccountId" },
+  autoRegisterSubAccount: { action: "subaccount.auto_register", resourceType: "sub_account", field: "subAccountId" },
+  assertSubAccountKyc: { action: "subaccount.kyc", resourceType: "sub_account", param: "userId" },
+  freezeSubAccount: { action: "subaccount.freeze", resourceType: "sub_account", param: "userId" },
+  unfreezeSubAccount: { action: "subaccount.unfreeze", resourceType: "sub_account", param: "userId" },
+  closeSubAccount: { action: "subaccount.close", resourceType: "sub_account", param: "userId" },
+  depositToSubAccount: { action: "wallet.deposit", resourceType: "sub_account", param: "userId" },
+  withdrawFromSubAccount: { action: "wallet.withdraw", resourceType: "sub_account", param: "userId" },
+  registerSubAccountDevice: { action: "device.register", resourceType: "device", field: "deviceId" },
+  removeSubAccountDevice: { action: "device.remove", resourceType: "device", param: "deviceId" },
+  placeTrade: { action: "order.create", resourceType: "order", field: "orderId" },
+  placeSubAccountTrade: { action: "order.create", resourceType: "order", field: "orderId" },
+  replaceSubAccountOrder: { action: "order.replace", resourceType: "order", param: "orderId" },
+  cancelOrder: { action: "order.cancel", resourceType: "order", param: "orderId" },
+  subscribeMaster: { action: "subscription.create", resourceType: "subscription", field: "subscriptionId" },
+  subscribeSubAccount: { action: "subscription.create", resourceType: "subscription", field: "subscriptionId" },
+  createWebhook: { action: "webhook.create", resourceType: "webhook", field: "id" },
+  updateWebhook: { action: "webhook.update", resourceType: "webhook", param: "id" },
+  deleteWebhook: { action: "webhook.delete", resourceType: "webhook", param: "id" },
+  testWebhook: { action: "webhook.test", resourceType: "webhook", param: "id" },
+  createPriceAlert: { action: "price_alert.create", resourceType: "price_alert", field: "alertId" },
+  deletePriceAlert: { action: "price_alert.delete", resourceType: "price_alert", param: "alertId" },
+  updatePartnerSettings: { action: "settings.update", resourceType: "settings", field: "partnerId" },
+  requestReport: { action: "report.request", resourceType: "report", field: "reportId" },
+  rotateDataKey: { action: "key.rotate", resourceType: "key", field: "dataKey" },
+  resetSandbox: { action: "sandbox.reset", resourceType: "sandbox", field: "" }
+}
+
+/** Control-API actions on a partner's state: the service operator (system) or its compliance desk acting. */
+interface ControlRule extends ActionRule {
+  readonly actorType: "system" | "service_compliance"
+  /** Where the touched partitions come from. */
+  readonly scope: "partner-both" | "partner-production" | "partner-body-environment" | "subAccount" | "answer-partner-production"
+}
+
+export const CONTROL_ACTIONS: Readonly<Record<string, ControlRule>> = {
+  creditSimMasterWallet: { action: "wallet.credit", resourceType: "wallet", param: "partnerId", actorType: "system", scope: "partner-body-environment" },
+  setSimPartnerStatus: { action: "partner.status", resourceType: "partner", param: "partnerId", actorType: "system", scope: "partner-both" },
+  setSimPartnerOAuth: { action: "partner.oauth", resourceType: "partner", param: "partnerId", actorType: "system", scope: "partner-production" },
+  issueSimLiveKey: { action: "key.issue", resourceType: "key", field: "liveKey", actorType: "system", scope: "partner-production" },
+  // Approval issues the partner's production key (D-121): a key event of that partner.
+  approveSimApplication: { action: "key.issue", resourceType: "key", field: "liveKey", actorType: "system", scope: "answer-partner-production" },
+  freezeSimSubAccount: {
+    action: (body) => (frozenFlag(body) ? "subaccount.unfreeze" : "subaccount.freeze"),
+    resourceType: "sub_account",
+    param: "userId",
+    actorType: "service_compliance",
+    scope: "subAccount"
+  },
+  overrideSimSubAccountKyc: {
+    action: "subaccount.kyc_override",
+    resourceType: "sub_account",
+    param: "userId",
+    actorType: "service_compliance",
+    scope: "subAccount"
+  }
+}
+
+/**
+ * What the execution desk decides (manual through the control API, or automatic on a job) is the service acting, not
+ * an API call: it is recorded from the event it appends, in that event's transaction, with no method or path.
+ */
+export const SYSTEM_EVENTS: Readonly<Record<string, { readonly action: string; readonly when?: (payload: Record<string, unknown>) => boolean }>> = {
+  "order.filled": { action: "order.fill" },
+  "order.rejected": { action: "order.reject" },
+  "order.cancelled": { action: "order.expire", when: (payload) => payload.orderLifecycle === "EXPIRED" }
+}
+
+/**
+ * Portal operations, authenticated by an identity-provider ID token the handler verified: the member (token `sub`)
+ * acts, in the partner its application belongs to. `requestField`: the resource is named in the request body.
+ */
+interface PortalRule extends ActionRule {
+  readonly environment: Environment
+  readonly requestField?: string
+}
+
+export const PORTAL_ACTIONS: Readonly<Record<string, PortalRule>> = {
+  revokeApiKey: { action: "key.revoke", resourceType: "key", requestField: "apiKey", environment: "production" },
+  registerSandbox: { action: "key.rotate", resourceType: "key", field: "apiKey", environment: "sandbox" },
+  createPortalSession: { action: "session.create", resourceType: "session", field: "", environment: "production" },
+  requestUpgrade: { action: "partner.upgrade_request", resourceType: "partner", field: "", environment: "production" },
+  performMeAction: { action: "portal.me", resourceType: "partner", field: "", environment: "production" }
+}
+
+/** The `sub` of a JWS bearer token, read without verifying (only after the operation verified it and succeeded). */
+export const tokenSubject = (authorization: string | undefined): string | undefined => {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1]
+  const payload = token?.split(".")[1]
+  if (payload === undefined) return undefined
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+    const sub = typeof claims === "object" && claims !== null ? (claims as { sub?: unknown }).sub : undefined
+    return typeof sub === "string" && sub !== "" ? sub.slice(0, 128) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A credential as the log shows it: never the key, only its last 4 (spec example `key_****3f9a`). */
+export const maskedKey = (last4: string) => `key_****${last4}`
+
+const parsed = (text: string | undefined): unknown => {
+  if (text === undefined) return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** A key-shaped string as the log may name it: its mask; anything else unchanged. */
+const namedResource = (value: string) => (/^(pk_live_|sk_sandbox_|pk_data_|svc_oauth_)/.test(value) ? maskedKey(value.slice(-4)) : value)
+
+/** A short client-supplied string, with anything key-shaped masked (a key pasted into a header stays out of the log). */
+const clientText = (value: string | undefined, max: number) => (value === undefined || value === "" ? null : redactText(value.slice(0, max)))
+
+const resourceIdOf = (rule: ActionRule, params: Readonly<Record<string, string>>, answer: unknown): string | null => {
+  if (rule.param !== undefined) return params[rule.param] ?? null
+  if (rule.field === undefined || rule.field === "") return null
+  const value = typeof answer === "object" && answer !== null ? (answer as Record<string, unknown>)[rule.field] : undefined
+  // A key is named by its mask, never by itself.
+  return typeof value === "string" ? namedResource(value) : null
+}
+
+/** The partner and environment part of a document partition (`ptn_x:sandbox/usr_y` -> `ptn_x:sandbox`). */
+const basePartition = (partition: string) => partition.split(/[/|]/)[0] ?? partition
+
+export interface AuditQuery {
+  readonly from?: number | undefined
+  readonly to?: number | undefined
+  readonly action?: string | undefined
+  readonly resourceType?: string | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+export const auditToWire = (a: AuditDoc): Schemas["AuditRecord"] => ({
+  auditId: a.auditId,
+  action: a.action,
+  actorType: a.actorType,
+  actorId: a.actorId,
+  resourceType: a.resourceType,
+  resourceId: a.resourceId,
+  method: a.method,
+  path: a.path,
+  statusCode: a.statusCode,
+  idempotencyKey: a.idempotencyKey,
+  requestId: a.requestId,
+  createdAt: isoAt(a.createdAt)
+})
+
+export class AuditTrail extends Context.Service<
+  AuditTrail,
+  {
+    /** The gateway's hook: called once per answered exchange; never fails (a failure is logged). */
+    readonly observe: (request: EngineRequest, seen: Observed, response: EngineResponse) => Effect.Effect<void>
+    readonly list: (principal: Principal, query: AuditQuery) => Effect.Effect<Schemas["AuditList"], ApiFailure | StoreError>
+  }
+>()("sokoni/AuditTrail") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const clock = yield* EngineClock
+    const usage = yield* UsageMeter
+    const events = yield* EventLog
+
+    /** The partitions a control action touched (none when its target is gone). */
+    const controlPartitions = (rule: ControlRule, params: Readonly<Record<string, string>>, body: unknown, answer: unknown) =>
+      store.read((tx: ReadTx) =>
+        Effect.gen(function* () {
+          const answered = typeof answer === "object" && answer !== null ? (answer as { partnerId?: unknown }).partnerId : undefined
+          const partnerId = rule.scope === "answer-partner-production" ? (typeof answered === "string" ? answered : undefined) : params.partnerId
+          switch (rule.scope) {
+            case "partner-both":
+              return partnerId === undefined ? [] : [partitionOf(partnerId, "sandbox"), partitionOf(partnerId, "production")]
+            case "partner-production":
+            case "answer-partner-production":
+              return partnerId === undefined ? [] : [partitionOf(partnerId, "production")]
+            case "partner-body-environment": {
+              const environment = typeof body === "object" && body !== null ? (body as { environment?: unknown }).environment : undefined
+              return partnerId === undefined || (environment !== "sandbox" && environment !== "production") ? [] : [partitionOf(partnerId, environment)]
+            }
+            case "subAccount": {
+              const id = params.userId
+              if (id === undefined) return []
+              const doc = yield* tx.get("subAccounts", id)
+              return Option.match(doc, { onNone: () => [], onSome: (d) => [basePartition(d.partition)] })
+            }
+          }
+        })
+      )
+
+    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
+      Effect.gen(function* () {
+        const seq = yield* tx.nextSeq(AUDIT_COUNTER)
+        const auditId = `aud_${String(seq).padStart(8, "0")}`
+        const doc: AuditDoc = { auditId, ...record }
+        yield* tx.put(AUDIT, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
+      })
+
+    const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) =>
+      store.transact((tx) =>
+        Effect.gen(function* () {
+          // Usage counts held in memory ride along on this write (E-141).
+          yield* usage.flush(tx)
+          for (const record of records) yield* put(tx, record)
+        })
+      )
+
+    // The desk's decisions, in the transaction that made them.
+    yield* events.onAppend((tx, event) => {
+      const rule = SYSTEM_EVENTS[event.name]
+      const payload = (typeof event.payload === "object" && event.payload !== null ? event.payload : {}) as Record<string, unknown>
+      if (rule === undefined || (rule.when !== undefined && !rule.when(payload))) return Effect.void
+      return put(tx, {
+        partition: basePartition(event.partition),
+        action: rule.action,
+        actorType: "system",
+        actorId: "system",
+        resourceType: "order",
+        resourceId: typeof payload.orderId === "string" ? payload.orderId : null,
+        method: null,
+        path: null,
+        statusCode: null,
+        idempotencyKey: null,
+        requestId: null,
+        createdAt: event.timestamp
+      })
+    })
+
+    const observe = (request: EngineRequest, seen: Observed, response: EngineResponse): Effect.Effect<void> => {
+      const principal = seen.principal
+      const route = seen.route
+      // The sandbox reset wipes the partition's usage too: what was counted before it goes with it.
+      if (route?.operationId === "resetSandbox" && principal !== undefined && response.status < 300) usage.forget(principal.partition)
+      if (principal !== undefined && seen.at !== undefined) usage.count(principal.partition, seen.at, response.status)
+      // Reads, refusals and replays end here, with no allocation beyond the count: this runs on every request.
+      if (route === undefined || request.method === "GET" || response.status >= 300 || response.headers["idempotent-replayed"] === "true") return Effect.void
+      return record(request, seen, response, route)
+    }
+
+    const record = (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        const principal = seen.principal
+        const params = seen.params ?? {}
+        const common = {
+          method: request.method,
+          path: redactText(request.path),
+          statusCode: response.status,
+          idempotencyKey: clientText(request.headers["idempotency-key"], 200),
+          requestId: clientText(request.headers["x-request-id"], 200),
+          createdAt: now
+        }
+        const answer = response.value ?? parsed(response.body)
+        if (route.mount === "control") {
+          const rule = CONTROL_ACTIONS[route.operationId]
+          if (rule === undefined) return
+          const body = parsed(request.body)
+          const partitions = yield* controlPartitions(rule, params, body, answer)
+          if (partitions.length === 0) return
+          const action = typeof rule.action === "string" ? rule.action : rule.action(body)
+          const resourceId = resourceIdOf(rule, params, answer)
+          const actorId = rule.actorType === "system" ? "system" : "compliance"
+          yield* write(
+            partitions.map((partition) => ({ partition, action, actorType: rule.actorType, actorId, resourceType: rule.resourceType, resourceId, ...common }))
+          )
+          return
+        }
+        const portal = PORTAL_ACTIONS[route.operationId]
+        if (portal !== undefined) {
+          const uid = tokenSubject(request.headers.authorization)
+          if (uid === undefined) return
+          const partnerId = yield* store.read((tx) =>
+            Effect.gen(function* () {
+              const pointer = yield* ApplicationsByUid.get(tx, uid)
+              if (Option.isNone(pointer)) return undefined
+              const application = yield* Applications.get(tx, pointer.value.applicationId)
+              return Option.isSome(application) ? (application.value.partnerId ?? undefined) : undefined
+            })
+          )
+          if (partnerId === undefined) return
+          const sent = portal.requestField === undefined ? undefined : parsed(request.body)
+          const named = sent === undefined ? undefined : (sent as Record<string, unknown> | null)?.[portal.requestField ?? ""]
+          const resourceId = typeof named === "string" ? namedResource(named) : resourceIdOf(portal, params, answer)
+          yield* write([
+            {
+              partition: partitionOf(partnerId, portal.environment),
+              action: typeof portal.action === "string" ? portal.action : portal.action(sent),
+              actorType: "portal_member",
+              actorId: redactText(uid),
+              resourceType: portal.resourceType,
+              resourceId,
+              ...common
+            }
+          ])
+          return
+        }
+        if (principal === undefined) return
+        const rule = PARTNER_ACTIONS[route.operationId] ?? { action: route.operationId, resourceType: "other" }
+        const credential = principal.credential
+        yield* write([
+          {
+            partition: principal.partition,
+            action: typeof rule.action === "string" ? rule.action : rule.action(parsed(request.body)),
+            actorType: credential?.kind ?? "api_key",
+            actorId: credential === undefined ? "unknown" : maskedKey(credential.last4),
+            resourceType: rule.resourceType,
+            resourceId: rule.field === "" ? null : resourceIdOf(rule, params, answer),
+            ...common
+          }
+        ])
+      }).pipe(Effect.catchCause((cause) => Effect.logError("could not record the exchange in the audit log", cause)))
+
+    const list = Effect.fn("AuditTrail.list")(function* (principal: Principal, query: AuditQuery) {
+      const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
+      const { from, to } = query
+      if (from !== undefined && to !== undefined && from > to)
+        return yield* Effect.fail(fail("VALIDATION_ERROR", "from must not be after to", { param: "from" }))
+      const scope = scopeOf("audit", principal.partition, [from, to, query.action, query.resourceType])
+      // Newest first: start below the cursor's key, or just past `to`.
+      let after = to === undefined ? undefined : String(to + 1).padStart(15, "0")
+      if (query.cursor !== undefined) after = yield* liftFailure(decodeCursor(scope, query.cursor))
+      const scanned = yield* store.read((tx) => tx.list(AUDIT, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" }))
+      const records: Array<AuditDoc> = []
+      let lastKey: string | undefined
+      let more = false
+      for (const [i, doc] of scanned.entries()) {
+        const record = doc.body as AuditDoc
+        if (from !== undefined && record.createdAt < from) break
+        if (i === SCAN_LIMIT || records.length === limit) {
+          more = true
+          break
+        }
+        lastKey = doc.sortKey
+        if ((query.action === undefined || record.action === query.action) && (query.resourceType === undefined || record.resourceType === query.resourceType))
+          records.push(record)
+      }
+      const answer: Schemas["AuditList"] = {
+        records: records.map(auditToWire),
+        count: records.length,
+        hasMore: more,
+        nextCursor: more && lastKey !== undefined ? encodeCursor(scope, lastKey) : null
+      }
+      return answer
+    })
+
+    return AuditTrail.of({ observe, list })
+  })
+
+  static readonly layer = Layer.effect(AuditTrail, AuditTrail.make)
+}
