@@ -43,12 +43,20 @@ export interface ScenarioStep {
     readonly answers?: ReadonlyArray<ScriptedAnswer>
     readonly otherwise?: ScriptedAnswer
   }
+  /**
+   * An event stream (`GET /stream`): `open: name` with `request: GET <path>` (and `as`, `headers`) opens it;
+   * `read: name` takes the next messages it sent, as many as `expect.messages` lists (waiting for them); `close: name`
+   * goes away as a client would.
+   */
+  readonly stream?: { readonly open?: string; readonly read?: string; readonly close?: string }
   readonly expect?: {
     readonly status?: number
     readonly body?: unknown
     readonly events?: ReadonlyArray<string>
     /** Exactly the webhook requests receivers got during this step, in order (each a subset match). */
     readonly received?: ReadonlyArray<Record<string, unknown>>
+    /** A stream `read`: the next messages, in order (each a subset of { retry, id, event, data, comment }). */
+    readonly messages?: ReadonlyArray<Record<string, unknown>>
   }
   /** name -> path into the response ("body.orderId"). */
   readonly save?: Record<string, string>
@@ -129,6 +137,7 @@ export const subsetProblems = (expected: unknown, actual: unknown, at = "body"):
 
 const labelOf = (step: ScenarioStep, index: number) =>
   step.name ??
+  (step.stream !== undefined ? `stream ${JSON.stringify(step.stream)}${step.request === undefined ? "" : ` ${step.request}`}` : undefined) ??
   step.request ??
   step.control ??
   (step.advance !== undefined
@@ -163,6 +172,84 @@ const receivedView = (r: ReceivedRequest, secrets: ReadonlyMap<string, string>) 
   }
 }
 
+/** How long a stream `read` waits for the messages it expects before reporting what it got (a failure bound only). */
+export const STREAM_READ_LIMIT_MS = 5_000
+
+/** One SSE block as a scenario sees it: its fields, the data parsed when it is JSON. */
+export interface StreamMessage {
+  readonly retry?: number
+  readonly id?: string
+  readonly event?: string
+  readonly data?: unknown
+  readonly comment?: string
+}
+
+const parseBlock = (block: string): StreamMessage => {
+  const message: Record<string, unknown> = {}
+  for (const line of block.split("\n")) {
+    if (line.startsWith(":")) message.comment = line.slice(1).trim()
+    else {
+      const colon = line.indexOf(":")
+      const field = colon === -1 ? line : line.slice(0, colon)
+      const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "")
+      if (field === "retry") message.retry = Number(value)
+      else if (field === "data") {
+        try {
+          message.data = JSON.parse(value)
+        } catch {
+          message.data = value
+        }
+      } else message[field] = value
+    }
+  }
+  return message as StreamMessage
+}
+
+/** A stream opened by a scenario: reads in the background, hands out complete messages in order. */
+const streamReader = (body: ReadableStream<Uint8Array>) => {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const messages: Array<StreamMessage> = []
+  let text = ""
+  let ended = false
+  let wake: (() => void) | undefined
+  void (async () => {
+    try {
+      while (true) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += decoder.decode(chunk.value, { stream: true })
+        let end = text.indexOf("\n\n")
+        while (end !== -1) {
+          messages.push(parseBlock(text.slice(0, end)))
+          text = text.slice(end + 2)
+          end = text.indexOf("\n\n")
+        }
+        wake?.()
+      }
+    } catch {
+      // cancelled
+    }
+    ended = true
+    wake?.()
+  })()
+  /** The next `count` messages, or fewer when the stream ends or the limit passes first. */
+  const take = async (count: number): Promise<Array<StreamMessage>> => {
+    const deadline = Date.now() + STREAM_READ_LIMIT_MS
+    while (messages.length < count && !ended && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+        wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    }
+    return messages.splice(0, count)
+  }
+  return { take, close: () => reader.cancel() }
+}
+
 /**
  * Runs `scenario`. On postgres every run gets a fresh database on the server of `databaseUrl` (dropped afterwards),
  * so a run never sees another run's rows: the same seed must replay from nothing to be comparable.
@@ -193,6 +280,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
   })
   const vars: Record<string, unknown> = {}
   const reports: Array<StepReport> = []
+  const streams = new Map<string, ReturnType<typeof streamReader>>()
   const controlProblems: Array<string> = []
   const call = async (method: string, path: string, headers: Record<string, string>, body: unknown) => {
     const response = await engine.fetch(
@@ -202,6 +290,11 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         ...(body === undefined ? {} : { body: JSON.stringify(body) })
       })
     )
+    if (response.headers.get("content-type")?.startsWith("text/event-stream") === true && response.body !== null) {
+      // An open stream never ends: a `stream: { open }` step keeps it, any other step lets it go at once.
+      const opened = streamReader(response.body)
+      return { status: response.status, headers: response.headers, body: "", stream: opened }
+    }
     const text = await response.text()
     let parsed: unknown = text
     try {
@@ -209,7 +302,11 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
     } catch {
       // keep the text: an ndjson trace, for example
     }
-    const reply = { status: response.status, headers: response.headers, body: parsed }
+    const reply: { status: number; headers: Headers; body: unknown; stream?: ReturnType<typeof streamReader> } = {
+      status: response.status,
+      headers: response.headers,
+      body: parsed
+    }
     if (path.startsWith("/_sim/")) controlProblems.push(...controlContract.check({ method, url: path, ...reply }).map((p) => `control contract: ${p}`))
     return reply
   }
@@ -234,16 +331,32 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       const step = substitute(rawStep, vars) as ScenarioStep
       const label = labelOf(rawStep, index)
       const before = await traceLength()
-      let result: { status: number; headers: Headers; body: unknown } | undefined
+      let result: { status: number; headers: Headers; body: unknown; stream?: ReturnType<typeof streamReader> } | undefined
+      let messages: Array<StreamMessage> = []
       receivers.take()
       const admin = { authorization: `Bearer ${ADMIN}` }
-      if (step.request !== undefined) {
+      const streamProblems: Array<string> = []
+      if (step.stream?.read !== undefined) {
+        const open = streams.get(step.stream.read)
+        if (open === undefined) streamProblems.push(`stream ${step.stream.read} is not open`)
+        else messages = await open.take(step.expect?.messages?.length ?? 0)
+      } else if (step.stream?.close !== undefined) {
+        await streams.get(step.stream.close)?.close()
+        streams.delete(step.stream.close)
+      }
+      if (step.stream?.read !== undefined || step.stream?.close !== undefined) {
+        // nothing more to send: the stream step is done
+      } else if (step.request !== undefined) {
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
         const sandbox = path.startsWith("/api/sandbox/")
         const who = step.as ?? (sandbox ? "sandbox" : "live")
         const key = who === "none" ? {} : { "x-api-key": String(vars[who === "sandbox" ? "sandboxKey" : "liveKey"]) }
         const idem = method === "GET" ? {} : { "idempotency-key": `scenario-step-${index + 1}` }
         result = await call(method, path, { ...key, ...idem, ...(step.headers ?? {}) }, step.body)
+        if (result.stream !== undefined) {
+          if (step.stream?.open !== undefined) streams.set(step.stream.open, result.stream)
+          else await result.stream.close()
+        }
       } else if (step.control !== undefined) {
         const [method = "GET", path = "/"] = step.control.split(/\s+/, 2)
         result = await call(method, path, admin, step.body)
@@ -263,7 +376,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         if (step.receiver.secret !== undefined) secrets.set(step.receiver.url, step.receiver.secret)
       }
       const received = receivers.take().map((r) => receivedView(r, secrets))
-      const problems: Array<string> = controlProblems.splice(0)
+      const problems: Array<string> = [...controlProblems.splice(0), ...streamProblems]
       const expect = step.expect
       if (result !== undefined && expect?.status === undefined && result.status >= 400)
         problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)
@@ -279,12 +392,17 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         if (JSON.stringify(seen) !== JSON.stringify(expect.events))
           problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
       }
+      if (expect?.messages !== undefined) {
+        if (messages.length !== expect.messages.length)
+          problems.push(`messages: expected ${expect.messages.length}, got ${messages.length}: ${JSON.stringify(messages)}`)
+        else problems.push(...expect.messages.flatMap((e, i) => subsetProblems(e, messages[i], `messages[${i}]`)))
+      }
       if (expect?.received !== undefined) {
         if (received.length !== expect.received.length)
           problems.push(`received: expected ${expect.received.length} webhook requests, got ${received.length}: ${JSON.stringify(received)}`)
         else problems.push(...expect.received.flatMap((e, i) => subsetProblems(e, received[i], `received[${i}]`)))
       }
-      for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick({ ...result, received }, path)
+      for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick({ ...result, received, messages }, path)
       const report = { index, label, ok: problems.length === 0, problems }
       reports.push(report)
       options.onStep?.(report)
@@ -301,6 +419,7 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       hash: hash.hash
     }
   } finally {
+    for (const open of streams.values()) await open.close()
     await engine.dispose()
   }
 }

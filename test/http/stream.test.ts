@@ -306,3 +306,15 @@ describe.skipIf(process.env.DATABASE_URL === undefined || process.env.DATABASE_U
     })
   }
 )
+
+describe("the test harness and GET /stream", () => {
+  it("takes a stream's head through `call` and lets it go, so no test hangs on it", async () => {
+    const engine = startEngine()
+    cleanups.push(() => engine.dispose())
+    const partner = await engine.newPartner()
+    const r = await engine.call("GET", `${SANDBOX}/stream`, { headers: { "x-api-key": partner.sandboxKey } })
+    expect(r.status).toBe(200)
+    expect(r.body).toBe("")
+    expect(await engine.runtime.runPromise(StreamService.use((s) => s.openCount(`${partner.partnerId}:sandbox`)))).toBe(0)
+  })
+})
