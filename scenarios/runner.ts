@@ -352,7 +352,9 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         const who = step.as ?? (sandbox ? "sandbox" : "live")
         const key = who === "none" ? {} : { "x-api-key": String(vars[who === "sandbox" ? "sandboxKey" : "liveKey"]) }
         const idem = method === "GET" ? {} : { "idempotency-key": `scenario-step-${index + 1}` }
-        result = await call(method, path, { ...key, ...idem, ...(step.headers ?? {}) }, step.body)
+        // Header names are case-insensitive: a step's `Idempotency-Key` replaces the default one, not joins it.
+        const stepHeaders = Object.fromEntries(Object.entries(step.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]))
+        result = await call(method, path, { ...key, ...idem, ...stepHeaders }, step.body)
         if (result.stream !== undefined) {
           if (step.stream?.open !== undefined) streams.set(step.stream.open, result.stream)
           else await result.stream.close()
