@@ -13,8 +13,10 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
 import { join } from "node:path"
 import { MatchersV3, PactV4, Verifier } from "@pact-foundation/pact"
+import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer } from "../engine/http/node-server.ts"
+import { makeValidator } from "../spec/validator.ts"
 import { makeCursor, openStream, readMessages, type StreamMessage, splitMessages } from "./client/stream-reader.ts"
 import { handleWebhook } from "./client/webhook-handler.ts"
 import { envelope, jsonCall } from "./kit.ts"
@@ -91,6 +93,40 @@ describe("consumer: the reference stream reader", () => {
           expect(handleWebhook((fresh[0] as StreamMessage).envelope)).toEqual(message.effect)
         }))
   }
+})
+
+interface StreamPact {
+  readonly interactions: ReadonlyArray<{
+    readonly request: { readonly method: string; readonly path: string; readonly headers?: Record<string, ReadonlyArray<string>> }
+    readonly response: { readonly status: number; readonly headers?: Record<string, ReadonlyArray<string>> }
+  }>
+}
+
+describe("cross-check: the stream pact against spec/openapi.yaml", () => {
+  it("names GET /stream with a declared Last-Event-ID header, and a declared 200 of text/event-stream", () => {
+    const validator = makeValidator()
+    const file = JSON.parse(readFileSync(HTTP_PACT, "utf8")) as StreamPact
+    expect(file.interactions).toHaveLength(1)
+    for (const { request, response } of file.interactions) {
+      const found = validator.match(request.method, request.path)
+      expect(found?.operationId).toBe("streamEvents")
+      const declared = (found?.operation.parameters ?? []).map(
+        (p: any) =>
+          validator.doc.components.parameters[
+            String(p.$ref ?? "")
+              .split("/")
+              .pop() ?? ""
+          ] ?? p
+      )
+      for (const name of Object.keys(request.headers ?? {}).filter((h) => h !== "x-api-key" && h !== "accept"))
+        expect(declared.some((p: any) => p.in === "header" && String(p.name).toLowerCase() === name)).toBe(true)
+      const problems = validator
+        .check({ method: request.method, url: request.path, status: response.status, headers: {}, body: undefined })
+        .filter((p) => !p.includes("missing required header"))
+      expect(problems).toEqual([])
+      expect(Object.keys(found?.operation.responses[String(response.status)].content ?? {})).toContain("text/event-stream")
+    }
+  })
 })
 
 /** Calls on the engine: the control API and the partner's sandbox base. */
