@@ -58,7 +58,10 @@ const operationsOf = (doc: Json, fallbackMount: string) => {
     for (const method of METHODS) {
       const op = item[method] as Json | undefined
       if (op === undefined) continue
-      const security = ((op.security ?? doc.security ?? []) as Array<Json>).flatMap((s) => Object.keys(s))
+      const requirements = (op.security ?? doc.security ?? []) as Array<Json>
+      const security = requirements.flatMap((s) => Object.keys(s))
+      // The OAuth scopes the operation names (D-122): a token must hold one of them.
+      const scopes = requirements.flatMap((s) => (s.oauthClientCredentials ?? []) as Array<string>)
       rows.push({
         operationId: op.operationId,
         method: method.toUpperCase(),
@@ -66,6 +69,7 @@ const operationsOf = (doc: Json, fallbackMount: string) => {
         mount: mountOf(item, fallbackMount),
         environments: op["x-environments"] ?? ["production", "sandbox"],
         security: [...new Set(security)].sort(),
+        scopes: [...new Set(scopes)].sort(),
         idempotencyExempt: op["x-idempotency-exempt"] === true,
         statuses: Object.keys(op.responses ?? {})
           .filter((s) => /^\d{3}$/.test(s))

@@ -129,8 +129,9 @@ export class PartnerService extends Context.Service<
       settings: Option.Option<PartnerSettingsDoc>,
       environment: Environment,
       kind = key.kind,
-      viaToken = false
+      tokenScopes?: ReadonlyArray<string>
     ) => {
+      const viaToken = tokenScopes !== undefined
       if (key.status === "revoked") return Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
       // A rotated key is simply no longer a key (spec: rotation "invalidates the previous key").
       if (key.status === "rotated") return Effect.fail(fail("AUTH_INVALID", "the API key was rotated and is no longer valid"))
@@ -142,7 +143,8 @@ export class PartnerService extends Context.Service<
         tier: partner.tier,
         markupBps: Option.match(settings, { onNone: () => partner.markupBps, onSome: (s) => s.markupBps }),
         partition: partitionOf(partner.partnerId, environment),
-        credential: { kind: viaToken ? "oauth_token" : kind === "data" ? "data_key" : "api_key", last4: key.last4 }
+        credential: { kind: viaToken ? "oauth_token" : kind === "data" ? "data_key" : "api_key", last4: key.last4 },
+        ...(tokenScopes === undefined ? {} : { tokenScopes })
       }
       return Effect.succeed(principal)
     }
@@ -164,7 +166,7 @@ export class PartnerService extends Context.Service<
         return yield* Effect.fail(fail("AUTH_INVALID", "the access token is not recognised"))
       const { token, key, partner, settings } = found.value
       if (now >= token.expiresAt) return yield* Effect.fail(fail("AUTH_INVALID", "the access token has expired; request a new one"))
-      return yield* principalOf(key, partner, settings, environment, token.kind, true)
+      return yield* principalOf(key, partner, settings, environment, token.kind, token.scopes)
     })
 
     // Principals of active keys recently read, by key hash (E-052): a keyed request then reads nothing from the store.

@@ -17,7 +17,16 @@ export interface Principal {
   readonly partition: string
   /** Which credential authenticated the call, as the audit log names it (never the key itself): kind and last 4. */
   readonly credential?: { readonly kind: "api_key" | "data_key" | "oauth_token"; readonly last4: string }
+  /** An OAuth access token's scopes (D-122): the operations it may call. Absent for a key, whose kind decides. */
+  readonly tokenScopes?: ReadonlyArray<string>
 }
+
+/**
+ * Whether a token's scopes let it call an operation that names `required` (any one suffices, as the contract's
+ * security requirement lists them); a key, or an operation that names no scope, is not narrowed here.
+ */
+export const scopeAllows = (principal: Principal, required: ReadonlyArray<string>): boolean =>
+  principal.tokenScopes === undefined || required.length === 0 || required.some((s) => principal.tokenScopes?.includes(s) === true)
 
 export const partitionOf = (partnerId: string, environment: Environment) => `${partnerId}:${environment}`
 export const isSandboxPartition = (partition: string) => partition.endsWith(":sandbox")

@@ -43,6 +43,8 @@ export interface Route<R> {
   readonly auth: AuthKind
   /** Data keys (`pk_data_`) may call it (GET on the market-data families). */
   readonly dataKeyAllowed: boolean
+  /** The OAuth scopes the contract names for it; an access token must hold one of them (D-122). Empty: none asked. */
+  readonly scopes: ReadonlyArray<string>
   readonly environments: ReadonlyArray<Environment>
   /** Needs an Idempotency-Key (authenticated mutation, not exempt). */
   readonly idempotent: boolean
@@ -62,6 +64,7 @@ interface CatalogueRow {
   readonly mount: string
   readonly environments: ReadonlyArray<string>
   readonly security: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<string>
   readonly idempotencyExempt: boolean
   readonly statuses: ReadonlyArray<number>
 }
@@ -119,6 +122,7 @@ const build = <R>(operationId: string, successStatus: number, inputs: Inputs<Par
     mount: row.mount as Mount,
     auth,
     dataKeyAllowed: row.security.some((k) => k.startsWith("dataKey")),
+    scopes: row.scopes,
     environments: row.environments as ReadonlyArray<Environment>,
     idempotent: MUTATING.has(row.method) && auth !== "none" && auth !== "admin" && !row.idempotencyExempt,
     statuses: row.statuses,

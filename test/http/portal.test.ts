@@ -253,9 +253,29 @@ for (const store of ["memory", "postgres"] as const) {
         expect([byJson.status, byJson.body.scope]).toEqual([200, "market:read"])
         const token = byJson.body.access_token
         expect(token).toMatch(/^svc_oauth_/)
-        expect((await withKey(engine, token, "GET", `${LIVE}/wallet`)).status).toBe(200)
+        expect((await withKey(engine, token, "GET", `${LIVE}/stocks`)).status).toBe(200)
         await advance(engine, 900)
-        expect((await withKey(engine, token, "GET", `${LIVE}/wallet`)).status).toBe(401)
+        expect((await withKey(engine, token, "GET", `${LIVE}/stocks`)).status).toBe(401)
+      })
+
+      it("a token calls only the operations its scopes name (D-122); the key itself is not narrowed", async () => {
+        const p = await engine.newPartner()
+        await engine.admin("POST", `/_sim/partners/${p.partnerId}/oauth`, { enabled: true })
+        const issue = async (scope: string) =>
+          (await engine.call("POST", `${LIVE}/oauth/token`, { body: { grant_type: "client_credentials", client_secret: p.liveKey, scope } })).body
+            .access_token as string
+        const reader = await issue("market:read accounts:read")
+        expect((await withKey(engine, reader, "GET", `${LIVE}/stocks`)).status).toBe(200)
+        expect((await withKey(engine, reader, "GET", `${LIVE}/wallet`)).status).toBe(200)
+        const refused = await withKey(engine, reader, "GET", `${LIVE}/webhooks`)
+        expect([refused.status, refused.body.error.code]).toEqual([403, "FORBIDDEN"])
+        expect(refused.body.error.message).toContain("webhooks:read")
+        // The refusal still counts and carries the rate-limit headers, as every keyed answer does (D-002).
+        expect(refused.headers.get("x-ratelimit-limit")).not.toBeNull()
+        const marketOnly = await issue("market:read")
+        expect((await withKey(engine, marketOnly, "GET", `${LIVE}/wallet`)).status).toBe(403)
+        expect((await withKey(engine, await issue("webhooks:read"), "GET", `${LIVE}/webhooks`)).status).toBe(200)
+        expect((await withKey(engine, p.liveKey, "GET", `${LIVE}/webhooks`)).status).toBe(200)
       })
 
       it("refuses bad requests: grant type, missing secret, unknown scope, sandbox or unknown keys", async () => {
@@ -284,7 +304,8 @@ for (const store of ["memory", "postgres"] as const) {
         const r = await engine.call("POST", `${LIVE}/oauth/token`, { body: { grant_type: "client_credentials", client_secret: dataKey } })
         expect([r.status, r.body.scope]).toEqual([200, "market:read"])
         expect((await withKey(engine, r.body.access_token, "GET", `${LIVE}/stocks`)).status).toBe(200)
-        expect((await withKey(engine, r.body.access_token, "GET", `${LIVE}/wallet`)).status).toBe(403)
+        const wallet = await withKey(engine, r.body.access_token, "GET", `${LIVE}/wallet`)
+        expect([wallet.status, wallet.body.error.code]).toEqual([403, "FORBIDDEN"])
         const wider = await engine.call("POST", `${LIVE}/oauth/token`, {
           body: { grant_type: "client_credentials", client_secret: dataKey, scope: "trading:write" }
         })
