@@ -168,7 +168,7 @@ export const engineLayer = (config: EngineConfig) => {
 export type EngineServices = Layer.Success<ReturnType<typeof engineLayer>>
 
 /** Turns a Web Request into the engine's exchange (header names lower-cased, body read as text). */
-export const fromWebRequest = async (request: Request): Promise<EngineRequest> => {
+export const fromWebRequest = async (request: Request, remoteAddress = IN_PROCESS_ADDRESS): Promise<EngineRequest> => {
   const url = new URL(request.url)
   const headers: Record<string, string> = {}
   request.headers.forEach((value, name) => {
@@ -181,9 +181,13 @@ export const fromWebRequest = async (request: Request): Promise<EngineRequest> =
     query: url.searchParams,
     search: url.search,
     headers,
-    body: text === "" ? undefined : text
+    body: text === "" ? undefined : text,
+    remoteAddress
   }
 }
+
+/** An in-process caller has no socket: it is the local machine, as a request over loopback would be (D-127). */
+export const IN_PROCESS_ADDRESS = "127.0.0.1"
 
 /** A streamed answer becomes a ReadableStream body; cancelling the reader interrupts the stream (E-131). */
 export const toWebResponse = (response: EngineResponse): Response =>
@@ -195,8 +199,9 @@ export const toWebResponse = (response: EngineResponse): Response =>
 /** The engine in-process: `fetch`-like access to the gateway, plus the runtime for direct service calls. */
 export const makeInProcessEngine = (config: EngineConfig) => {
   const runtime = ManagedRuntime.make(engineLayer(config))
-  const fetch = async (request: Request): Promise<Response> => {
-    const exchange = await fromWebRequest(request)
+  /** `remoteAddress` stands for the caller's address (tests of the ipAllowlist); loopback by default. */
+  const fetch = async (request: Request, remoteAddress?: string): Promise<Response> => {
+    const exchange = await fromWebRequest(request, remoteAddress)
     return toWebResponse(await runtime.runPromise(Gateway.use((gateway) => gateway.handle(exchange))))
   }
   return { runtime, fetch, dispose: () => runtime.dispose() }

@@ -132,6 +132,7 @@ export class PartnerService extends Context.Service<
       tokenScopes?: ReadonlyArray<string>
     ) => {
       const viaToken = tokenScopes !== undefined
+      const allowlist = Option.match(settings, { onNone: () => [], onSome: (s) => s.ipAllowlist })
       if (key.status === "revoked") return Effect.fail(fail("AUTH_REVOKED", "the API key has been revoked"))
       // A rotated key is simply no longer a key (spec: rotation "invalidates the previous key").
       if (key.status === "rotated") return Effect.fail(fail("AUTH_INVALID", "the API key was rotated and is no longer valid"))
@@ -144,7 +145,8 @@ export class PartnerService extends Context.Service<
         markupBps: Option.match(settings, { onNone: () => partner.markupBps, onSome: (s) => s.markupBps }),
         partition: partitionOf(partner.partnerId, environment),
         credential: { kind: viaToken ? "oauth_token" : kind === "data" ? "data_key" : "api_key", last4: key.last4 },
-        ...(tokenScopes === undefined ? {} : { tokenScopes })
+        ...(tokenScopes === undefined ? {} : { tokenScopes }),
+        ...(allowlist.length === 0 ? {} : { ipAllowlist: allowlist })
       }
       return Effect.succeed(principal)
     }

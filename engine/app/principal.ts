@@ -19,6 +19,8 @@ export interface Principal {
   readonly credential?: { readonly kind: "api_key" | "data_key" | "oauth_token"; readonly last4: string }
   /** An OAuth access token's scopes (D-122): the operations it may call. Absent for a key, whose kind decides. */
   readonly tokenScopes?: ReadonlyArray<string>
+  /** The environment's ipAllowlist setting when it is not empty (D-127): the addresses the credentials work from. */
+  readonly ipAllowlist?: ReadonlyArray<string>
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Partner settings (D-065): markup, notification address and IP allowlist, one set per partner and environment.
  * Owns: the settings document and its defaults (the partner's bootstrap markup, no address, an empty allowlist).
+ * The allowlist is enforced by the gateway through the principal (D-127, domain/cidr.ts).
  * Does not own: OAuth enablement (set by the operator, read from KeyService's state) nor how the markup is charged
  * (domain/money.ts); the new markup reaches orders through the principal, invalidated when settings are written.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
+import { isCidr } from "../domain/cidr.ts"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Store, type StoreError } from "../store/port.ts"
@@ -16,19 +18,6 @@ export interface SettingsPatch {
   readonly markupBps?: number
   readonly notificationEmail?: string | null
   readonly ipAllowlist?: ReadonlyArray<string>
-}
-
-/** An IPv4 or IPv6 address with an optional prefix length: what an allowlist entry must be. */
-export const isCidr = (entry: string): boolean => {
-  const [address, prefix, ...rest] = entry.split("/")
-  if (address === undefined || rest.length > 0) return false
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address)
-  const maxPrefix = v4 !== null ? 32 : 128
-  if (v4 !== null) {
-    if (v4.slice(1).some((octet) => Number(octet) > 255)) return false
-  } else if (!/^[0-9a-fA-F:]+$/.test(address) || !address.includes(":")) return false
-  if (prefix === undefined) return true
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix
 }
 
 export class SettingsService extends Context.Service<

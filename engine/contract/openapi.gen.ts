@@ -5318,7 +5318,7 @@ export interface components {
              * @enum {string}
              */
             environment: "production" | "sandbox";
-            /** @description CIDR ranges allowed to use the keys (empty = any). */
+            /** @description CIDR ranges allowed to use the keys (empty = any). A keyed request from an address outside them answers 403 FORBIDDEN (D-127). */
             ipAllowlist: string[];
             /** @description Partner markup in basis points of gross, charged as partnerMarkupFee. */
             markupBps: number;

@@ -18,6 +18,8 @@ export interface EngineRequest {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** The raw body text; undefined when the request had none. */
   readonly body: string | undefined
+  /** The caller's address as the socket reports it (the in-process engine: loopback); for the ipAllowlist (D-127). */
+  readonly remoteAddress?: string
 }
 
 export interface EngineResponse {

@@ -10,6 +10,7 @@ import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import { AuditTrail, type Observed } from "../app/audit.ts"
 import { PartnerService } from "../app/partners.ts"
 import { type Environment, type Principal, scopeAllows } from "../app/principal.ts"
+import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
@@ -210,6 +211,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         }
         if (principal?.keyKind === "data" && (!route.dataKeyAllowed || request.method !== "GET")) {
           return errorResponse(fail("FORBIDDEN", "data keys are read-only: GET on the market-data families only"), limitHeaders)
+        }
+        if (principal?.ipAllowlist !== undefined && !addressAllowed(request.remoteAddress, principal.ipAllowlist)) {
+          const message = `requests from ${request.remoteAddress ?? "an unknown address"} are outside the partner's ipAllowlist (GET /settings)`
+          return errorResponse(fail("FORBIDDEN", message), limitHeaders)
         }
         if (principal !== undefined && !scopeAllows(principal, route.scopes)) {
           const message = `the access token's scopes do not include ${route.scopes.join(" or ")}, which ${route.operationId} needs`

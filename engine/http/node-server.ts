@@ -81,7 +81,9 @@ const toEngineRequest = (req: IncomingMessage, body: string | undefined): Engine
     query: new URLSearchParams(search),
     search: search === "?" ? "" : search,
     headers: req.headers as Record<string, string | undefined>,
-    body
+    body,
+    // The peer itself, never X-Forwarded-For: the engine is not behind a proxy it could trust (D-127).
+    ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
   }
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest"
 import { signingKeyOf } from "../../engine/app/identity.ts"
 import { scopesOf } from "../../engine/app/portal.ts"
-import { isCidr } from "../../engine/app/settings.ts"
+import { isCidr } from "../../engine/domain/cidr.ts"
 import { ApiFailure } from "../../engine/domain/errors.ts"
 import { mayHoldSecret, redactSecrets, redactText } from "../../engine/http/redact.ts"
 import { credentialsOf } from "../../engine/http/routes/portal.ts"

@@ -60,7 +60,7 @@ export const startEngine = (
   const call = async (
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; body?: unknown; rawBody?: string; unchecked?: boolean } = {}
+    init: { headers?: Record<string, string>; body?: unknown; rawBody?: string; unchecked?: boolean; remoteAddress?: string } = {}
   ): Promise<Reply> => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const response = await engine.fetch(
@@ -68,7 +68,8 @@ export const startEngine = (
         method,
         headers: { "content-type": "application/json", ...init.headers },
         ...(body === undefined ? {} : { body })
-      })
+      }),
+      init.remoteAddress
     )
     // An open event stream never ends: `call` takes its head and lets it go (test/http/stream-kit.ts reads streams).
     const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true

@@ -87,6 +87,20 @@ describe("node-server limits (real socket)", () => {
     expect((await send(port, "GET", "/", {})).status).toBe(404)
   })
 
+  it("hands the gateway the socket's peer address, which the ipAllowlist checks (D-127)", async () => {
+    const admin = { authorization: "Bearer t", "content-type": "application/json" }
+    const partner = JSON.parse((await send(port, "POST", "/_sim/partners", admin, JSON.stringify({ businessName: "Peer Co", email: "p@p.test" }))).body)
+    const headers = { "x-api-key": partner.sandboxKey, "content-type": "application/json" }
+    const patch = (list: ReadonlyArray<string>, key: string) =>
+      send(port, "PATCH", "/api/sandbox/v1/partner/settings", { ...headers, "idempotency-key": key }, JSON.stringify({ ipAllowlist: list }))
+    expect((await patch(["127.0.0.1/32", "::1"], "node-server-allow-loopback")).status).toBe(200)
+    expect((await send(port, "GET", "/api/sandbox/v1/partner/wallet", headers)).status).toBe(200)
+    expect((await patch(["192.0.2.0/24"], "node-server-allow-elsewhere")).status).toBe(200)
+    const refused = await send(port, "GET", "/api/sandbox/v1/partner/wallet", headers)
+    expect(refused.status).toBe(403)
+    expect(JSON.parse(refused.body).error.message).toMatch(/127\.0\.0\.1/)
+  })
+
   it("keys idempotency on the query string as sent: another query is another request, a bare `?` is none", async () => {
     const admin = { authorization: "Bearer t", "content-type": "application/json" }
     const partner = JSON.parse((await send(port, "POST", "/_sim/partners", admin, JSON.stringify({ businessName: "Idem Co", email: "i@i.test" }))).body)

@@ -60,19 +60,51 @@ for (const store of ["memory", "postgres"] as const) {
 
     it("PATCH changes only the fields sent, in its environment only, and stamps updatedAt with the engine clock", async () => {
       await engine.admin("POST", "/_sim/clock/advance", { seconds: 90 })
-      const r = await p.sb("PATCH", "/settings", { markupBps: 150, ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7"] })
+      const r = await p.sb("PATCH", "/settings", { markupBps: 150, ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7", "127.0.0.0/8"] })
       expect(r.status).toBe(200)
       expect(r.body).toMatchObject({
         markupBps: 150,
         notificationEmail: null,
-        ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7"],
+        ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7", "127.0.0.0/8"],
         updatedAt: "2026-11-23T08:01:30.000Z"
       })
       const mail = await p.sb("PATCH", "/settings", { notificationEmail: "ops@example.com" })
-      expect(mail.body).toMatchObject({ markupBps: 150, notificationEmail: "ops@example.com", ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7"] })
+      expect(mail.body).toMatchObject({
+        markupBps: 150,
+        notificationEmail: "ops@example.com",
+        ipAllowlist: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7", "127.0.0.0/8"]
+      })
       expect((await p.sb("GET", "/settings")).body).toEqual(mail.body)
       expect((await p.sb("PATCH", "/settings", { notificationEmail: null })).body.notificationEmail).toBeNull()
       expect((await p.call("production", "GET", "/settings")).body).toMatchObject({ markupBps: 0, notificationEmail: null, ipAllowlist: [] })
+    })
+
+    it("a non-empty ipAllowlist admits only callers inside its ranges, in its environment only (D-127)", async () => {
+      const from = (remoteAddress: string, env: "sandbox" | "production" = "sandbox") =>
+        engine.call("GET", `${env === "sandbox" ? SANDBOX : LIVE}/wallet`, {
+          headers: { "x-api-key": env === "sandbox" ? p.keys.sandboxKey : p.keys.liveKey },
+          remoteAddress
+        })
+      expect((await p.sb("PATCH", "/settings", { ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"] })).status).toBe(200)
+      expect((await from("10.20.30.40")).status).toBe(200)
+      expect((await from("::ffff:10.20.30.40")).status).toBe(200)
+      expect((await from("2001:db8:0:1::7")).status).toBe(200)
+      const outside = await from("11.0.0.1")
+      expect([outside.status, outside.body.error.code]).toEqual([403, "FORBIDDEN"])
+      expect(outside.body.error.message).toContain("11.0.0.1")
+      expect(outside.headers.get("x-ratelimit-remaining")).not.toBeNull()
+      expect((await from("2001:db9::1")).status).toBe(403)
+      // The in-process default caller is loopback, outside these ranges; production's own (empty) list admits anyone.
+      expect((await p.sb("GET", "/wallet")).status).toBe(403)
+      expect((await from("11.0.0.1", "production")).status).toBe(200)
+      // Emptying the list (from an allowed address) opens the keys again at once.
+      const reopen = await engine.call("PATCH", `${SANDBOX}/settings`, {
+        headers: { "x-api-key": p.keys.sandboxKey, "idempotency-key": "reopen-allowlist" },
+        body: { ipAllowlist: [] },
+        remoteAddress: "10.0.0.1"
+      })
+      expect(reopen.status).toBe(200)
+      expect((await from("11.0.0.1")).status).toBe(200)
     })
 
     it("refuses bad bodies with 400 and changes nothing", async () => {
