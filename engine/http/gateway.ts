@@ -19,7 +19,7 @@ import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, w
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
-import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
+import { limitFor, RateLimiter, rateHeaders, sourceIpBucket, TOKEN_ENDPOINT_LIMIT_PER_IP } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
 import { RawBody, type Mount, type Route, StreamBody, WithStatus } from "./route.ts"
@@ -153,6 +153,13 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return yield* partners.authenticate(raw, where.environment)
       })
 
+      /** The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077). */
+      const windowsUnavailable = (failure: unknown) =>
+        Effect.as(
+          Effect.logError("rate-limit windows unavailable", failure),
+          errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), { "retry-after": "1" })
+        )
+
       const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
@@ -180,19 +187,23 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           const down = yield* maintenance.check(request.method, now)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
+        // The token endpoint counts every attempt per source IP before the secret is looked at (D-128). Its 429
+        // carries Retry-After and no X-RateLimit headers: there is no partner bucket (the contract's TooManyRequestsUnkeyed).
+        if (route?.auth === "clientSecret") {
+          const taken = yield* Effect.result(limiter.take(sourceIpBucket(request.remoteAddress), TOKEN_ENDPOINT_LIMIT_PER_IP, now))
+          if (taken._tag === "Failure") return yield* windowsUnavailable(taken.failure)
+          if (!taken.success.allowed) {
+            const message = `too many token requests from this address: ${TOKEN_ENDPOINT_LIMIT_PER_IP} per minute, retry in ${taken.success.retryAfterSeconds} s`
+            return errorResponse(fail("RATE_LIMITED", message), { "retry-after": String(taken.success.retryAfterSeconds) })
+          }
+        }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
         seen.principal = principal
         // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
           const taken = yield* Effect.result(limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now))
-          // The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077).
-          if (taken._tag === "Failure") {
-            yield* Effect.logError("rate-limit windows unavailable", taken.failure)
-            return errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), {
-              "retry-after": "1"
-            })
-          }
+          if (taken._tag === "Failure") return yield* windowsUnavailable(taken.failure)
           const decision = taken.success
           limitHeaders = rateHeaders(decision)
           if (!decision.allowed) {

@@ -25,6 +25,15 @@ export const SANDBOX_LIMIT = 300
 
 export const limitFor = (tier: Tier, environment: Environment) => (environment === "sandbox" ? SANDBOX_LIMIT : TIER_LIMITS[tier])
 
+/**
+ * The OAuth token endpoint's limit per source IP (spec Limits: "Rate-limited per source IP"; the value is not shown,
+ * D-128): attempts per minute from one address, wrong secrets included, so a secret cannot be guessed at speed.
+ */
+export const TOKEN_ENDPOINT_LIMIT_PER_IP = 30
+
+/** The source-IP bucket of the token endpoint: its own namespace, apart from every partner's bucket. */
+export const sourceIpBucket = (address: string | undefined) => `source-ip:${address ?? "unknown"}`
+
 export interface RateDecision {
   readonly allowed: boolean
   readonly limit: number
