@@ -7,6 +7,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { signatureHeaderNames } from "../../engine/events/webhook-delivery.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
@@ -209,5 +210,21 @@ describe("webhook delivery rules (memory)", () => {
     await w.credit()
     await w.advance(0)
     expect(w.receivers.take()).toHaveLength(1)
+  })
+})
+
+describe("signatureHeaderNames (serve --webhook-signature-header, E-210)", () => {
+  it("lower-cases, drops repeats and the spec's own name, keeps the order given", () => {
+    expect(signatureHeaderNames([])).toEqual([])
+    expect(signatureHeaderNames(["X-MyStocks-Signature", "x-service-signature", "x-mystocks-signature", " X-Other-Sig "])).toEqual([
+      "x-mystocks-signature",
+      "x-other-sig"
+    ])
+  })
+
+  it("refuses a name that is not an HTTP token, and the headers a delivery sets itself", () => {
+    for (const bad of ["", "x signature", "x:sig", "si\tg", "é-sig"]) expect(signatureHeaderNames([bad]), bad).toHaveProperty("problem")
+    for (const reserved of ["Content-Type", "content-length", "User-Agent", "host"])
+      expect(signatureHeaderNames(["x-ok", reserved]), reserved).toEqual({ problem: expect.stringContaining("sets that header itself") })
   })
 })
