@@ -176,7 +176,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const now = yield* clock.now
         seen.at = now
         if (where.mount !== "control") {
-          const down = yield* maintenance.check(request.method, now)
+          const down = yield* maintenance.check(request.method, now, route?.operationId)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
