@@ -1,6 +1,6 @@
 /**
  * Webhook delivery on the virtual clock, through the HTTP API (every answer checked against the contract), on the
- * memory store and (DATABASE_URL set) on PostgreSQL: attempts at the scheduled offsets with one eventId, all six
+ * memory store and (DATABASE_URL set) on PostgreSQL, the delivery rules included: attempts at the scheduled offsets with one eventId, all six
  * failing recorded as failed, the 8 s rule, deleted webhooks completing, signatures verified receiver-side with
  * node:crypto (not engine code).
  */
@@ -148,70 +148,73 @@ describe.each(await databases())("webhook delivery (store %s)", (admin) => {
   })
 })
 
-describe("webhook delivery rules (memory)", () => {
-  it("an answer after 8 s is a failed attempt; a redirect is not followed and counts as non-2xx", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/slow", [{ latencyMs: 8_000 }, { status: 302 }, { latencyMs: 7_999 }])
-    const id = await w.register("https://hooks.acme.test/slow")
-    await w.credit()
-    await w.advance(40)
-    const got = w.receivers.take()
-    expect(got.map((r) => r.result)).toEqual([
-      { kind: "timeout" },
-      { kind: "answered", status: 302, latencyMs: 0 },
-      { kind: "answered", status: 200, latencyMs: 7_999 }
-    ])
-    const list = await w.read(`/webhooks/${id}/deliveries`)
-    expect(list.body.deliveries[0]).toMatchObject({ attempts: 3, success: true, latencyMs: 7_999 })
-  })
+describe.each((await databases()).map((admin) => ({ admin, store: admin === undefined ? "memory" : "postgres" })))(
+  "webhook delivery rules ($store)",
+  ({ admin }) => {
+    it("an answer after 8 s is a failed attempt; a redirect is not followed and counts as non-2xx", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/slow", [{ latencyMs: 8_000 }, { status: 302 }, { latencyMs: 7_999 }])
+      const id = await w.register("https://hooks.acme.test/slow")
+      await w.credit()
+      await w.advance(40)
+      const got = w.receivers.take()
+      expect(got.map((r) => r.result)).toEqual([
+        { kind: "timeout" },
+        { kind: "answered", status: 302, latencyMs: 0 },
+        { kind: "answered", status: 200, latencyMs: 7_999 }
+      ])
+      const list = await w.read(`/webhooks/${id}/deliveries`)
+      expect(list.body.deliveries[0]).toMatchObject({ attempts: 3, success: true, latencyMs: 7_999 })
+    })
 
-  it("a deleted webhook's in-flight delivery completes, and new events no longer go to it", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/gone", [{ status: 500 }])
-    const id = await w.register("https://hooks.acme.test/gone")
-    await w.credit()
-    await w.advance(0)
-    expect((await w.write("DELETE", `/webhooks/${id}`)).status).toBe(200)
-    expect((await w.read(`/webhooks/${id}/deliveries`)).status).toBe(404)
-    await w.credit()
-    await w.advance(10)
-    const got = w.receivers.take()
-    expect(got.map((r) => [(r.at - MONDAY_OPEN) / 1000, r.result.kind === "answered" ? r.result.status : null])).toEqual([
-      [0, 500],
-      [5, 200]
-    ])
-  })
+    it("a deleted webhook's in-flight delivery completes, and new events no longer go to it", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/gone", [{ status: 500 }])
+      const id = await w.register("https://hooks.acme.test/gone")
+      await w.credit()
+      await w.advance(0)
+      expect((await w.write("DELETE", `/webhooks/${id}`)).status).toBe(200)
+      expect((await w.read(`/webhooks/${id}/deliveries`)).status).toBe(404)
+      await w.credit()
+      await w.advance(10)
+      const got = w.receivers.take()
+      expect(got.map((r) => [(r.at - MONDAY_OPEN) / 1000, r.result.kind === "answered" ? r.result.status : null])).toEqual([
+        [0, 500],
+        [5, 200]
+      ])
+    })
 
-  it("only subscribed events of the webhook's own partition are delivered; aliases are their own events", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/alias")
-    await w.register("https://hooks.acme.test/alias", ["trade.settled", "quote.expired"])
-    await w.credit()
-    const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
-    expect(q.status).toBe(200)
-    await w.advance(61)
-    const got = w.receivers.take().map((r) => JSON.parse(r.body).event)
-    expect(got).toEqual(["quote.expired"])
-  })
+    it("only subscribed events of the webhook's own partition are delivered; aliases are their own events", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/alias")
+      await w.register("https://hooks.acme.test/alias", ["trade.settled", "quote.expired"])
+      await w.credit()
+      const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
+      expect(q.status).toBe(200)
+      await w.advance(61)
+      const got = w.receivers.take().map((r) => JSON.parse(r.body).event)
+      expect(got).toEqual(["quote.expired"])
+    })
 
-  it("20 consecutive exhausted deliveries disable the webhook; PATCH status active re-enables it", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/dead", [], { unreachable: true })
-    const id = await w.register("https://hooks.acme.test/dead")
-    for (let i = 0; i < 20; i++) await w.credit()
-    await w.advance(3 * 3600)
-    const list = await w.read("/webhooks")
-    expect(list.body.webhooks).toEqual([expect.objectContaining({ id, status: "disabled" })])
-    await w.credit()
-    await w.advance(10)
-    expect(w.receivers.take()).toHaveLength(120)
-    const patched = await w.write("PATCH", `/webhooks/${id}`, { status: "active" })
-    expect(patched.body.status).toBe("active")
-    await w.credit()
-    await w.advance(0)
-    expect(w.receivers.take()).toHaveLength(1)
-  })
-})
+    it("20 consecutive exhausted deliveries disable the webhook; PATCH status active re-enables it", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/dead", [], { unreachable: true })
+      const id = await w.register("https://hooks.acme.test/dead")
+      for (let i = 0; i < 20; i++) await w.credit()
+      await w.advance(3 * 3600)
+      const list = await w.read("/webhooks")
+      expect(list.body.webhooks).toEqual([expect.objectContaining({ id, status: "disabled" })])
+      await w.credit()
+      await w.advance(10)
+      expect(w.receivers.take()).toHaveLength(120)
+      const patched = await w.write("PATCH", `/webhooks/${id}`, { status: "active" })
+      expect(patched.body.status).toBe("active")
+      await w.credit()
+      await w.advance(0)
+      expect(w.receivers.take()).toHaveLength(1)
+    })
+  }
+)
 
 describe("signatureHeaderNames (serve --webhook-signature-header, E-210)", () => {
   it("lower-cases, drops repeats and the spec's own name, keeps the order given", () => {
