@@ -6,7 +6,8 @@
  * - failures the handler itself answers after the key was claimed: a dependency's 503 SERVICE_UNAVAILABLE, a request
  *   shape failure, a typed store failure (500) and a defect (500): each time the same request with the same key runs
  *   the handler again, and the key is free at once (no 409 from a claim left behind);
- * - then the first stored answer (201) is replayed byte for byte, the handler not run again.
+ * - then the first stored answer (201) is replayed byte for byte, the handler not run again;
+ * - a stored answer lives 24 h on the engine clock (replayed at 24 h less 1 s, forgotten at 24 h).
  * The scripted failures wrap the real `createSubAccount` route, so the success is the real one.
  */
 import { Effect, Exit, ManagedRuntime, Scope } from "effect"
@@ -134,6 +135,24 @@ for (const store of ["memory", "postgres"] as const) {
       // The stored answer is a 201: the same key with another body is now a reuse.
       const other = await send("POST", `${SANDBOX}/users`, headers, { externalId: "cust-8" })
       expect([other.status, other.body.error.code]).toEqual([422, "IDEMPOTENCY_KEY_REUSED"])
+    })
+
+    it("a stored answer lives 24 h on the engine clock: replayed at 24 h less 1 s, the request runs afresh at 24 h", async () => {
+      const p = await newPartner()
+      const headers = { "x-api-key": p.sandboxKey, "idempotency-key": "day-long-key-01" }
+      const advance = async (seconds: number) =>
+        expect((await send("POST", "/_sim/clock/advance", { authorization: `Bearer ${ADMIN}` }, { seconds })).status).toBe(200)
+      const first = await send("POST", `${SANDBOX}/users`, headers, { externalId: "cust-day" })
+      expect([first.status, runs]).toEqual([201, 1])
+      await advance(86_399)
+      const replay = await send("POST", `${SANDBOX}/users`, headers, { externalId: "cust-day" })
+      expect([replay.status, replay.raw["idempotent-replayed"], replay.text, runs]).toEqual([201, "true", first.text, 1])
+      // Another body is still a reuse within the 24 h.
+      expect((await send("POST", `${SANDBOX}/users`, headers, { externalId: "cust-other" })).status).toBe(422)
+      await advance(1)
+      // At 24 h the key is forgotten: the handler runs again (the externalId now exists: 409, not a replay).
+      const again = await send("POST", `${SANDBOX}/users`, headers, { externalId: "cust-day" })
+      expect([again.status, again.body.error.code, again.raw["idempotent-replayed"], runs]).toEqual([409, "CONFLICT", undefined, 2])
     })
   })
 }
