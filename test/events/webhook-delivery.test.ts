@@ -196,6 +196,43 @@ describe.each((await databases()).map((admin) => ({ admin, store: admin === unde
       expect(got).toEqual(["quote.expired"])
     })
 
+    it("alias events go to the subscribers of those names: trade.settled / trade.rejected carry order.filled's / order.rejected's payload, as their own events", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/legacy")
+      w.receivers.script("https://hooks.acme.test/current")
+      await w.register("https://hooks.acme.test/legacy", ["trade.settled", "trade.rejected"])
+      await w.register("https://hooks.acme.test/current", ["order.filled", "order.rejected"])
+      const trade = async (key: string) => {
+        const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
+        expect(q.status).toBe(200)
+        const r = await w.engine.call("POST", `${SANDBOX}/trade`, {
+          headers: { "x-api-key": w.partner.sandboxKey, "idempotency-key": key },
+          body: { symbol: "SCOM.KE", type: "BUY", quantity: 1, quoteId: q.body.quoteId }
+        })
+        expect(r.status).toBe(202)
+        return r.body.orderId as string
+      }
+      const filled = await trade("alias-trade-01")
+      expect((await w.engine.admin("POST", `/_sim/desk/orders/${filled}/fill`, {})).status).toBe(200)
+      const rejected = await trade("alias-trade-02")
+      const rejection = { rejectionCode: "LIQUIDITY_UNAVAILABLE", rejectionReason: "no seller" }
+      expect((await w.engine.admin("POST", `/_sim/desk/orders/${rejected}/reject`, rejection)).status).toBe(200)
+      await w.advance(0)
+      const got = w.receivers.take().map((r) => ({ url: r.url, ...JSON.parse(r.body) }))
+      const at = (url: string, event: string) => got.filter((g) => g.url === `https://hooks.acme.test/${url}` && g.event === event)
+      expect(got).toHaveLength(4)
+      for (const [current, alias, orderId] of [
+        ["order.filled", "trade.settled", filled],
+        ["order.rejected", "trade.rejected", rejected]
+      ] as const) {
+        const [main] = at("current", current)
+        const [legacy] = at("legacy", alias)
+        expect(main?.data.orderId).toBe(orderId)
+        expect(legacy?.data).toEqual(main?.data)
+        expect(legacy?.eventId).not.toBe(main?.eventId)
+      }
+    })
+
     it("20 consecutive exhausted deliveries disable the webhook; PATCH status active re-enables it", async () => {
       const w = await setup(admin)
       w.receivers.script("https://hooks.acme.test/dead", [], { unreachable: true })
