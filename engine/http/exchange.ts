@@ -18,6 +18,11 @@ export interface EngineRequest {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** The raw body text; undefined when the request had none. */
   readonly body: string | undefined
+  /**
+   * The peer's address as the socket reports it (`serve`); undefined in process (the in-process `fetch`, tests), where
+   * every request counts as one source. Never read from a header (E-211).
+   */
+  readonly remoteAddress?: string | undefined
 }
 
 export interface EngineResponse {

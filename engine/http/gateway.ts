@@ -1,9 +1,9 @@
 /**
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
- * order the design fixes: maintenance > auth > rate limit > sandbox force > decode > idempotency > handler. Every
- * failure leaves in the spec's envelope; a 5xx is never stored under an Idempotency-Key; the exchange goes to the
- * trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
+ * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
+ * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
@@ -18,7 +18,7 @@ import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, w
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
-import { limitFor, RateLimiter, rateHeaders } from "./guards/rate-limit.ts"
+import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
 import { RawBody, type Mount, type Route, StreamBody, WithStatus } from "./route.ts"
@@ -152,6 +152,13 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return yield* partners.authenticate(raw, where.environment)
       })
 
+      /** The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077). */
+      const windowsDown = (error: unknown) =>
+        Effect.as(
+          Effect.logError("rate-limit windows unavailable", error),
+          errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), { "retry-after": "1" })
+        )
+
       const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
@@ -179,19 +186,24 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           const down = yield* maintenance.check(request.method, now, route?.operationId)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
+        // No partner key, no partner bucket: these operations are limited per source IP before their credentials are
+        // checked (a token endpoint counts failed guesses too), with no X-RateLimit headers (D-321).
+        if (route !== undefined && where.mount !== "control" && (route.auth === "none" || route.auth === "idToken" || route.auth === "clientSecret")) {
+          const taken = yield* Effect.result(limiter.take(sourceBucket(request.remoteAddress, route.operationId), SOURCE_IP_LIMIT, now))
+          if (taken._tag === "Failure") return yield* windowsDown(taken.failure)
+          if (!taken.success.allowed) {
+            const seconds = taken.success.retryAfterSeconds
+            const message = `rate limit exceeded: tier source-ip, ${SOURCE_IP_LIMIT} requests per minute, resets in ${seconds} s`
+            return errorResponse(fail("RATE_LIMITED", message, { limit: SOURCE_IP_LIMIT }), { "retry-after": String(seconds) })
+          }
+        }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
         seen.principal = principal
         // Every keyed answer is counted and carries the rate-limit headers (D-002), refusals included.
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
           const taken = yield* Effect.result(limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now))
-          // The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077).
-          if (taken._tag === "Failure") {
-            yield* Effect.logError("rate-limit windows unavailable", taken.failure)
-            return errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), {
-              "retry-after": "1"
-            })
-          }
+          if (taken._tag === "Failure") return yield* windowsDown(taken.failure)
           const decision = taken.success
           limitHeaders = rateHeaders(decision)
           if (!decision.allowed) {

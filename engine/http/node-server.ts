@@ -81,7 +81,8 @@ const toEngineRequest = (req: IncomingMessage, body: string | undefined): Engine
     query: new URLSearchParams(search),
     search: search === "?" ? "" : search,
     headers: req.headers as Record<string, string | undefined>,
-    body
+    body,
+    remoteAddress: req.socket.remoteAddress
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * Rate limiter: an exact one-minute sliding window per partner identity and environment (a full key, its data keys
  * and its OAuth tokens share it, and it survives key rotation, as the bucket is the partnerId), limits per tier
- * (D-001), and the X-RateLimit-* headers on every authenticated response. Time comes from the EngineClock, so
- * scenarios move the window with the clock.
+ * (D-001), and the X-RateLimit-* headers on every authenticated response; operations without a key are limited per
+ * source IP and operation instead (D-321), with the same windows. Time comes from the EngineClock, so scenarios move
+ * the window with the clock.
  * Owns the decision and the in-process windows of the embedded default (memory store: one process, a restart forgets
  * them, which the 60 s window makes harmless). With the postgres store the windows live in the database
  * (store/pg-rate-window.ts) so every engine process on it shares them (E-077).
@@ -24,6 +25,22 @@ export const TIER_LIMITS: Record<Tier, number> = { starter: 100, growth: 500, en
 export const SANDBOX_LIMIT = 300
 
 export const limitFor = (tier: Tier, environment: Environment) => (environment === "sandbox" ? SANDBOX_LIMIT : TIER_LIMITS[tier])
+
+/**
+ * Operations without a partner key (the public status, the portal's ID-token operations, `POST /oauth/token`) are
+ * limited per source IP (spec Limits: "OAuth token endpoint | Rate-limited per source IP"; D-002, D-016): this many
+ * requests per minute per source address and operation (D-321).
+ */
+export const SOURCE_IP_LIMIT = 60
+/** The source of requests that came without a socket (the in-process `fetch`). */
+export const IN_PROCESS_SOURCE = "in-process"
+
+/** The bucket of a request to `operationId` from `address`; an IPv4-mapped IPv6 address counts as its IPv4 one. */
+export const sourceBucket = (address: string | undefined, operationId: string): string => {
+  const source =
+    address === undefined || address === "" ? IN_PROCESS_SOURCE : address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address
+  return `ip:${source}:${operationId}`
+}
 
 export interface RateDecision {
   readonly allowed: boolean
