@@ -45,9 +45,6 @@ const traceLayer = (ring: number, file: string | undefined) => {
   return file === undefined ? kept : Trace.layerFile(file, kept)
 }
 
-/** A flag the user got wrong: one line on stderr, exit code 2, nothing started. */
-const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
-
 const databaseUrlOf = (flag: Option.Option<string>) => Option.getOrUndefined(flag) ?? process.env.DATABASE_URL
 
 const serve = Command.make(
@@ -202,6 +199,8 @@ const run = Command.make(
 ).pipe(Command.withDescription("Run a scenario file in-process on a virtual clock and print its trace hash"))
 
 /** A wrong or missing flag: one line on stderr and exit code 2. */
+const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
+
 const webhooksCheck = Command.make(
   "check",
   {
