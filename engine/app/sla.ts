@@ -31,7 +31,9 @@ export const statusOf = (maintenance: MaintenanceState, open: ReadonlyArray<Inci
   maintenance.mode === "off"
     ? statusOfIncidents(open)
     : maintenance.mode === "outage"
-      ? "major_outage"
+      ? maintenance.operations === undefined
+        ? "major_outage"
+        : "partial_outage"
       : maintenance.mode === "read_only"
         ? "degraded"
         : "maintenance"

@@ -9,6 +9,7 @@ import { Cause, Console, Data, Effect, Exit, Option, Runtime } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { load } from "./load.ts"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
+import { signatureHeaderNames } from "../events/webhook-delivery.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
 import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
@@ -80,6 +81,12 @@ const serve = Command.make(
       Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
     ),
     traceFile: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Also append every trace line (JSON lines) to this file as it happens")),
+    signatureHeaders: Flag.String("webhook-signature-header").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription(
+        "Also send each webhook's signature under this header name (repeatable), e.g. x-mystocks-signature for receivers written against the public service; x-service-signature is always sent"
+      )
+    ),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
   },
   Effect.fn("sokoni.serve")(function* (flags) {
@@ -96,6 +103,8 @@ const serve = Command.make(
     }
     const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
     if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
+    const signatureHeaders = signatureHeaderNames(flags.signatureHeaders)
+    if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem)
     const config = {
       store: flags.store,
       databaseUrl: databaseUrlOf(flags.databaseUrl),
@@ -107,6 +116,7 @@ const serve = Command.make(
       adminToken,
       rateLimit: flags.rateLimit,
       rateWindowMs: flags.rateWindow * 1000,
+      webhookSignatureHeaders: signatureHeaders,
       trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile))
     }
     const base = `http://127.0.0.1:${flags.port}`
@@ -123,6 +133,7 @@ const serve = Command.make(
       `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
     )
     if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
+    if (signatureHeaders.length > 0) yield* Console.log(`webhook signatures also sent as ${signatureHeaders.join(", ")} (besides x-service-signature)`)
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
     yield* Console.log(`production  ${base}/api/v1/partner`)
     yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)

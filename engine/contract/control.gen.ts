@@ -254,7 +254,10 @@ export interface paths {
          *     unplanned downstream outage, every request answers 503 SERVICE_UNAVAILABLE with `Retry-After` (30 s, or to
          *     `endsAt`). `off` restores service. The mode is held by this engine process (D-191). The control API itself is
          *     never refused. `endsAt` is an announcement (body and `Retry-After`, at least 1 s): the mode lasts until it
-         *     is set `off`, as an overrunning maintenance would.
+         *     is set `off`, as an overrunning maintenance would. `outage` with `operations` (partner-contract operation ids)
+         *     is a partial outage, one downstream dependency down (D-320): only those operations answer 503
+         *     SERVICE_UNAVAILABLE, in both environments, every other request is served; `GET /sla` then says
+         *     `partial_outage` (`major_outage` for a whole outage).
          */
         put: operations["setSimMaintenance"];
         post?: never;
@@ -865,6 +868,8 @@ export interface components {
              * @enum {string}
              */
             mode: "off" | "full" | "read_only" | "outage";
+            /** @description Present only for a partial outage (D-320) - the partner-contract operations that answer 503 SERVICE_UNAVAILABLE. */
+            operations?: string[];
             /**
              * Format: uri
              * @description Status page address sent in MAINTENANCE errors.
@@ -1086,6 +1091,11 @@ export interface components {
              * @enum {string}
              */
             mode: "off" | "full" | "read_only" | "outage";
+            /**
+             * @description Only with mode outage - a partial outage of these partner-contract operations (operationId, each known to the
+             *     contract, no repeats); without it the outage covers every request (D-320).
+             */
+            operations?: string[];
             /**
              * Format: uri
              * @description Status page address (default https://status.example.com).

@@ -6841,7 +6841,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limit per source IP exceeded (RATE_LIMITED). No X-RateLimit headers (no partner bucket). */
+        /**
+         * @description Rate limit per source IP exceeded (RATE_LIMITED, extra `limit`): 60 requests per minute per source address and
+         *     operation, checked before the credentials (D-321). No X-RateLimit headers (no partner bucket).
+         */
         TooManyRequestsUnkeyed: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];

@@ -42,6 +42,25 @@ export const SETTLE_JOB = "webhook.settle"
 /** Hex HMAC-SHA256 of the exact bytes sent, keyed with the webhook's secret (spec "Events"). */
 export const sign = (secret: string, body: string): string => createHmac("sha256", secret).update(body, "utf8").digest("hex")
 
+/** Headers every delivery sets itself: another signature header may not take their names. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(["content-type", "content-length", "user-agent", "host", "connection", "transfer-encoding"])
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+
+/**
+ * The extra signature header names of `serve --webhook-signature-header` (D-054, D-181), lower-cased and without
+ * repeats or the spec's own name, or what is wrong with one of them. Pure.
+ */
+export const signatureHeaderNames = (raw: ReadonlyArray<string>): ReadonlyArray<string> | { readonly problem: string } => {
+  const names: Array<string> = []
+  for (const given of raw) {
+    const name = given.trim().toLowerCase()
+    if (!HEADER_TOKEN.test(name)) return { problem: `--webhook-signature-header ${JSON.stringify(given)} is not an HTTP header name` }
+    if (RESERVED_HEADERS.has(name)) return { problem: `--webhook-signature-header ${given}: every delivery sets that header itself` }
+    if (name !== SIGNATURE_HEADER && !names.includes(name)) names.push(name)
+  }
+  return names
+}
+
 export interface DeliveryOptions {
   /** More header names carrying the same signature (facts row 11.2: `x-mystocks-signature`); none by default. */
   readonly extraSignatureHeaders?: ReadonlyArray<string> | undefined

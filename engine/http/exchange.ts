@@ -18,8 +18,12 @@ export interface EngineRequest {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** The raw body text; undefined when the request had none. */
   readonly body: string | undefined
-  /** The caller's address as the socket reports it (the in-process engine: loopback); for the ipAllowlist (D-127). */
-  readonly remoteAddress?: string
+  /**
+   * The peer's address as the socket reports it (`serve`); the in-process `fetch` stands for a loopback caller
+   * (127.0.0.1) unless a test names another. Never read from a header (E-211). The ipAllowlist (D-127) and the
+   * per-source-IP limit (D-321) read it.
+   */
+  readonly remoteAddress?: string | undefined
 }
 
 export interface EngineResponse {

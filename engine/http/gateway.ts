@@ -1,9 +1,9 @@
 /**
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
- * order the design fixes: maintenance > auth > rate limit > sandbox force > decode > idempotency > handler. Every
- * failure leaves in the spec's envelope; a 5xx is never stored under an Idempotency-Key; the exchange goes to the
- * trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
+ * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
+ * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
@@ -19,7 +19,7 @@ import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, w
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
-import { limitFor, RateLimiter, rateHeaders, sourceIpBucket, TOKEN_ENDPOINT_LIMIT_PER_IP } from "./guards/rate-limit.ts"
+import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
 import { RawBody, type Mount, type Route, StreamBody, WithStatus } from "./route.ts"
@@ -154,9 +154,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       })
 
       /** The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077). */
-      const windowsUnavailable = (failure: unknown) =>
+      const windowsDown = (error: unknown) =>
         Effect.as(
-          Effect.logError("rate-limit windows unavailable", failure),
+          Effect.logError("rate-limit windows unavailable", error),
           errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), { "retry-after": "1" })
         )
 
@@ -184,17 +184,18 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const now = yield* clock.now
         seen.at = now
         if (where.mount !== "control") {
-          const down = yield* maintenance.check(request.method, now)
+          const down = yield* maintenance.check(request.method, now, route?.operationId)
           if (down !== undefined) return errorResponse(down.failure, { "retry-after": String(down.retryAfter) })
         }
-        // The token endpoint counts every attempt per source IP before the secret is looked at (D-128). Its 429
-        // carries Retry-After and no X-RateLimit headers: there is no partner bucket (the contract's TooManyRequestsUnkeyed).
-        if (route?.auth === "clientSecret") {
-          const taken = yield* Effect.result(limiter.take(sourceIpBucket(request.remoteAddress), TOKEN_ENDPOINT_LIMIT_PER_IP, now))
-          if (taken._tag === "Failure") return yield* windowsUnavailable(taken.failure)
+        // No partner key, no partner bucket: these operations are limited per source IP before their credentials are
+        // checked (a token endpoint counts failed guesses too), with no X-RateLimit headers (D-321).
+        if (route !== undefined && where.mount !== "control" && (route.auth === "none" || route.auth === "idToken" || route.auth === "clientSecret")) {
+          const taken = yield* Effect.result(limiter.take(sourceBucket(request.remoteAddress, route.operationId), SOURCE_IP_LIMIT, now))
+          if (taken._tag === "Failure") return yield* windowsDown(taken.failure)
           if (!taken.success.allowed) {
-            const message = `too many token requests from this address: ${TOKEN_ENDPOINT_LIMIT_PER_IP} per minute, retry in ${taken.success.retryAfterSeconds} s`
-            return errorResponse(fail("RATE_LIMITED", message), { "retry-after": String(taken.success.retryAfterSeconds) })
+            const seconds = taken.success.retryAfterSeconds
+            const message = `rate limit exceeded: tier source-ip, ${SOURCE_IP_LIMIT} requests per minute, resets in ${seconds} s`
+            return errorResponse(fail("RATE_LIMITED", message, { limit: SOURCE_IP_LIMIT }), { "retry-after": String(seconds) })
           }
         }
         const principal = yield* authenticate(request, route?.auth ?? "apiKey", where)
@@ -203,7 +204,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         let limitHeaders: Record<string, string> = {}
         if (principal !== undefined) {
           const taken = yield* Effect.result(limiter.take(`${principal.partnerId}:${where.environment}`, limitFor(principal.tier, where.environment), now))
-          if (taken._tag === "Failure") return yield* windowsUnavailable(taken.failure)
+          if (taken._tag === "Failure") return yield* windowsDown(taken.failure)
           const decision = taken.success
           limitHeaders = rateHeaders(decision)
           if (!decision.allowed) {

@@ -82,8 +82,7 @@ const toEngineRequest = (req: IncomingMessage, body: string | undefined): Engine
     search: search === "?" ? "" : search,
     headers: req.headers as Record<string, string | undefined>,
     body,
-    // The peer itself, never X-Forwarded-For: the engine is not behind a proxy it could trust (D-127).
-    ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
+    remoteAddress: req.socket.remoteAddress
   }
 }
 

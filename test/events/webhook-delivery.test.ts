@@ -1,12 +1,13 @@
 /**
  * Webhook delivery on the virtual clock, through the HTTP API (every answer checked against the contract), on the
- * memory store and (DATABASE_URL set) on PostgreSQL: attempts at the scheduled offsets with one eventId, all six
+ * memory store and (DATABASE_URL set) on PostgreSQL, the delivery rules included: attempts at the scheduled offsets with one eventId, all six
  * failing recorded as failed, the 8 s rule, deleted webhooks completing, signatures verified receiver-side with
  * node:crypto (not engine code).
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { signatureHeaderNames } from "../../engine/events/webhook-delivery.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
@@ -147,67 +148,123 @@ describe.each(await databases())("webhook delivery (store %s)", (admin) => {
   })
 })
 
-describe("webhook delivery rules (memory)", () => {
-  it("an answer after 8 s is a failed attempt; a redirect is not followed and counts as non-2xx", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/slow", [{ latencyMs: 8_000 }, { status: 302 }, { latencyMs: 7_999 }])
-    const id = await w.register("https://hooks.acme.test/slow")
-    await w.credit()
-    await w.advance(40)
-    const got = w.receivers.take()
-    expect(got.map((r) => r.result)).toEqual([
-      { kind: "timeout" },
-      { kind: "answered", status: 302, latencyMs: 0 },
-      { kind: "answered", status: 200, latencyMs: 7_999 }
+describe.each((await databases()).map((admin) => ({ admin, store: admin === undefined ? "memory" : "postgres" })))(
+  "webhook delivery rules ($store)",
+  ({ admin }) => {
+    it("an answer after 8 s is a failed attempt; a redirect is not followed and counts as non-2xx", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/slow", [{ latencyMs: 8_000 }, { status: 302 }, { latencyMs: 7_999 }])
+      const id = await w.register("https://hooks.acme.test/slow")
+      await w.credit()
+      await w.advance(40)
+      const got = w.receivers.take()
+      expect(got.map((r) => r.result)).toEqual([
+        { kind: "timeout" },
+        { kind: "answered", status: 302, latencyMs: 0 },
+        { kind: "answered", status: 200, latencyMs: 7_999 }
+      ])
+      const list = await w.read(`/webhooks/${id}/deliveries`)
+      expect(list.body.deliveries[0]).toMatchObject({ attempts: 3, success: true, latencyMs: 7_999 })
+    })
+
+    it("a deleted webhook's in-flight delivery completes, and new events no longer go to it", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/gone", [{ status: 500 }])
+      const id = await w.register("https://hooks.acme.test/gone")
+      await w.credit()
+      await w.advance(0)
+      expect((await w.write("DELETE", `/webhooks/${id}`)).status).toBe(200)
+      expect((await w.read(`/webhooks/${id}/deliveries`)).status).toBe(404)
+      await w.credit()
+      await w.advance(10)
+      const got = w.receivers.take()
+      expect(got.map((r) => [(r.at - MONDAY_OPEN) / 1000, r.result.kind === "answered" ? r.result.status : null])).toEqual([
+        [0, 500],
+        [5, 200]
+      ])
+    })
+
+    it("only subscribed events of the webhook's own partition are delivered; aliases are their own events", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/alias")
+      await w.register("https://hooks.acme.test/alias", ["trade.settled", "quote.expired"])
+      await w.credit()
+      const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
+      expect(q.status).toBe(200)
+      await w.advance(61)
+      const got = w.receivers.take().map((r) => JSON.parse(r.body).event)
+      expect(got).toEqual(["quote.expired"])
+    })
+
+    it("alias events go to the subscribers of those names: trade.settled / trade.rejected carry order.filled's / order.rejected's payload, as their own events", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/legacy")
+      w.receivers.script("https://hooks.acme.test/current")
+      await w.register("https://hooks.acme.test/legacy", ["trade.settled", "trade.rejected"])
+      await w.register("https://hooks.acme.test/current", ["order.filled", "order.rejected"])
+      const trade = async (key: string) => {
+        const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
+        expect(q.status).toBe(200)
+        const r = await w.engine.call("POST", `${SANDBOX}/trade`, {
+          headers: { "x-api-key": w.partner.sandboxKey, "idempotency-key": key },
+          body: { symbol: "SCOM.KE", type: "BUY", quantity: 1, quoteId: q.body.quoteId }
+        })
+        expect(r.status).toBe(202)
+        return r.body.orderId as string
+      }
+      const filled = await trade("alias-trade-01")
+      expect((await w.engine.admin("POST", `/_sim/desk/orders/${filled}/fill`, {})).status).toBe(200)
+      const rejected = await trade("alias-trade-02")
+      const rejection = { rejectionCode: "LIQUIDITY_UNAVAILABLE", rejectionReason: "no seller" }
+      expect((await w.engine.admin("POST", `/_sim/desk/orders/${rejected}/reject`, rejection)).status).toBe(200)
+      await w.advance(0)
+      const got = w.receivers.take().map((r) => ({ url: r.url, ...JSON.parse(r.body) }))
+      const at = (url: string, event: string) => got.filter((g) => g.url === `https://hooks.acme.test/${url}` && g.event === event)
+      expect(got).toHaveLength(4)
+      for (const [current, alias, orderId] of [
+        ["order.filled", "trade.settled", filled],
+        ["order.rejected", "trade.rejected", rejected]
+      ] as const) {
+        const [main] = at("current", current)
+        const [legacy] = at("legacy", alias)
+        expect(main?.data.orderId).toBe(orderId)
+        expect(legacy?.data).toEqual(main?.data)
+        expect(legacy?.eventId).not.toBe(main?.eventId)
+      }
+    })
+
+    it("20 consecutive exhausted deliveries disable the webhook; PATCH status active re-enables it", async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/dead", [], { unreachable: true })
+      const id = await w.register("https://hooks.acme.test/dead")
+      for (let i = 0; i < 20; i++) await w.credit()
+      await w.advance(3 * 3600)
+      const list = await w.read("/webhooks")
+      expect(list.body.webhooks).toEqual([expect.objectContaining({ id, status: "disabled" })])
+      await w.credit()
+      await w.advance(10)
+      expect(w.receivers.take()).toHaveLength(120)
+      const patched = await w.write("PATCH", `/webhooks/${id}`, { status: "active" })
+      expect(patched.body.status).toBe("active")
+      await w.credit()
+      await w.advance(0)
+      expect(w.receivers.take()).toHaveLength(1)
+    })
+  }
+)
+
+describe("signatureHeaderNames (serve --webhook-signature-header, E-210)", () => {
+  it("lower-cases, drops repeats and the spec's own name, keeps the order given", () => {
+    expect(signatureHeaderNames([])).toEqual([])
+    expect(signatureHeaderNames(["X-MyStocks-Signature", "x-service-signature", "x-mystocks-signature", " X-Other-Sig "])).toEqual([
+      "x-mystocks-signature",
+      "x-other-sig"
     ])
-    const list = await w.read(`/webhooks/${id}/deliveries`)
-    expect(list.body.deliveries[0]).toMatchObject({ attempts: 3, success: true, latencyMs: 7_999 })
   })
 
-  it("a deleted webhook's in-flight delivery completes, and new events no longer go to it", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/gone", [{ status: 500 }])
-    const id = await w.register("https://hooks.acme.test/gone")
-    await w.credit()
-    await w.advance(0)
-    expect((await w.write("DELETE", `/webhooks/${id}`)).status).toBe(200)
-    expect((await w.read(`/webhooks/${id}/deliveries`)).status).toBe(404)
-    await w.credit()
-    await w.advance(10)
-    const got = w.receivers.take()
-    expect(got.map((r) => [(r.at - MONDAY_OPEN) / 1000, r.result.kind === "answered" ? r.result.status : null])).toEqual([
-      [0, 500],
-      [5, 200]
-    ])
-  })
-
-  it("only subscribed events of the webhook's own partition are delivered; aliases are their own events", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/alias")
-    await w.register("https://hooks.acme.test/alias", ["trade.settled", "quote.expired"])
-    await w.credit()
-    const q = await w.read("/quote/SCOM.KE?side=BUY&quantity=1")
-    expect(q.status).toBe(200)
-    await w.advance(61)
-    const got = w.receivers.take().map((r) => JSON.parse(r.body).event)
-    expect(got).toEqual(["quote.expired"])
-  })
-
-  it("20 consecutive exhausted deliveries disable the webhook; PATCH status active re-enables it", async () => {
-    const w = await setup(undefined)
-    w.receivers.script("https://hooks.acme.test/dead", [], { unreachable: true })
-    const id = await w.register("https://hooks.acme.test/dead")
-    for (let i = 0; i < 20; i++) await w.credit()
-    await w.advance(3 * 3600)
-    const list = await w.read("/webhooks")
-    expect(list.body.webhooks).toEqual([expect.objectContaining({ id, status: "disabled" })])
-    await w.credit()
-    await w.advance(10)
-    expect(w.receivers.take()).toHaveLength(120)
-    const patched = await w.write("PATCH", `/webhooks/${id}`, { status: "active" })
-    expect(patched.body.status).toBe("active")
-    await w.credit()
-    await w.advance(0)
-    expect(w.receivers.take()).toHaveLength(1)
+  it("refuses a name that is not an HTTP token, and the headers a delivery sets itself", () => {
+    for (const bad of ["", "x signature", "x:sig", "si\tg", "é-sig"]) expect(signatureHeaderNames([bad]), bad).toHaveProperty("problem")
+    for (const reserved of ["Content-Type", "content-length", "User-Agent", "host"])
+      expect(signatureHeaderNames(["x-ok", reserved]), reserved).toEqual({ problem: expect.stringContaining("sets that header itself") })
   })
 })

@@ -1,9 +1,11 @@
 /**
  * The `sokoni serve` process: SIGTERM exits 0 within 10 s, a taken port and a bad database URL exit 1 with one line
- * and no stack, and the seed is printed first. These spawn processes, so mutation testing skips this file (the
+ * and no stack, the seed is printed first, and `--webhook-signature-header` reaches the deliveries (a bad name exits 2). These spawn processes, so mutation testing skips this file (the
  * transport itself is tested in-process in node-server.test.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { createHmac } from "node:crypto"
+import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http"
 import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -84,6 +86,76 @@ describe("sokoni serve (child process)", () => {
       oneLineNoStack(`${done.stdout}\n${done.stderr}`, `sokoni: port ${port} is already in use`)
     } finally {
       await new Promise((resolve) => blocker.close(resolve))
+    }
+  })
+
+  it("--webhook-signature-header sends the same HMAC under more names; a bad name exits 2 with one line, nothing started", async () => {
+    const received: Array<{ headers: IncomingHttpHeaders; body: string }> = []
+    const receiver = createHttpServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+        res.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+    const receiverAddress = receiver.address()
+    const hook = `http://127.0.0.1:${typeof receiverAddress === "object" && receiverAddress !== null ? receiverAddress.port : 0}/hook`
+    const port = await freePort()
+    const serve = spawnServe([
+      "--port",
+      String(port),
+      "--clock",
+      "manual",
+      "--seed",
+      "1",
+      "--admin-token",
+      "t",
+      "--webhook-signature-header",
+      "X-MyStocks-Signature",
+      "--webhook-signature-header",
+      "x-service-signature"
+    ])
+    try {
+      await serve.ready(20_000)
+      const json = { "content-type": "application/json" }
+      const partner = JSON.parse(
+        (await send(port, "POST", "/_sim/partners", { ...json, authorization: "Bearer t" }, JSON.stringify({ businessName: "Hooks", email: "h@k.test" }))).body
+      )
+      const secret = "whsec_0123456789abcdef"
+      const key = { ...json, "x-api-key": partner.sandboxKey }
+      const created = await send(
+        port,
+        "POST",
+        "/api/sandbox/v1/partner/webhooks",
+        { ...key, "idempotency-key": "hook-create-1" },
+        JSON.stringify({ url: hook, events: ["wallet.credited"], secret })
+      )
+      expect(created.status).toBe(201)
+      const id = JSON.parse(created.body).id
+      const tested = await send(port, "POST", `/api/sandbox/v1/partner/webhooks/${id}/test`, { ...key, "idempotency-key": "hook-test-01" })
+      expect(tested.status).toBe(200)
+      expect(received).toHaveLength(1)
+      const [delivery] = received
+      const expected = createHmac("sha256", secret)
+        .update(delivery?.body ?? "")
+        .digest("hex")
+      expect(delivery?.headers["x-service-signature"]).toBe(expected)
+      expect(delivery?.headers["x-mystocks-signature"]).toBe(expected)
+      expect(JSON.parse(delivery?.body ?? "{}")).toMatchObject({ event: "test.event", isSandbox: true })
+    } finally {
+      const done = await stopsOnSigterm(serve.child, serve.finished)
+      expect(done.stdout).toContain("webhook signatures also sent as x-mystocks-signature (besides x-service-signature)")
+      await new Promise((resolve) => receiver.close(resolve))
+    }
+
+    const bad = await freePort()
+    for (const name of ["x signature", "Content-Type"]) {
+      const done = await withDeadline(spawnServe(["--port", String(bad), "--webhook-signature-header", name]).finished, 20_000, "serve with a bad header name")
+      expect(done.code).toBe(2)
+      oneLineNoStack(`${done.stdout}\n${done.stderr}`, "sokoni: --webhook-signature-header")
+      expect(await accepts(bad)).toBe(false)
     }
   })
 

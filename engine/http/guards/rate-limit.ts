@@ -1,8 +1,9 @@
 /**
  * Rate limiter: an exact one-minute sliding window per partner identity and environment (a full key, its data keys
  * and its OAuth tokens share it, and it survives key rotation, as the bucket is the partnerId), limits per tier
- * (D-001), and the X-RateLimit-* headers on every authenticated response. Time comes from the EngineClock, so
- * scenarios move the window with the clock.
+ * (D-001), and the X-RateLimit-* headers on every authenticated response; operations without a key are limited per
+ * source IP and operation instead (D-321), with the same windows. Time comes from the EngineClock, so scenarios move
+ * the window with the clock.
  * Owns the decision and the in-process windows of the embedded default (memory store: one process, a restart forgets
  * them, which the 60 s window makes harmless). With the postgres store the windows live in the database
  * (store/pg-rate-window.ts) so every engine process on it shares them (E-077).
@@ -26,13 +27,20 @@ export const SANDBOX_LIMIT = 300
 export const limitFor = (tier: Tier, environment: Environment) => (environment === "sandbox" ? SANDBOX_LIMIT : TIER_LIMITS[tier])
 
 /**
- * The OAuth token endpoint's limit per source IP (spec Limits: "Rate-limited per source IP"; the value is not shown,
- * D-128): attempts per minute from one address, wrong secrets included, so a secret cannot be guessed at speed.
+ * Operations without a partner key (the public status, the portal's ID-token operations, `POST /oauth/token`) are
+ * limited per source IP (spec Limits: "OAuth token endpoint | Rate-limited per source IP"; D-002, D-016): this many
+ * requests per minute per source address and operation (D-321).
  */
-export const TOKEN_ENDPOINT_LIMIT_PER_IP = 30
+export const SOURCE_IP_LIMIT = 60
+/** The source of requests that came without a socket (the in-process `fetch`). */
+export const IN_PROCESS_SOURCE = "in-process"
 
-/** The source-IP bucket of the token endpoint: its own namespace, apart from every partner's bucket. */
-export const sourceIpBucket = (address: string | undefined) => `source-ip:${address ?? "unknown"}`
+/** The bucket of a request to `operationId` from `address`; an IPv4-mapped IPv6 address counts as its IPv4 one. */
+export const sourceBucket = (address: string | undefined, operationId: string): string => {
+  const source =
+    address === undefined || address === "" ? IN_PROCESS_SOURCE : address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address
+  return `ip:${source}:${operationId}`
+}
 
 export interface RateDecision {
   readonly allowed: boolean

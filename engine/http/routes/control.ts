@@ -7,11 +7,12 @@ import { Effect, Schema } from "effect"
 import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
 import { PartnerService } from "../../app/partners.ts"
 import { TradingService } from "../../app/trading.ts"
+import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
-import { DEFAULT_STATUS_PAGE, Maintenance } from "../guards/maintenance.ts"
+import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
 import { required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
 
@@ -41,8 +42,29 @@ const RejectBody = Schema.Struct({
 const MaintenanceBody = Schema.Struct({
   mode: Schema.Literals(["off", "full", "read_only", "outage"]),
   endsAt: Schema.optionalKey(Schema.String),
-  statusPage: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/)))
+  statusPage: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/))),
+  operations: Schema.optionalKey(Schema.Array(Schema.String))
 })
+
+/** Operations a partial outage may name: every operation of the partner contract (D-320). */
+const PARTNER_OPERATION_IDS: ReadonlySet<string> = new Set(PARTNER_OPERATIONS.map((o) => o.operationId))
+const MAX_OUTAGE_OPERATIONS = 200
+
+/** The operations of a partial outage, checked: only with `outage`, 1-200 known partner operations, no repeats. */
+const outageOperations = (mode: string, operations: ReadonlyArray<string> | undefined) => {
+  if (operations === undefined) return Effect.succeed(undefined)
+  if (mode !== "outage") return Effect.fail(fail("VALIDATION_ERROR", "`operations` scopes an outage: send it with mode outage only", { param: "operations" }))
+  if (operations.length === 0 || operations.length > MAX_OUTAGE_OPERATIONS)
+    return Effect.fail(
+      fail("VALIDATION_ERROR", `\`operations\` names 1 to ${MAX_OUTAGE_OPERATIONS} operations`, { param: "operations", max: MAX_OUTAGE_OPERATIONS })
+    )
+  const unknown = operations.filter((o) => !PARTNER_OPERATION_IDS.has(o))
+  if (unknown.length > 0)
+    return Effect.fail(fail("VALIDATION_ERROR", `not operations of the partner contract: ${unknown.join(", ")}`, { param: "operations", invalid: unknown }))
+  if (new Set(operations).size !== operations.length)
+    return Effect.fail(fail("VALIDATION_ERROR", "`operations` names an operation twice", { param: "operations" }))
+  return Effect.succeed(new Set(operations) as ReadonlySet<string>)
+}
 
 const IncidentBody = Schema.Struct({
   title: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
@@ -52,10 +74,11 @@ const IncidentBody = Schema.Struct({
 
 const orderParam = { orderId: required(text) }
 
-const maintenanceWire = (s: { mode: "off" | "full" | "read_only" | "outage"; endsAt: number | null; statusPage: string }) => ({
+const maintenanceWire = (s: MaintenanceState) => ({
   mode: s.mode,
   endsAt: s.endsAt === null ? null : isoAt(s.endsAt),
-  statusPage: s.statusPage
+  statusPage: s.statusPage,
+  ...(s.operations === undefined ? {} : { operations: [...s.operations] })
 })
 
 export const controlRoutes = [
@@ -110,7 +133,13 @@ export const controlRoutes = [
         if (endsAt !== null && Number.isNaN(endsAt)) return yield* fail("VALIDATION_ERROR", "`endsAt` must be an ISO 8601 date-time", { param: "endsAt" })
         const now = yield* EngineClock.use((clock) => clock.now)
         if (endsAt !== null && endsAt <= now) return yield* fail("VALIDATION_ERROR", "`endsAt` must be after the engine's current time", { param: "endsAt" })
-        const next = { mode: body.mode, endsAt: body.mode === "off" ? null : endsAt, statusPage: body.statusPage ?? DEFAULT_STATUS_PAGE }
+        const operations = yield* outageOperations(body.mode, body.operations)
+        const next: MaintenanceState = {
+          mode: body.mode,
+          endsAt: body.mode === "off" ? null : endsAt,
+          statusPage: body.statusPage ?? DEFAULT_STATUS_PAGE,
+          operations
+        }
         return maintenanceWire(yield* Maintenance.use((m) => m.set(next)))
       })
   }),

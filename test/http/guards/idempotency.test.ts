@@ -1,11 +1,14 @@
 /**
  * The idempotency guard as a unit: the key's length bounds (7/8/200/201), the fingerprint of method, path with
- * query, and body, replay within 24 h and not at 24 h, conflicts for a different request and for a key in flight.
+ * query, and body, replay within 24 h and not at 24 h, conflicts for a different request and for a key in flight; the
+ * exempt list is exactly the spec's (Authentication 7), in the contract and in the served routes.
  */
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ApiFailure } from "../../../engine/domain/errors.ts"
 import { checkKey, fingerprintOf, IDEMPOTENCY_TTL_MS, Idempotency, MUTATING_METHODS } from "../../../engine/http/guards/idempotency.ts"
+import { PARTNER_OPERATIONS } from "../../../engine/contract/catalogue.gen.ts"
+import { ROUTES } from "../../../engine/http/routes/index.ts"
 import { MemoryStoreLayer } from "../../../engine/store/memory.ts"
 
 const T0 = 1_800_000_000_000
@@ -49,6 +52,36 @@ describe("fingerprintOf", () => {
 
   it("knows the mutating methods", () => {
     expect([...MUTATING_METHODS].sort()).toEqual(["DELETE", "PATCH", "POST", "PUT"])
+  })
+})
+
+describe("the exempt list", () => {
+  /** Spec Authentication 7: "Exempt: sandbox register and reset, partner apply, upgrade-request, session, oauth/token,
+   * and the portal `POST /me` actions." */
+  const SPEC_EXEMPT = [
+    "applyForPartnerAccess",
+    "createPortalSession",
+    "issueOAuthToken",
+    "performMeAction",
+    "registerSandbox",
+    "requestUpgrade",
+    "resetSandbox"
+  ]
+
+  it("the contract exempts exactly the spec's seven operations, and every other partner mutation needs the key", () => {
+    const mutations = PARTNER_OPERATIONS.filter((o) => MUTATING_METHODS.has(o.method))
+    expect(
+      mutations
+        .filter((o) => o.idempotencyExempt)
+        .map((o) => o.operationId)
+        .sort()
+    ).toEqual(SPEC_EXEMPT)
+    expect(mutations.length).toBeGreaterThan(20)
+  })
+
+  it("the served routes honour it: only those seven mutate without an Idempotency-Key", () => {
+    const keyless = ROUTES.filter((r) => r.mount !== "control" && MUTATING_METHODS.has(r.method) && !r.idempotent).map((r) => r.operationId)
+    expect(keyless.sort()).toEqual(SPEC_EXEMPT)
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * Maintenance, outage and sandbox force headers through HTTP (issue 9, item 7), every answer checked against the
  * contract by the harness (forced answers included, D-018 revised): `PUT /_sim/maintenance` full / read_only / outage /
- * off with mode, endsAt, statusPage and Retry-After; the control API never refused; a 503 never consumes an
+ * off with mode, endsAt, statusPage and Retry-After, and the partial outage of named operations (D-320); the control
+ * API never refused; a 503 never consumes an
  * Idempotency-Key; force headers honoured on every served sandbox operation, ignored in production, counted by the
  * rate limiter and answered before idempotency.
  */
@@ -92,6 +93,49 @@ describe("maintenance and force headers over HTTP", () => {
     const placed = await placeTrade("outage-trade-01")
     expect(placed.status).toBe(202)
     expect(placed.headers.get("idempotent-replayed")).toBeNull()
+  })
+
+  it("partial outage (D-320): only the named operations answer 503 SERVICE_UNAVAILABLE, in both environments; the rest is served; /sla says partial_outage", async () => {
+    const live = (method: string, path: string) => engine.call(method, `${PROD}${path}`, { headers: { "x-api-key": keys.liveKey } })
+    const set = await setMode({ mode: "outage", operations: ["getQuote", "placeTrade"] })
+    expect(set.body).toEqual({ mode: "outage", endsAt: null, statusPage: PAGE, operations: ["getQuote", "placeTrade"] })
+    expect((await engine.admin("GET", "/_sim/maintenance")).body.operations).toEqual(["getQuote", "placeTrade"])
+    expect503(await sandbox("GET", "/quote/SCOM?side=BUY&quantity=1"), "SERVICE_UNAVAILABLE", "30")
+    expect503(await live("GET", "/quote/SCOM?side=BUY&quantity=1"), "SERVICE_UNAVAILABLE", "30")
+    const refused = await sandbox("POST", "/trade", { headers: { "idempotency-key": "partial-trade-1" }, body: {} })
+    expect503(refused, "SERVICE_UNAVAILABLE", "30")
+    expect(refused.headers.get("x-ratelimit-limit")).toBeNull()
+    expect((await sandbox("GET", "/stocks?limit=1")).status).toBe(200)
+    expect((await live("GET", "/wallet")).status).toBe(200)
+    expect((await sandbox("POST", "/users", { headers: { "idempotency-key": "partial-user-1" }, body: { externalId: "during-outage" } })).status).toBe(201)
+    const sla = await sandbox("GET", "/sla")
+    expect([sla.status, sla.body.status]).toEqual([200, "partial_outage"])
+    // Setting the mode again replaces the scope: a whole outage has none.
+    expect((await setMode({ mode: "outage" })).body).toEqual({ mode: "outage", endsAt: null, statusPage: PAGE })
+    expect503(await sandbox("GET", "/stocks?limit=1"), "SERVICE_UNAVAILABLE", "30")
+    expect((await setMode({ mode: "off" })).body).toEqual({ mode: "off", endsAt: null, statusPage: PAGE })
+    // The refused trade's key was not stored: it places the trade now.
+    expect((await placeTrade("partial-trade-1")).status).toBe(202)
+  })
+
+  it("refuses a partial outage's bad operations (400 VALIDATION_ERROR, param operations) and changes nothing", async () => {
+    const cases: Array<[unknown, Record<string, unknown>]> = [
+      [{ mode: "full", operations: ["getQuote"] }, { param: "operations" }],
+      [{ mode: "read_only", operations: ["getQuote"] }, { param: "operations" }],
+      [{ mode: "outage", operations: [] }, { param: "operations" }],
+      [
+        { mode: "outage", operations: ["getQuote", "noSuchOperation", "getSimClock"] },
+        { param: "operations", invalid: ["noSuchOperation", "getSimClock"] }
+      ],
+      [{ mode: "outage", operations: ["getQuote", "getQuote"] }, { param: "operations" }],
+      [{ mode: "outage", operations: [42] }, {}]
+    ]
+    for (const [body, extras] of cases) {
+      const r = await setMode(body)
+      expect([r.status, r.body.error.code], JSON.stringify(body)).toEqual([400, expect.stringMatching(/^(VALIDATION_ERROR|INVALID_TYPE)$/)])
+      expect(r.body.error).toMatchObject(extras)
+    }
+    expect((await engine.admin("GET", "/_sim/maintenance")).body).toEqual({ mode: "off", endsAt: null, statusPage: PAGE })
   })
 
   it("refuses a bad mode, a past or malformed endsAt, a bad statusPage (400 VALIDATION_ERROR) and a missing mode (400 MISSING_PARAM)", async () => {
