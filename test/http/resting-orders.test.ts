@@ -1,0 +1,271 @@
+/**
+ * Resting orders over HTTP (D-031, D-035, D-280..D-285): LIMIT, STOP and STOP_LIMIT orders rest WORKING with their
+ * BUY escrow at the reference price plus fees (SELL shares reserved), trigger on the delayed price at a refresh while
+ * the exchange is open (then PENDING at the desk, `order.pending`), fill at a price that honours the limit; cancel
+ * refunds; DAY orders expire at the exchange's close and GTD at their date (CANCELLED, canonicalStatus EXPIRED,
+ * `orderLifecycle` EXPIRED, a cancelReason, never a rejectionCode, escrow back); a WORKING sub-account order can be
+ * replaced (escrow re-computed, `order.replaced`). Both stores (postgres with DATABASE_URL); every answer is checked
+ * against the contract by the harness.
+ */
+import { Effect, Exit, Scope } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { eventWatcher, partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
+import { startEngine } from "./harness.ts"
+
+const DATABASE_URL = process.env.DATABASE_URL
+const cents = (x: number) => Math.round(x * 100)
+/** USD cents of `quantity` SCOM.KE (KES, 129.25 per USD) at `price` plus the 0.75% base fee (sandbox markup 0). */
+const buyTotal = (quantity: number, price: number) => {
+  const gross = Math.round((quantity * price * 100) / 129.25)
+  return gross + Math.round((gross * 75) / 10_000)
+}
+
+type Engine = ReturnType<typeof startEngine>
+const engines: Array<Engine> = []
+const scopes: Array<Scope.Closeable> = []
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.dispose()
+  for (const s of scopes.splice(0)) await Effect.runPromise(Scope.close(s, Exit.void))
+})
+
+const setup = async (store: "memory" | "postgres", usd = 100) => {
+  let databaseUrl: string | undefined
+  if (store === "postgres") {
+    const scope = Effect.runSync(Scope.make())
+    scopes.push(scope)
+    databaseUrl = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+  }
+  const engine = startEngine(databaseUrl === undefined ? {} : { store: "postgres", databaseUrl })
+  engines.push(engine)
+  const p = await partnerOf(engine)
+  const { id, trade } = await tradingAccount(p, `rester-${store}`, usd)
+  const balances = async () => {
+    const docs = await storeDocs(engine, "balances", p.partition("sandbox"))
+    const all = Object.fromEntries(docs.map((d) => [(d.body as { account: string }).account, (d.body as { cents: number }).cents]))
+    return { wallet: all[`wallet:${id}`] ?? 0, escrow: all[`escrow:${id}`] ?? 0 }
+  }
+  const holding = async () => {
+    const h = (await p.sb("GET", `/users/${id}/portfolio`)).body.holdings.find((x: { symbol: string }) => x.symbol === "SCOM.KE")
+    return h === undefined ? 0 : (h.quantity as number)
+  }
+  const place = (body: Record<string, unknown>) => p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM.KE", ...body })
+  const pin = async (price: number) => expect((await engine.admin("PUT", "/_sim/market/prices/SCOM.KE", { price })).status).toBe(200)
+  const advance = async (body: { seconds?: number; to?: string }) => expect((await engine.admin("POST", "/_sim/clock/advance", body)).status).toBe(200)
+  const order = async (orderId: string) => (await p.sb("GET", `/users/${id}/orders`)).body.orders.find((o: { orderId: string }) => o.orderId === orderId)
+  const queue = async () => ((await engine.admin("GET", "/_sim/desk/queue")).body.orders as Array<{ orderId: string }>).map((o) => o.orderId)
+  return { engine, p, id, trade, balances, holding, place, pin, advance, order, queue, watch: eventWatcher(engine) }
+}
+
+for (const store of ["memory", "postgres"] as const) {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`resting orders (${store})`, () => {
+    it("LIMIT BUY: WORKING with escrow at the limit, triggered by the delayed price, filled within the limit", async () => {
+      const s = await setup(store)
+      await s.pin(20) // at 08:00 (an NSE refresh instant), shown from 08:15
+      const start = await s.balances()
+      await s.watch()
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 100, limitPrice: 18 })
+      expect(r.status).toBe(202)
+      expect(r.body).toMatchObject({ orderType: "LIMIT", status: "WORKING", canonicalStatus: "WORKING", limitPrice: 18, stopPrice: null })
+      expect(r.body).toMatchObject({
+        timeInForce: "DAY",
+        cancelable: true,
+        replaceable: true,
+        quoteId: null,
+        executionSla: null,
+        totalAmount: buyTotal(100, 18) / 100
+      })
+      const orderId = r.body.orderId as string
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 18), escrow: buyTotal(100, 18) })
+      // resting: no event, not at the desk
+      expect(await s.watch()).toEqual([])
+      expect(await s.queue()).not.toContain(orderId)
+      // 20 > 18: the refreshes leave it WORKING
+      await s.advance({ to: "2026-11-23T09:00:00Z" })
+      expect((await s.order(orderId)).status).toBe("WORKING")
+      // the exchange prints 17.5 at 09:05; captured at 09:15, published at 09:30: the order triggers then
+      await s.advance({ to: "2026-11-23T09:05:00Z" })
+      await s.pin(17.5)
+      await s.advance({ to: "2026-11-23T09:29:59Z" })
+      expect((await s.order(orderId)).status).toBe("WORKING")
+      await s.advance({ to: "2026-11-23T09:30:00Z" })
+      const triggered = await s.order(orderId)
+      expect(triggered).toMatchObject({ status: "PENDING", priceAtOrder: 17.5, totalAmount: buyTotal(100, 17.5) / 100, replaceable: false })
+      expect(triggered.executionSla).toMatchObject({ queuedAt: "2026-11-23T09:30:00.000Z" })
+      const events = await s.watch()
+      expect(events.map((e) => e.event)).toEqual(["order.pending"])
+      expect(events[0]?.data).toMatchObject({ orderId, priceAtOrder: 17.5, status: "PENDING" })
+      expect(await s.queue()).toContain(orderId)
+      // the escrow stays at the limit until the fill returns what is unused
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 18), escrow: buyTotal(100, 18) })
+      const above = await s.engine.admin("POST", `/_sim/desk/orders/${orderId}/fill`, { price: 18.5 })
+      expect([above.status, above.body.error.code]).toEqual([400, "VALIDATION_ERROR"])
+      const fill = await s.engine.admin("POST", `/_sim/desk/orders/${orderId}/fill`, {})
+      expect(fill.status).toBe(200)
+      expect(fill.body).toMatchObject({ status: "FILLED", averageFillPrice: 17.5 })
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 17.5), escrow: 0 })
+      expect(await s.holding()).toBe(100)
+    })
+
+    it("STOP SELL reserves the shares, triggers when the price falls to the stop, and sells", async () => {
+      const s = await setup(store)
+      const bought = await s.trade("BUY", 40)
+      await s.engine.admin("POST", `/_sim/desk/orders/${bought.orderId}/fill`, {})
+      await s.pin(20)
+      const r = await s.place({ type: "SELL", orderType: "STOP", quantity: 40, stopPrice: 19, timeInForce: "GTC" })
+      expect(r.status).toBe(202)
+      expect(r.body).toMatchObject({ status: "WORKING", stopPrice: 19, limitPrice: null, timeInForce: "GTC" })
+      const cash = await s.balances()
+      // all 40 are reserved: a second SELL of 1 is beyond the free holding
+      const beyond = await s.place({ type: "SELL", orderType: "LIMIT", quantity: 1, limitPrice: 30 })
+      expect([beyond.status, beyond.body.error.code]).toEqual([422, "INSUFFICIENT_HOLDINGS"])
+      await s.advance({ to: "2026-11-23T09:00:00Z" })
+      expect((await s.order(r.body.orderId)).status).toBe("WORKING")
+      await s.pin(18.9)
+      await s.advance({ to: "2026-11-23T09:15:00Z" })
+      expect((await s.order(r.body.orderId)).status).toBe("PENDING")
+      expect(await s.balances()).toEqual(cash)
+      const fill = await s.engine.admin("POST", `/_sim/desk/orders/${r.body.orderId}/fill`, {})
+      expect(fill.body).toMatchObject({ status: "FILLED", averageFillPrice: 18.9 })
+      expect(await s.holding()).toBe(0)
+      expect((await s.balances()).wallet).toBeGreaterThan(cash.wallet)
+    })
+
+    it("cancels a WORKING BUY: the whole escrow back, order.cancelled with refunded, and no trigger afterwards", async () => {
+      const s = await setup(store)
+      const start = await s.balances()
+      const r = await s.place({ type: "BUY", orderType: "STOP_LIMIT", quantity: 50, stopPrice: 19, limitPrice: 21 })
+      expect(r.status).toBe(202)
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(50, 21), escrow: buyTotal(50, 21) })
+      await s.watch()
+      const c = await s.p.sb("DELETE", `/orders/${r.body.orderId}`)
+      expect(c.status).toBe(200)
+      expect(c.body).toMatchObject({ status: "CANCELLED", cancelReason: "PARTNER_REQUEST", orderLifecycle: null, replaceable: false })
+      expect(await s.balances()).toEqual(start)
+      const events = await s.watch()
+      expect(events.map((e) => [e.event, e.data.refunded])).toEqual([["order.cancelled", buyTotal(50, 21) / 100]])
+      await s.pin(20)
+      await s.advance({ seconds: 3600 })
+      expect((await s.order(r.body.orderId)).status).toBe("CANCELLED")
+      expect(await s.watch()).toEqual([])
+    })
+
+    it("refuses a resting order's bad fields with 400 naming the parameter, and holds nothing", async () => {
+      const s = await setup(store)
+      const start = await s.balances()
+      const cases: Array<[Record<string, unknown>, string, string]> = [
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5 }, "VALIDATION_ERROR", "limitPrice"],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, stopPrice: 17 }, "VALIDATION_ERROR", "stopPrice"],
+        [{ type: "BUY", orderType: "STOP", quantity: 5, limitPrice: 18 }, "VALIDATION_ERROR", "limitPrice"],
+        [{ type: "BUY", orderType: "STOP_LIMIT", quantity: 5, limitPrice: 18 }, "VALIDATION_ERROR", "stopPrice"],
+        [{ type: "BUY", orderType: "LIMIT", cashValue: 5, limitPrice: 18 }, "VALIDATION_ERROR", "cashValue"],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, quoteId: "qt_x" }, "VALIDATION_ERROR", "quoteId"],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18.00001 }, "VALIDATION_ERROR", "limitPrice"],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, timeInForce: "GTD" }, "VALIDATION_ERROR", "expiresAt"],
+        [
+          { type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, timeInForce: "GTD", expiresAt: "2026-11-23T07:00:00Z" },
+          "VALIDATION_ERROR",
+          "expiresAt"
+        ],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, timeInForce: "GTD", expiresAt: "tomorrow" }, "VALIDATION_ERROR", "expiresAt"],
+        [
+          { type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, timeInForce: "GTD", expiresAt: "2028-01-01T00:00:00Z" },
+          "VALIDATION_ERROR",
+          "expiresAt"
+        ],
+        [
+          { type: "BUY", orderType: "LIMIT", quantity: 5, limitPrice: 18, timeInForce: "DAY", expiresAt: "2026-11-24T00:00:00Z" },
+          "VALIDATION_ERROR",
+          "expiresAt"
+        ],
+        [{ type: "BUY", orderType: "LIMIT", quantity: 100_000, limitPrice: 18 }, "INSUFFICIENT_FUNDS", ""]
+      ]
+      for (const [body, code, param] of cases) {
+        const r = await s.place(body)
+        expect([r.status, r.body.error.code, r.body.error.param ?? ""], JSON.stringify(body)).toEqual([400, code, param])
+      }
+      expect(await s.balances()).toEqual(start)
+      expect((await s.p.sb("GET", `/users/${s.id}/orders`)).body.orders).toEqual([])
+    })
+
+    it("expires a DAY order at the exchange's close: CANCELLED, canonicalStatus EXPIRED, escrow back, order.cancelled", async () => {
+      const s = await setup(store)
+      await s.pin(25)
+      const start = await s.balances()
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 100, limitPrice: 18 })
+      await s.watch()
+      // NSE closes at 15:00 Nairobi, 12:00 UTC
+      await s.advance({ to: "2026-11-23T11:59:59Z" })
+      expect((await s.order(r.body.orderId)).status).toBe("WORKING")
+      await s.advance({ to: "2026-11-23T12:00:00Z" })
+      const expired = await s.order(r.body.orderId)
+      expect(expired).toMatchObject({
+        status: "CANCELLED",
+        canonicalStatus: "EXPIRED",
+        orderLifecycle: "EXPIRED",
+        cancelReason: "DAY_EXPIRED",
+        rejectionCode: null,
+        cancelledAt: "2026-11-23T12:00:00.000Z",
+        settlementStatus: "FAILED",
+        cancelable: false
+      })
+      expect(await s.balances()).toEqual(start)
+      const events = await s.watch()
+      expect(events.map((e) => e.event)).toEqual(["order.cancelled"])
+      expect(events[0]?.data).toMatchObject({ orderLifecycle: "EXPIRED", cancelReason: "DAY_EXPIRED", refunded: buyTotal(100, 18) / 100 })
+      // status filters: CANCELLED includes the expiry, EXPIRED names it, WORKING no longer
+      const list = async (status: string) =>
+        (await s.p.sb("GET", `/users/${s.id}/orders?status=${status}`)).body.orders.map((o: { orderId: string }) => o.orderId)
+      expect(await list("CANCELLED")).toEqual([r.body.orderId])
+      expect(await list("EXPIRED")).toEqual([r.body.orderId])
+      expect(await list("WORKING")).toEqual([])
+      const refunds = (await s.p.sb("GET", `/users/${s.id}/transactions?type=ORDER_REFUND`)).body.transactions
+      expect(refunds.map((t: { amount: number; description: string }) => [cents(t.amount), t.description])).toEqual([
+        [buyTotal(100, 18), `Escrow returned: expired BUY SCOM.KE (order ${r.body.orderId})`]
+      ])
+    })
+
+    it("expires a GTD order at its date, not at the close; a GTC order stays", async () => {
+      const s = await setup(store)
+      await s.pin(25)
+      const gtd = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 18, timeInForce: "GTD", expiresAt: "2026-11-25T10:30:00+03:00" })
+      expect(gtd.status).toBe(202)
+      expect(gtd.body).toMatchObject({ timeInForce: "GTD", expiresAt: "2026-11-25T07:30:00.000Z" })
+      const gtc = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 18, timeInForce: "GTC" })
+      await s.advance({ to: "2026-11-25T07:29:59Z" })
+      expect((await s.order(gtd.body.orderId)).status).toBe("WORKING")
+      await s.advance({ to: "2026-11-25T07:30:00Z" })
+      expect(await s.order(gtd.body.orderId)).toMatchObject({ status: "CANCELLED", canonicalStatus: "EXPIRED", cancelReason: "GTD_EXPIRED" })
+      await s.advance({ to: "2026-11-30T12:00:00Z" })
+      expect((await s.order(gtc.body.orderId)).status).toBe("WORKING")
+      expect((await s.balances()).escrow).toBe(buyTotal(10, 18))
+    })
+
+    it("rejects a STOP BUY at its trigger when the wallet cannot cover the price that triggered it", async () => {
+      const s = await setup(store, 10)
+      const start = await s.balances()
+      // 10 USD buys 64 at 20 (9.96 USD with the fee); triggered at 20.5 the order needs more than the wallet has left
+      const r = await s.place({ type: "BUY", orderType: "STOP", quantity: 64, stopPrice: 20 })
+      expect(r.status).toBe(202)
+      expect((await s.balances()).escrow).toBe(buyTotal(64, 20))
+      await s.pin(20.5)
+      await s.watch()
+      await s.advance({ to: "2026-11-23T08:15:00Z" })
+      expect(await s.order(r.body.orderId)).toMatchObject({ status: "REJECTED", rejectionCode: "INSUFFICIENT_FUNDS", orderLifecycle: null })
+      expect((await s.watch()).map((e) => e.event)).toEqual(["order.rejected", "trade.rejected"])
+      expect(await s.balances()).toEqual(start)
+    })
+
+    it("a STOP BUY triggered above its stop takes the difference from the wallet", async () => {
+      const s = await setup(store)
+      const start = await s.balances()
+      const r = await s.place({ type: "BUY", orderType: "STOP", quantity: 100, stopPrice: 20 })
+      await s.pin(20.5)
+      await s.advance({ to: "2026-11-23T08:15:00Z" })
+      expect(await s.order(r.body.orderId)).toMatchObject({ status: "PENDING", priceAtOrder: 20.5 })
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 20.5), escrow: buyTotal(100, 20.5) })
+      await s.engine.admin("POST", `/_sim/desk/orders/${r.body.orderId}/fill`, {})
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 20.5), escrow: 0 })
+    })
+  })
+}
