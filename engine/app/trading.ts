@@ -2,7 +2,7 @@
  * Trading: placing orders, reading them, and applying the desk's decisions (fill, reject); cancel, replace, triggers
  * and expiry. MARKET orders are quote-gated and go straight to the desk (PENDING); LIMIT, STOP and STOP_LIMIT rest
  * WORKING (BUY escrow at the reference price, SELL shares reserved) until their trigger job sees the delayed price
- * reach them (then PENDING at the desk), and DAY/GTD orders expire at their deadline (D-004, D-031, D-035, D-280..).
+ * reach them (then PENDING at the desk), and DAY/GTD orders expire at their deadline (D-004, D-031, D-035, D-280..D-284, E-160, E-161).
  * Owns: the quote checks, escrow at placement, order events, the desk queue, and the desk.fill, order.trigger and
  * order.expire jobs. Does not own: the order arithmetic and state machine (domain/order.ts), when the desk decides
  * (sim/desk.ts), prices (market feed), calendars (domain/calendar.ts).
@@ -582,7 +582,7 @@ export class TradingService extends Context.Service<
     })
 
     // A WORKING order looks at the delayed price at every refresh that publishes a capture made while its exchange
-    // was open (as price alerts do, D-243), and goes to the desk when that price triggers it (E-162).
+    // was open (as price alerts do, D-243), and goes to the desk when that price triggers it (D-282).
     yield* scheduler.register(TRIGGER_JOB, (tx, payload) =>
       Effect.gen(function* () {
         const { orderId } = payload as TriggerJob
@@ -682,7 +682,7 @@ interface ExpireJob {
   readonly deadline: number
 }
 
-/** Furthest GTD deadline accepted: one year (D-281). */
+/** Furthest GTD deadline accepted: 366 days (D-281). */
 const MAX_GTD_MS = 366 * 86_400_000
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
 
@@ -765,7 +765,7 @@ export const replaceFields = (order: OrderRecord, input: ReplaceRequest, now: nu
 const notFor = (orderType: RestingType, param: "limitPrice" | "stopPrice") => fail("VALIDATION_ERROR", `a ${orderType} order takes no ${param}`, { param })
 
 /**
- * When a DAY order expires (E-161): the close of the session it was placed in, or, placed while the exchange is
+ * When a DAY order expires (D-281): the close of the session it was placed in, or, placed while the exchange is
  * closed (night, weekend, holiday), the close of the next session. No listing without an exchange trades here.
  */
 export const dayDeadline = (exchange: Exchange | undefined, now: number): number | null => {

@@ -82,7 +82,7 @@ export interface OrderRecord {
   readonly version: number
   /** GTD deadline as the partner gave it (wire `expiresAt`); absent or null otherwise. */
   readonly expiresAt?: number | null
-  /** When a DAY or GTD order expires (DAY: the exchange's close, E-161); absent or null for MARKET and GTC orders. */
+  /** When a DAY or GTD order expires (DAY: the exchange's close, D-281); absent or null for MARKET and GTC orders. */
   readonly deadline?: number | null
   /** When a resting order's trigger price was reached and it went to the desk. */
   readonly triggeredAt?: number | null
@@ -251,7 +251,7 @@ export const placeResting = (input: PlaceRestingInput): OrderRecord => {
 }
 
 /**
- * Whether the delayed price `price` triggers a WORKING order (E-162): it is marketable there. LIMIT: BUY at or below
+ * Whether the delayed price `price` triggers a WORKING order (D-282): it is marketable there. LIMIT: BUY at or below
  * the limit, SELL at or above. STOP: BUY at or above the stop, SELL at or below. STOP_LIMIT: the stop is reached and
  * the price is still within the limit (a stop-limit that gapped past its limit keeps waiting).
  */
@@ -432,7 +432,7 @@ export const applyReject = (order: OrderRecord, code: string, reason: string, no
 
 /**
  * The engine rejects a WORKING order when its trigger comes and the wallet cannot cover a STOP BUY's higher price
- * (E-162): REJECTED with INSUFFICIENT_FUNDS, its escrow back to the wallet.
+ * (D-282): REJECTED with INSUFFICIENT_FUNDS, its escrow back to the wallet.
  */
 export const applyRejectAtTrigger = (order: OrderRecord, code: string, reason: string, now: number): Transition | ApiFailure => {
   if (order.status !== "WORKING") return fail("CONFLICT", `order ${order.orderId} is ${order.status}, not WORKING`)

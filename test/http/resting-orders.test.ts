@@ -241,6 +241,43 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await s.balances()).escrow).toBe(buyTotal(10, 18))
     })
 
+    it("a DAY order placed after the close on the eve of a holiday expires at the next session's close (NSE, Christmas)", async () => {
+      const s = await setup(store)
+      await s.advance({ to: "2026-12-24T13:00:00Z" })
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 1 })
+      expect(r.status).toBe(202)
+      // Friday 25 is Christmas Day, then the weekend: the next session is Monday 28, closing 12:00 UTC
+      await s.advance({ to: "2026-12-28T11:59:59Z" })
+      expect((await s.order(r.body.orderId)).status).toBe("WORKING")
+      await s.advance({ to: "2026-12-28T12:00:00Z" })
+      expect(await s.order(r.body.orderId)).toMatchObject({ canonicalStatus: "EXPIRED", cancelledAt: "2026-12-28T12:00:00.000Z" })
+      expect((await s.balances()).escrow).toBe(0)
+    })
+
+    it("a triggered DAY order the desk filled in part expires for its remainder: the unfilled escrow back, settled", async () => {
+      const s = await setup(store)
+      const start = await s.balances()
+      await s.pin(17)
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 100, limitPrice: 18 })
+      await s.advance({ to: "2026-11-23T08:15:00Z" })
+      expect((await s.order(r.body.orderId)).status).toBe("PENDING")
+      expect((await s.engine.admin("POST", `/_sim/desk/orders/${r.body.orderId}/fill`, { quantity: 40 })).body.status).toBe("PARTIALLY_FILLED")
+      await s.watch()
+      await s.advance({ to: "2026-11-23T12:00:00Z" })
+      expect(await s.order(r.body.orderId)).toMatchObject({
+        status: "CANCELLED",
+        canonicalStatus: "EXPIRED",
+        filledQuantity: 40,
+        remainingQuantity: 60,
+        settlementStatus: "SETTLED"
+      })
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(40, 17), escrow: 0 })
+      expect(await s.holding()).toBe(40)
+      const events = await s.watch()
+      expect(events.map((e) => [e.event, e.data.refunded])).toEqual([["order.cancelled", (buyTotal(100, 18) - buyTotal(40, 17)) / 100]])
+      expect(await s.queue()).not.toContain(r.body.orderId)
+    })
+
     it("rejects a STOP BUY at its trigger when the wallet cannot cover the price that triggered it", async () => {
       const s = await setup(store, 10)
       const start = await s.balances()
