@@ -278,6 +278,112 @@ for (const store of ["memory", "postgres"] as const) {
       expect(await s.queue()).not.toContain(r.body.orderId)
     })
 
+    it("replace: a higher limit escrows the extra, a smaller quantity refunds the surplus, order.replaced each time", async () => {
+      const s = await setup(store)
+      await s.pin(25)
+      const start = await s.balances()
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 100, limitPrice: 18, clientOrderId: "mine-7" })
+      const orderId = r.body.orderId as string
+      const patch = (body: unknown, user = s.id) => s.p.sb("PATCH", `/users/${user}/orders/${orderId}`, body)
+      await s.watch()
+      const up = await patch({ limitPrice: 19 })
+      expect(up.status).toBe(200)
+      expect(up.body).toMatchObject({
+        orderId,
+        status: "WORKING",
+        limitPrice: 19,
+        quantity: 100,
+        clientOrderId: "mine-7",
+        totalAmount: buyTotal(100, 19) / 100
+      })
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(100, 19), escrow: buyTotal(100, 19) })
+      const down = await patch({ quantity: 60 })
+      expect(down.status).toBe(200)
+      expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(60, 19), escrow: buyTotal(60, 19) })
+      const events = await s.watch()
+      expect(events.map((e) => e.event)).toEqual(["order.replaced", "order.replaced"])
+      expect(events[0]?.data).toMatchObject({
+        orderId,
+        subAccountId: s.id,
+        orderType: "LIMIT",
+        status: "WORKING",
+        quantity: 100,
+        limitPrice: 19,
+        stopPrice: null,
+        timeInForce: "DAY",
+        previous: { quantity: 100, limitPrice: 18, stopPrice: null, timeInForce: "DAY" },
+        replacedAt: "2026-11-23T08:00:00.000Z"
+      })
+      expect(events[1]?.data).toMatchObject({ quantity: 60, limitPrice: 19, previous: { quantity: 100, limitPrice: 19 } })
+      const refunds = (await s.p.sb("GET", `/users/${s.id}/transactions?type=ORDER_REFUND`)).body.transactions
+      expect(refunds.map((t: { amount: number }) => cents(t.amount))).toEqual([buyTotal(100, 19) - buyTotal(60, 19)])
+      // the new limit is the one the trigger uses: 18.5 is within 19
+      await s.pin(18.5)
+      await s.advance({ to: "2026-11-23T08:15:00Z" })
+      expect(await s.order(orderId)).toMatchObject({ status: "PENDING", quantity: 60, priceAtOrder: 18.5 })
+    })
+
+    it("replace refuses what does not fit, a short wallet, another account, and anything not WORKING; nothing changes", async () => {
+      const s = await setup(store)
+      await s.pin(25)
+      const r = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 100, limitPrice: 18 })
+      const orderId = r.body.orderId as string
+      const other = (await s.p.createUser("sandbox")).subAccountId
+      const before = await s.balances()
+      const cases: Array<[unknown, number, string, string?]> = [
+        [{}, 400, "VALIDATION_ERROR"],
+        [{ stopPrice: 17 }, 400, "VALIDATION_ERROR", "stopPrice"],
+        [{ limitPrice: 0 }, 400, "VALIDATION_ERROR"],
+        [{ expiresAt: "2026-11-25T00:00:00Z" }, 400, "VALIDATION_ERROR", "expiresAt"],
+        [{ timeInForce: "GTD" }, 400, "VALIDATION_ERROR", "expiresAt"],
+        [{ quantity: 100_000 }, 400, "INSUFFICIENT_FUNDS"]
+      ]
+      for (const [body, status, code, param] of cases) {
+        const x = await s.p.sb("PATCH", `/users/${s.id}/orders/${orderId}`, body)
+        expect([x.status, x.body.error.code], JSON.stringify(body)).toEqual([status, code])
+        if (param !== undefined) expect(x.body.error.param).toBe(param)
+      }
+      const foreign = await s.p.sb("PATCH", `/users/${other}/orders/${orderId}`, { limitPrice: 17 })
+      expect([foreign.status, foreign.body.error.code]).toEqual([404, "NOT_FOUND"])
+      expect(await s.balances()).toEqual(before)
+      expect(await s.order(orderId)).toMatchObject({ limitPrice: 18, quantity: 100, status: "WORKING" })
+      // triggered: no longer replaceable
+      await s.pin(17)
+      await s.advance({ to: "2026-11-23T08:15:00Z" })
+      const late = await s.p.sb("PATCH", `/users/${s.id}/orders/${orderId}`, { limitPrice: 17 })
+      expect([late.status, late.body.error.code]).toEqual([409, "CONFLICT"])
+      // a MARKET order never is
+      const market = await s.trade("BUY", 1)
+      const m = await s.p.sb("PATCH", `/users/${s.id}/orders/${market.orderId}`, { quantity: 2 })
+      expect([m.status, m.body.error.code]).toEqual([409, "CONFLICT"])
+    })
+
+    it("replace: a SELL's reservation follows its quantity; the deadline follows timeInForce", async () => {
+      const s = await setup(store)
+      const bought = await s.trade("BUY", 30)
+      await s.engine.admin("POST", `/_sim/desk/orders/${bought.orderId}/fill`, {})
+      await s.pin(20)
+      const r = await s.place({ type: "SELL", orderType: "LIMIT", quantity: 10, limitPrice: 30 })
+      const orderId = r.body.orderId as string
+      const patch = (body: unknown) => s.p.sb("PATCH", `/users/${s.id}/orders/${orderId}`, body)
+      const beyond = await patch({ quantity: 31 })
+      expect([beyond.status, beyond.body.error.code]).toEqual([422, "INSUFFICIENT_HOLDINGS"])
+      expect((await patch({ quantity: 30 })).status).toBe(200)
+      const free = await s.place({ type: "SELL", orderType: "LIMIT", quantity: 1, limitPrice: 30 })
+      expect([free.status, free.body.error.code]).toEqual([422, "INSUFFICIENT_HOLDINGS"])
+      expect((await patch({ quantity: 20 })).status).toBe(200)
+      expect((await s.place({ type: "SELL", orderType: "LIMIT", quantity: 10, limitPrice: 30, timeInForce: "GTC" })).status).toBe(202)
+      // DAY -> GTD on Wednesday: today's close passes, the new date expires it
+      const gtd = await patch({ timeInForce: "GTD", expiresAt: "2026-11-25T09:00:00Z" })
+      expect(gtd.body).toMatchObject({ timeInForce: "GTD", expiresAt: "2026-11-25T09:00:00.000Z" })
+      await s.advance({ to: "2026-11-24T12:00:00Z" })
+      expect((await s.order(orderId)).status).toBe("WORKING")
+      await s.advance({ to: "2026-11-25T09:00:00Z" })
+      expect(await s.order(orderId)).toMatchObject({ canonicalStatus: "EXPIRED", cancelReason: "GTD_EXPIRED" })
+      // its 20 shares are free again: the GTC SELL of 10 still holds its own
+      expect((await s.place({ type: "SELL", orderType: "LIMIT", quantity: 20, limitPrice: 30, timeInForce: "GTC" })).status).toBe(202)
+    })
+
     it("rejects a STOP BUY at its trigger when the wallet cannot cover the price that triggered it", async () => {
       const s = await setup(store, 10)
       const start = await s.balances()
