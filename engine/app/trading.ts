@@ -302,7 +302,8 @@ export class TradingService extends Context.Service<
             markupBps: principal.markupBps,
             quote: { quoteId, expiresAt: quote.expiresAt },
             clientOrderId: input.clientOrderId ?? null,
-            timeInForce: input.timeInForce ?? null,
+            // MARKET orders ignore timeInForce: the Order shows null (D-031)
+            timeInForce: null,
             now
           })
           if (order.side === "BUY") {

@@ -7,10 +7,15 @@
  * replaced (escrow re-computed, `order.replaced`). Both stores (postgres with DATABASE_URL); every answer is checked
  * against the contract by the harness.
  */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import addFormatsModule from "ajv-formats"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { parse } from "yaml"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
-import { eventWatcher, partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
+import { eventsOf, eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
@@ -412,3 +417,47 @@ for (const store of ["memory", "postgres"] as const) {
     })
   })
 }
+
+// The events resting orders emit (order.pending at a trigger, order.rejected at a short trigger, order.cancelled for an
+// expiry, order.replaced) validate against the contract's envelope schema of their name, as a delivery carries them.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void
+const doc = parse(readFileSync(join(import.meta.dirname, "..", "..", "spec", "openapi.yaml"), "utf8")) as {
+  components: { schemas: Record<string, { allOf?: Array<{ properties?: { event?: { const?: string } } }> }> }
+}
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats(ajv)
+ajv.addSchema({ $id: "urn:sokoni:openapi", components: doc.components })
+const schemaOf = (name: string) => {
+  const entry = Object.entries(doc.components.schemas).find(([, x]) => x.allOf?.[1]?.properties?.event?.const === name)
+  if (entry === undefined) throw new Error(`no event schema for ${name}`)
+  return ajv.getSchema(`urn:sokoni:openapi#/components/schemas/${entry[0]}`) ?? ajv.compile({ $ref: `urn:sokoni:openapi#/components/schemas/${entry[0]}` })
+}
+
+describe("resting order events against the contract", () => {
+  it("order.pending, order.rejected, order.cancelled (expiry) and order.replaced validate", async () => {
+    const s = await setup("memory", 10)
+    await s.pin(20)
+    // triggers at 08:15 (BUY LIMIT within 21), a STOP BUY the 10 USD wallet cannot cover at 20.9, a replaced one, an expiry
+    const pending = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 21 })
+    const replaced = await s.place({ type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 15 })
+    expect((await s.p.sb("PATCH", `/users/${s.id}/orders/${replaced.body.orderId}`, { limitPrice: 16, quantity: 12 })).status).toBe(200)
+    const wallet = (await s.balances()).wallet
+    const short = await s.place({ type: "BUY", orderType: "STOP", quantity: Math.floor((wallet * 129.25) / 100 / 20.02), stopPrice: 20 })
+    expect(short.status).toBe(202)
+    await s.pin(20.9)
+    await s.advance({ to: "2026-11-23T12:00:00Z" })
+    const events = (await eventsOf(s.engine)).filter((e) => e.event.startsWith("order.") || e.event.startsWith("trade."))
+    const names = new Set(events.map((e) => e.event))
+    for (const name of ["order.pending", "order.rejected", "order.cancelled", "order.replaced"]) expect(names.has(name), name).toBe(true)
+    expect(events.find((e) => e.event === "order.pending")?.data.orderId).toBe(pending.body.orderId)
+    for (const e of events) {
+      const validate = schemaOf(e.event)
+      const t = e as TraceEvent & { eventId: string; timestamp: string }
+      const body = { eventId: t.eventId, event: t.event, timestamp: t.timestamp, data: t.data, isSandbox: true }
+      expect(validate(body), `${e.event}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body)}`).toBe(true)
+    }
+    // and the schema can fail
+    const bad = { eventId: "evt_1", event: "order.replaced", timestamp: "2026-11-23T08:00:00.000Z", data: { orderId: "ord_1" }, isSandbox: true }
+    expect(schemaOf("order.replaced")(bad)).toBe(false)
+  })
+})
