@@ -7,7 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { filledQuantity, type OrderRecord, type OrderStatusFilter, orderToWire, remainingQuantity } from "../domain/order.ts"
+import { filledQuantity, matchesStatus, type OrderRecord, type OrderStatusFilter, orderToWire, remainingQuantity } from "../domain/order.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
@@ -107,7 +107,7 @@ export class OrderBlotter extends Context.Service<
         docs.map((d) => ({ sortKey: d.sortKey, order: d.body as OrderRecord })),
         limit,
         (o) =>
-          (wanted === undefined || o.status === wanted) &&
+          matchesStatus(o, wanted) &&
           (symbol === undefined || o.symbol === symbol || o.symbol.split(".")[0] === symbol) &&
           (from === undefined || o.createdAt >= from) &&
           (to === undefined || o.createdAt <= to)

@@ -181,7 +181,7 @@ export interface OrderTransition {
   readonly symbol: string
   readonly orderId: string
   readonly side: Side
-  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED"
+  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED" | "ORDER_EXPIRED" | "ORDER_REPLACED"
   readonly movements: Movements
   /** The order's escrow after the transition minus before. */
   readonly escrowDelta: number
@@ -193,6 +193,8 @@ const orderDescription = (t: OrderTransition) => {
   if (t.kind === "ORDER_PLACED") return `Escrow for ${what}`
   if (t.kind === "ORDER_REJECTED") return `Escrow returned: rejected ${what}`
   if (t.kind === "ORDER_CANCELLED") return `Escrow returned: cancelled ${what}`
+  if (t.kind === "ORDER_EXPIRED") return `Escrow returned: expired ${what}`
+  if (t.kind === "ORDER_REPLACED") return `Escrow surplus returned: replaced ${what}`
   return t.side === "SELL" ? `Proceeds of ${what}` : `Unused escrow returned: filled ${what}`
 }
 

@@ -1,19 +1,33 @@
 /**
- * Trading: placing MARKET orders against a quote, reading orders, and applying the desk's decisions (fill, reject).
- * Owns: the quote checks, escrow at placement, order events, the desk queue and the desk.fill job.
- * Does not own: the order arithmetic (domain/order.ts), when the desk decides (sim/desk.ts), prices (market feed).
- * Resting orders (LIMIT/STOP), cancel and replace come with the trading issue; they are refused clearly for now.
+ * Trading: placing orders, reading them, and applying the desk's decisions (fill, reject); cancel, replace, triggers
+ * and expiry. MARKET orders are quote-gated and go straight to the desk (PENDING); LIMIT, STOP and STOP_LIMIT rest
+ * WORKING (BUY escrow at the reference price, SELL shares reserved) until their trigger job sees the delayed price
+ * reach them (then PENDING at the desk), and DAY/GTD orders expire at their deadline (D-004, D-031, D-035, D-280..D-284, E-160, E-161).
+ * Owns: the quote checks, escrow at placement, order events, the desk queue, and the desk.fill, order.trigger and
+ * order.expire jobs. Does not own: the order arithmetic and state machine (domain/order.ts), when the desk decides
+ * (sim/desk.ts), prices (market feed), calendars (domain/calendar.ts).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { findExchange, isOpen } from "../domain/calendar.ts"
-import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { FX_SOURCE } from "../domain/fx.ts"
+import { type Exchange, findExchange, isOpen, nextSessionAfter, sessionToday } from "../domain/calendar.ts"
+import { ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import { FX_SOURCE, fxAsOf, rateFor } from "../domain/fx.ts"
+import { INSTRUMENTS } from "../domain/instruments.ts"
 import { refuseTrading } from "../domain/subaccount.ts"
 import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
-  applyFill,
   applyCancel,
+  applyExpire,
+  applyFill,
   applyReject,
+  applyRejectAtTrigger,
+  applyReplace,
+  applyTrigger,
+  isTerminal,
+  matchesStatus,
+  placeResting,
+  type RestingType,
+  triggers,
+  triggerShortfall,
   CANCEL_REASON_PARTNER,
   awaitsDesk,
   type OrderRecord,
@@ -28,6 +42,7 @@ import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DESK_FILL_JOB, type DeskFillJob, ExecutionDesk } from "../sim/desk.ts"
 import { Entropy } from "../sim/random.ts"
+import { DELAY_SECONDS, MarketFeed } from "../sim/market-feed.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
@@ -36,6 +51,7 @@ import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
 import { resolveInstrument } from "./market.ts"
+import { nextRefresh } from "./price-alerts.ts"
 import type { Principal } from "./principal.ts"
 
 export interface TradeInput {
@@ -89,6 +105,12 @@ export class TradingService extends Context.Service<
     readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly cancel: (principal: Principal, orderId: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    readonly replace: (
+      principal: Principal,
+      account: string,
+      orderId: string,
+      input: ReplaceRequest
+    ) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
   }
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
@@ -98,16 +120,125 @@ export class TradingService extends Context.Service<
     const events = yield* EventLog
     const desk = yield* ExecutionDesk
     const scheduler = yield* Scheduler
+    const feed = yield* MarketFeed
 
     const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
 
+    /** The order enters the dealing desk's queue: `order.pending`, the queue entry, and the desk's policy. */
+    const toDesk = (tx: Tx, order: OrderRecord, now: number) =>
+      Effect.gen(function* () {
+        yield* events.append(tx, order.partition, "order.pending", {
+          orderId: order.orderId,
+          ...accountFields(order),
+          externalId: order.externalId,
+          type: order.side,
+          symbol: order.symbol,
+          quantity: order.quantity,
+          priceAtOrder: price4ToWire(order.priceAtOrder),
+          usdPriceAtOrder: price4ToWire(usdPrice4(order.priceAtOrder, order.fxRate)),
+          gross: centsToWire(order.gross),
+          baseFee: centsToWire(order.baseFee),
+          partnerMarkupFee: centsToWire(order.partnerMarkupFee),
+          fee: centsToWire(order.fee),
+          ...(order.side === "BUY" ? { totalCost: centsToWire(order.totalAmount) } : {}),
+          status: "PENDING"
+        })
+        yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
+        yield* desk.onQueued(tx, order, now)
+      })
+
+    /** `order.cancelled` for a partner's cancel or an expiry (D-071): `refunded` on a BUY. */
+    const cancelledEvent = (tx: Tx, next: OrderRecord, refunded: number) =>
+      events.append(tx, next.partition, "order.cancelled", {
+        orderId: next.orderId,
+        subAccountId: next.account === "master" ? null : next.account,
+        externalId: next.externalId,
+        type: next.side,
+        symbol: next.symbol,
+        quantity: next.quantity,
+        status: "CANCELLED",
+        ...(next.side === "BUY" ? { refunded: centsToWire(refunded) } : {}),
+        currency: "USD",
+        orderLifecycle: next.orderLifecycle,
+        cancelReason: next.cancelReason
+      })
+
+    /**
+     * LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, BUY escrow at the reference price plus fees,
+     * SELL shares reserved; looked at by its trigger job at every refresh, expired by its deadline job.
+     */
+    const placeRestingOrder = (principal: Principal, account: string, input: TradeInput, orderType: RestingType) =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        const fields = yield* liftFailure(restingFields(orderType, input, now))
+        const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+        const exchange = findExchange(instrument.exchange)
+        const currency = exchange?.currency ?? "USD"
+        const rate = rateFor(currency)
+        if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
+        const deadline = fields.timeInForce === "DAY" ? dayDeadline(exchange, now) : fields.expiresAt
+        return yield* store.transact((tx) =>
+          Effect.gen(function* () {
+            if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+            const order = placeResting({
+              orderId: yield* entropy.id("ord"),
+              partition: principal.partition,
+              account,
+              instrument,
+              orderType,
+              side: input.type,
+              quantity: fields.quantity,
+              limitPrice: fields.limitPrice,
+              stopPrice: fields.stopPrice,
+              timeInForce: fields.timeInForce,
+              expiresAt: fields.expiresAt,
+              deadline,
+              rate,
+              rateAsOf: fxAsOf(now),
+              fxSource: FX_SOURCE,
+              localCurrency: currency,
+              markupBps: principal.markupBps,
+              clientOrderId: input.clientOrderId ?? null,
+              now
+            })
+            yield* holdFor(tx, order, now)
+            yield* saveOrder(tx, order)
+            yield* scheduler.schedule(tx, TRIGGER_JOB, nextRefresh(now), { orderId: order.orderId } satisfies TriggerJob)
+            if (deadline !== null) yield* scheduler.schedule(tx, EXPIRE_JOB, deadline, { orderId: order.orderId, deadline } satisfies ExpireJob)
+            return orderToWire(order, now)
+          })
+        )
+      })
+
+    /** Escrows a new resting BUY (funds checked) or reserves a resting SELL's shares (holdings checked). */
+    const holdFor = (tx: Tx, order: OrderRecord, now: number) =>
+      Effect.gen(function* () {
+        if (order.side === "BUY") {
+          const balance = yield* walletBalance(tx, order.partition, order.account)
+          if (balance < order.escrow) {
+            return yield* Effect.fail(
+              fail("INSUFFICIENT_FUNDS", `the order needs ${centsToWire(order.escrow)} USD and the wallet holds ${centsToWire(balance)} USD`)
+            )
+          }
+          yield* applyOrderTransition(tx, order.partition, {
+            ...transitionOf(order, "ORDER_PLACED", order.escrow, now),
+            movements: { wallet: -order.escrow, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: 0 }
+          })
+        } else {
+          const h = yield* holding(tx, order.partition, order.account, order.symbol)
+          if (h.quantity - h.reserved < order.quantity) {
+            return yield* Effect.fail(fail("INSUFFICIENT_HOLDINGS", `the account holds ${h.quantity - h.reserved} free units of ${order.symbol}`))
+          }
+          yield* applyOrderTransition(tx, order.partition, {
+            ...transitionOf(order, "ORDER_PLACED", 0, now),
+            movements: { wallet: 0, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: order.quantity }
+          })
+        }
+      })
+
     const trade = Effect.fn("TradingService.trade")(function* (principal: Principal, account: string, input: TradeInput) {
       const orderType = input.orderType ?? "MARKET"
-      if (orderType !== "MARKET") {
-        return yield* Effect.fail(
-          fail("VALIDATION_ERROR", `orderType ${orderType} is not simulated yet: this engine version takes MARKET orders`, { param: "orderType" })
-        )
-      }
+      if (orderType !== "MARKET") return yield* placeRestingOrder(principal, account, input, orderType as RestingType)
       if (input.quoteId === undefined)
         return yield* Effect.fail(fail("QUOTE_REQUIRED", "a MARKET order needs a quoteId from GET /quote/{symbol}", { param: "quoteId" }))
       if ((input.quantity === undefined) === (input.cashValue === undefined)) {
@@ -171,7 +302,8 @@ export class TradingService extends Context.Service<
             markupBps: principal.markupBps,
             quote: { quoteId, expiresAt: quote.expiresAt },
             clientOrderId: input.clientOrderId ?? null,
-            timeInForce: input.timeInForce ?? null,
+            // MARKET orders ignore timeInForce: the Order shows null (D-031)
+            timeInForce: null,
             now
           })
           if (order.side === "BUY") {
@@ -197,24 +329,7 @@ export class TradingService extends Context.Service<
           }
           yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
           yield* saveOrder(tx, order)
-          yield* events.append(tx, principal.partition, "order.pending", {
-            orderId: order.orderId,
-            ...accountFields(order),
-            externalId: order.externalId,
-            type: order.side,
-            symbol: order.symbol,
-            quantity: order.quantity,
-            priceAtOrder: price4ToWire(order.priceAtOrder),
-            usdPriceAtOrder: price4ToWire(usdPrice4(order.priceAtOrder, order.fxRate)),
-            gross: centsToWire(order.gross),
-            baseFee: centsToWire(order.baseFee),
-            partnerMarkupFee: centsToWire(order.partnerMarkupFee),
-            fee: centsToWire(order.fee),
-            ...(order.side === "BUY" ? { totalCost: centsToWire(order.totalAmount) } : {}),
-            status: "PENDING"
-          })
-          yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
-          yield* desk.onQueued(tx, order, now)
+          yield* toDesk(tx, order, now)
           return orderToWire(order, now)
         })
       )
@@ -245,7 +360,7 @@ export class TradingService extends Context.Service<
             lastKey = doc.sortKey
             if (o.account !== account) continue
             if (query.orderId !== undefined && o.orderId !== query.orderId) continue
-            if (wanted !== undefined && o.status !== wanted) continue
+            if (!matchesStatus(o, wanted)) continue
             if (symbol !== undefined && o.symbol !== symbol && o.symbol.split(".")[0] !== symbol) continue
             if (from !== undefined && o.createdAt < from) continue
             if (to !== undefined && o.createdAt > to) continue
@@ -359,19 +474,7 @@ export class TradingService extends Context.Service<
             movements: transition.movements
           })
           yield* saveOrder(tx, next)
-          yield* events.append(tx, next.partition, "order.cancelled", {
-            orderId: next.orderId,
-            subAccountId: next.account === "master" ? null : next.account,
-            externalId: next.externalId,
-            type: next.side,
-            symbol: next.symbol,
-            quantity: next.quantity,
-            status: "CANCELLED",
-            ...(next.side === "BUY" ? { refunded: centsToWire(transition.movements.wallet) } : {}),
-            currency: "USD",
-            orderLifecycle: next.orderLifecycle,
-            cancelReason: next.cancelReason
-          })
+          yield* cancelledEvent(tx, next, transition.movements.wallet)
           return orderToWire(next, now)
         })
       )
@@ -390,6 +493,162 @@ export class TradingService extends Context.Service<
       return orders.map((o) => orderToWire(o, now))
     })
 
+    /**
+     * Replace (D-035, D-284): a WORKING sub-account order changes in place; BUY escrow re-computed (the extra taken
+     * from the wallet, 400 INSUFFICIENT_FUNDS when short, or the surplus refunded), SELL reservation follows the
+     * quantity (422 INSUFFICIENT_HOLDINGS); `order.replaced`; a new deadline gets its own expiry job.
+     */
+    const replace = Effect.fn("TradingService.replace")(function* (principal: Principal, account: string, orderId: string, input: ReplaceRequest) {
+      const now = yield* clock.now
+      return yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          if (account !== "master") yield* findSubAccount(tx, principal.partition, account)
+          const order = yield* findOrder(tx, orderId)
+          if (order.partition !== principal.partition || order.account !== account) {
+            return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found for sub-account ${account}`))
+          }
+          if (order.status !== "WORKING") {
+            return yield* Effect.fail(fail("CONFLICT", `order ${orderId} is ${order.status}: only a WORKING order is replaceable`))
+          }
+          if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+          const change = yield* liftFailure(replaceFields(order, input, now))
+          const exchange = findExchange(order.exchange)
+          const deadline =
+            change.timeInForce === undefined && change.expiresAt === undefined
+              ? undefined
+              : (change.timeInForce ?? order.timeInForce) === "DAY"
+                ? order.timeInForce === "DAY"
+                  ? (order.deadline ?? null)
+                  : dayDeadline(exchange, now)
+                : (change.timeInForce ?? order.timeInForce) === "GTD"
+                  ? (change.expiresAt ?? order.expiresAt ?? null)
+                  : null
+          const transition = yield* liftFailure(applyReplace(order, { ...change, ...(deadline === undefined ? {} : { deadline }) }))
+          const next = transition.order
+          if (transition.movements.wallet < 0) {
+            const balance = yield* walletBalance(tx, order.partition, account)
+            if (balance < -transition.movements.wallet) {
+              return yield* Effect.fail(
+                fail(
+                  "INSUFFICIENT_FUNDS",
+                  `the replaced order needs ${centsToWire(-transition.movements.wallet)} USD more and the wallet holds ${centsToWire(balance)} USD`
+                )
+              )
+            }
+          }
+          if (transition.movements.sharesReserved > 0) {
+            const h = yield* holding(tx, order.partition, account, order.symbol)
+            if (h.quantity - h.reserved < transition.movements.sharesReserved) {
+              return yield* Effect.fail(
+                fail(
+                  "INSUFFICIENT_HOLDINGS",
+                  `the account holds ${h.quantity - h.reserved} free units of ${order.symbol}, the replace needs ${transition.movements.sharesReserved} more`
+                )
+              )
+            }
+          }
+          yield* applyOrderTransition(tx, order.partition, {
+            ...transitionOf(next, next.escrow > order.escrow ? "ORDER_PLACED" : "ORDER_REPLACED", next.escrow - order.escrow, now),
+            movements: transition.movements
+          })
+          yield* saveOrder(tx, next)
+          const newDeadline = next.deadline ?? null
+          if (newDeadline !== null && newDeadline !== (order.deadline ?? null)) {
+            yield* scheduler.schedule(tx, EXPIRE_JOB, newDeadline, { orderId, deadline: newDeadline } satisfies ExpireJob)
+          }
+          const data: Schemas["OrderReplacedData"] = {
+            orderId,
+            subAccountId: account,
+            externalId: next.externalId,
+            type: next.side,
+            symbol: next.symbol,
+            orderType: next.orderType,
+            status: "WORKING",
+            quantity: next.quantity,
+            limitPrice: next.limitPrice === null ? null : price4ToWire(next.limitPrice),
+            stopPrice: next.stopPrice === null ? null : price4ToWire(next.stopPrice),
+            timeInForce: next.timeInForce,
+            previous: {
+              quantity: order.quantity,
+              limitPrice: order.limitPrice === null ? null : price4ToWire(order.limitPrice),
+              stopPrice: order.stopPrice === null ? null : price4ToWire(order.stopPrice),
+              timeInForce: order.timeInForce
+            },
+            replacedAt: isoAt(now)
+          }
+          yield* events.append(tx, order.partition, "order.replaced", data)
+          return orderToWire(next, now)
+        })
+      )
+    })
+
+    // A WORKING order looks at the delayed price at every refresh that publishes a capture made while its exchange
+    // was open (as price alerts do, D-243), and goes to the desk when that price triggers it (D-282).
+    yield* scheduler.register(TRIGGER_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const { orderId } = payload as TriggerJob
+        const found = yield* Orders.get(tx, orderId)
+        // triggered, cancelled, expired meanwhile, or wiped by a sandbox reset: the chain ends
+        if (Option.isNone(found) || found.value.status !== "WORKING") return
+        const order = found.value
+        const now = yield* clock.now
+        const instrument = INSTRUMENTS.find((i) => i.symbol === order.symbol)
+        const exchange = findExchange(order.exchange)
+        if (instrument !== undefined && exchange !== undefined && isOpen(exchange, now - DELAY_SECONDS * 1000)) {
+          const observed = yield* feed.observe(instrument, now)
+          if (triggers(order, observed.price)) {
+            const shortfall = triggerShortfall(order, observed.price)
+            const balance = shortfall > 0 ? yield* walletBalance(tx, order.partition, order.account) : 0
+            if (shortfall > balance) {
+              const reason = `the ${order.orderType} BUY triggered at ${price4ToWire(observed.price)} and needs ${centsToWire(shortfall)} USD more than its escrow; the wallet holds ${centsToWire(balance)} USD`
+              const rejected = yield* liftFailure(applyRejectAtTrigger(order, "INSUFFICIENT_FUNDS", reason, now))
+              yield* applyOrderTransition(tx, order.partition, {
+                ...transitionOf(rejected.order, "ORDER_REJECTED", rejected.order.escrow - order.escrow, now),
+                movements: rejected.movements
+              })
+              yield* saveOrder(tx, rejected.order)
+              const data = { ...decisionPayload(rejected.order, "REJECTED", 0, now), rejectionCode: "INSUFFICIENT_FUNDS", rejectionReason: reason }
+              yield* events.append(tx, order.partition, "order.rejected", data)
+              yield* events.append(tx, order.partition, "trade.rejected", data)
+              return
+            }
+            const transition = yield* liftFailure(applyTrigger(order, observed.price, now))
+            const next = transition.order
+            if (next.escrow !== order.escrow) {
+              yield* applyOrderTransition(tx, order.partition, {
+                ...transitionOf(next, "ORDER_PLACED", next.escrow - order.escrow, now),
+                movements: transition.movements
+              })
+            }
+            yield* saveOrder(tx, next)
+            yield* toDesk(tx, next, now)
+            return
+          }
+        }
+        yield* scheduler.schedule(tx, TRIGGER_JOB, nextRefresh(now), { orderId } satisfies TriggerJob)
+      })
+    )
+
+    // A DAY or GTD order that is still open at its deadline expires (D-004). A replace that moved the deadline left
+    // the old job behind: it sees another deadline and does nothing.
+    yield* scheduler.register(EXPIRE_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const { orderId, deadline } = payload as ExpireJob
+        const found = yield* Orders.get(tx, orderId)
+        if (Option.isNone(found) || isTerminal(found.value) || found.value.deadline !== deadline) return
+        const order = found.value
+        const now = yield* clock.now
+        const transition = yield* liftFailure(applyExpire(order, now))
+        const next = transition.order
+        yield* applyOrderTransition(tx, next.partition, {
+          ...transitionOf(next, "ORDER_EXPIRED", next.escrow - order.escrow, now),
+          movements: transition.movements
+        })
+        yield* saveOrder(tx, next)
+        yield* cancelledEvent(tx, next, transition.movements.wallet)
+      })
+    )
+
     yield* scheduler.register(DESK_FILL_JOB, (tx, payload) =>
       Effect.gen(function* () {
         const { orderId } = payload as DeskFillJob
@@ -400,10 +659,120 @@ export class TradingService extends Context.Service<
       })
     )
 
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel })
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel, replace })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)
+}
+
+export interface ReplaceRequest {
+  readonly quantity?: number | undefined
+  readonly limitPrice?: number | undefined
+  readonly stopPrice?: number | undefined
+  readonly timeInForce?: TimeInForce | undefined
+  readonly expiresAt?: string | undefined
+}
+
+export const TRIGGER_JOB = "order.trigger"
+export const EXPIRE_JOB = "order.expire"
+interface TriggerJob {
+  readonly orderId: string
+}
+interface ExpireJob {
+  readonly orderId: string
+  readonly deadline: number
+}
+
+/** Furthest GTD deadline accepted: 366 days (D-281). */
+const MAX_GTD_MS = 366 * 86_400_000
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+
+/** A GTD deadline: an RFC 3339 date-time with an offset, after `now`, at most a year ahead (D-281). */
+const gtdDeadline = (raw: string | undefined, now: number): number | ApiFailure => {
+  if (raw === undefined) return fail("VALIDATION_ERROR", "a GTD order needs expiresAt", { param: "expiresAt" })
+  const at = DATE_TIME.test(raw) ? Date.parse(raw) : Number.NaN
+  if (!Number.isFinite(at)) return fail("VALIDATION_ERROR", "expiresAt must be an ISO 8601 date-time with a time zone", { param: "expiresAt" })
+  if (at <= now) return fail("VALIDATION_ERROR", "expiresAt must be in the future", { param: "expiresAt" })
+  if (at > now + MAX_GTD_MS) return fail("VALIDATION_ERROR", "expiresAt must be at most 366 days ahead", { param: "expiresAt" })
+  return at
+}
+
+/** A limit or stop price: positive, at most 4 decimals (local currency). */
+const priceField = (value: number, param: "limitPrice" | "stopPrice"): number | ApiFailure => {
+  const p = parseScaled(value, 4)
+  return p === undefined || p <= 0 ? fail("VALIDATION_ERROR", `${param} must be positive with at most 4 decimals`, { param }) : p
+}
+
+/** Which of limitPrice and stopPrice an order type takes (contract TradeRequest). */
+const takesLimit = (t: RestingType) => t === "LIMIT" || t === "STOP_LIMIT"
+const takesStop = (t: RestingType) => t === "STOP" || t === "STOP_LIMIT"
+
+/** The validated fields of a resting order request (D-280): every mistake is a 400 naming its parameter. */
+export const restingFields = (orderType: RestingType, input: TradeInput, now: number) => {
+  if (input.quoteId !== undefined)
+    return fail("VALIDATION_ERROR", `a ${orderType} order takes no quoteId (only MARKET orders are quote-gated)`, { param: "quoteId" })
+  if (input.cashValue !== undefined) return fail("VALIDATION_ERROR", `a ${orderType} order takes a quantity, not a cashValue`, { param: "cashValue" })
+  if (input.quantity === undefined) return fail("VALIDATION_ERROR", `a ${orderType} order needs a quantity`, { param: "quantity" })
+  if (!Number.isSafeInteger(input.quantity) || input.quantity <= 0)
+    return fail("VALIDATION_ERROR", "quantity must be a whole number above 0", { param: "quantity" })
+  const limitPrice = priceOf(orderType, "limitPrice", takesLimit(orderType), input.limitPrice)
+  if (limitPrice instanceof ApiFailure) return limitPrice
+  const stopPrice = priceOf(orderType, "stopPrice", takesStop(orderType), input.stopPrice)
+  if (stopPrice instanceof ApiFailure) return stopPrice
+  const timeInForce = input.timeInForce ?? "DAY"
+  if (timeInForce !== "GTD" && input.expiresAt !== undefined) {
+    return fail("VALIDATION_ERROR", "expiresAt goes only with timeInForce GTD", { param: "expiresAt" })
+  }
+  const expiresAt = timeInForce === "GTD" ? gtdDeadline(input.expiresAt, now) : null
+  if (expiresAt instanceof ApiFailure) return expiresAt
+  return { quantity: input.quantity, limitPrice, stopPrice, timeInForce, expiresAt }
+}
+
+const priceOf = (orderType: RestingType, param: "limitPrice" | "stopPrice", takes: boolean, value: number | undefined): number | null | ApiFailure => {
+  if (!takes) return value === undefined ? null : fail("VALIDATION_ERROR", `a ${orderType} order takes no ${param}`, { param })
+  if (value === undefined) return fail("VALIDATION_ERROR", `a ${orderType} order needs a ${param}`, { param })
+  return priceField(value, param)
+}
+
+/** The validated change of a replace (D-284): fields must fit the order's type; expiresAt only with GTD. */
+export const replaceFields = (order: OrderRecord, input: ReplaceRequest, now: number) => {
+  const orderType = order.orderType as RestingType
+  if (Object.values(input).every((v) => v === undefined)) {
+    return fail("VALIDATION_ERROR", "give at least one of quantity, limitPrice, stopPrice, timeInForce, expiresAt")
+  }
+  if (input.quantity !== undefined && (!Number.isSafeInteger(input.quantity) || input.quantity <= 0)) {
+    return fail("VALIDATION_ERROR", "quantity must be a whole number above 0", { param: "quantity" })
+  }
+  const limitPrice =
+    input.limitPrice === undefined ? undefined : takesLimit(orderType) ? priceField(input.limitPrice, "limitPrice") : notFor(orderType, "limitPrice")
+  if (limitPrice instanceof ApiFailure) return limitPrice
+  const stopPrice = input.stopPrice === undefined ? undefined : takesStop(orderType) ? priceField(input.stopPrice, "stopPrice") : notFor(orderType, "stopPrice")
+  if (stopPrice instanceof ApiFailure) return stopPrice
+  const timeInForce = input.timeInForce ?? order.timeInForce
+  if (input.expiresAt !== undefined && timeInForce !== "GTD")
+    return fail("VALIDATION_ERROR", "expiresAt goes only with timeInForce GTD", { param: "expiresAt" })
+  const expiresAt =
+    input.expiresAt !== undefined
+      ? gtdDeadline(input.expiresAt, now)
+      : input.timeInForce === "GTD" && order.timeInForce !== "GTD"
+        ? gtdDeadline(undefined, now)
+        : input.timeInForce !== undefined && input.timeInForce !== "GTD"
+          ? null
+          : undefined
+  if (expiresAt instanceof ApiFailure) return expiresAt
+  return { quantity: input.quantity, limitPrice, stopPrice, timeInForce: input.timeInForce, expiresAt }
+}
+
+const notFor = (orderType: RestingType, param: "limitPrice" | "stopPrice") => fail("VALIDATION_ERROR", `a ${orderType} order takes no ${param}`, { param })
+
+/**
+ * When a DAY order expires (D-281): the close of the session it was placed in, or, placed while the exchange is
+ * closed (night, weekend, holiday), the close of the next session. No listing without an exchange trades here.
+ */
+export const dayDeadline = (exchange: Exchange | undefined, now: number): number | null => {
+  if (exchange === undefined) return null
+  if (isOpen(exchange, now)) return sessionToday(exchange, now)?.closesAt ?? null
+  return nextSessionAfter(exchange, now)?.closesAt ?? null
 }
 
 /** The ledger's view of an order transition (its money movements are added by the caller). */

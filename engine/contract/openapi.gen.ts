@@ -1975,6 +1975,8 @@ export interface paths {
          * Replace a resting order
          * @description Modifies a WORKING resting order (`replaceable: true`) in place: same orderId, status stays WORKING, emits
          *     `order.replaced`. BUY escrow is re-computed (extra funds escrowed or surplus refunded). At least one field.
+         *     A SELL's reserved shares follow its quantity. A new deadline (timeInForce, expiresAt) replaces the old one:
+         *     DAY keeps the current session's close, GTD needs expiresAt, GTC has none (D-284).
          */
         patch: operations["replaceSubAccountOrder"];
         trace?: never;
@@ -5002,7 +5004,8 @@ export interface components {
             /**
              * @description Set when REJECTED (asynchronous, after a 202). Known values (D-008): LIQUIDITY_UNAVAILABLE,
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
-             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED. Never set for an expiry.
+             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; INSUFFICIENT_FUNDS when a STOP BUY triggers above its stop and
+             *     the wallet cannot cover the difference (D-282). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
@@ -6251,6 +6254,10 @@ export interface components {
          * @description Order submission. One of quantity or cashValue is required (not both). quoteId is required for MARKET
          *     (QUOTE_REQUIRED); limitPrice for LIMIT and STOP_LIMIT; stopPrice for STOP and STOP_LIMIT; expiresAt only
          *     (and always) with GTD. Resting orders default to timeInForce DAY; MARKET orders ignore timeInForce.
+         *     A resting order (LIMIT, STOP, STOP_LIMIT) takes a quantity, no cashValue and no quoteId, and a price field
+         *     its type does not use is refused (400 VALIDATION_ERROR naming the field); it is accepted while its exchange
+         *     is closed; a GTD expiresAt is a date-time with an offset, in the future and at most 366 days ahead. It
+         *     answers 202 WORKING, a BUY escrowing its total at the limit (STOP: the stop) price plus fees (D-280).
          */
         TradeRequest: {
             /** @description USD amount; converted to a whole number of shares at the quote price. */
@@ -12531,6 +12538,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description Order not replaceable (not WORKING) or state changed mid-operation (CONFLICT). */
             409: components["responses"]["Conflict"];
+            /** @description INSUFFICIENT_HOLDINGS (a larger SELL beyond the free units, D-284); IDEMPOTENCY_KEY_REUSED (D-190). */
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -50,6 +50,10 @@ export type EntryKind =
   | "ORDER_FILLED"
   | "ORDER_REJECTED"
   | "ORDER_CANCELLED"
+  /** An expiry's release of escrow (D-004). */
+  | "ORDER_EXPIRED"
+  /** A replace that lowered a BUY's escrow: the surplus back to the wallet (D-035; a raise posts ORDER_PLACED). */
+  | "ORDER_REPLACED"
   | "SUBSCRIPTION_PLACED"
   | "SUBSCRIPTION_ALLOTTED"
   | "SUBSCRIPTION_REJECTED"
@@ -92,6 +96,8 @@ export const transactionTypeOf = (kind: EntryKind, side: Side | null): Transacti
       return side === "SELL" ? "ORDER_PROCEEDS" : "ORDER_REFUND"
     case "ORDER_REJECTED":
     case "ORDER_CANCELLED":
+    case "ORDER_EXPIRED":
+    case "ORDER_REPLACED":
       return "ORDER_REFUND"
     case "SUBSCRIPTION_PLACED":
       return "SUBSCRIPTION_ESCROW"

@@ -80,6 +80,12 @@ export interface OrderRecord {
   readonly settledAt: number | null
   readonly filledAt: number | null
   readonly version: number
+  /** GTD deadline as the partner gave it (wire `expiresAt`); absent or null otherwise. */
+  readonly expiresAt?: number | null
+  /** When a DAY or GTD order expires (DAY: the exchange's close, D-281); absent or null for MARKET and GTC orders. */
+  readonly deadline?: number | null
+  /** When a resting order's trigger price was reached and it went to the desk. */
+  readonly triggeredAt?: number | null
 }
 
 export interface PlaceMarketInput {
@@ -152,6 +158,183 @@ export const placeMarket = (input: PlaceMarketInput): OrderRecord => {
   }
 }
 
+export type RestingType = Exclude<OrderType, "MARKET">
+
+export interface PlaceRestingInput {
+  readonly orderId: string
+  readonly partition: string
+  readonly account: string
+  readonly instrument: { readonly symbol: string; readonly name: string; readonly exchange: string }
+  readonly orderType: RestingType
+  readonly side: Side
+  readonly quantity: number
+  readonly limitPrice: Price4 | null
+  readonly stopPrice: Price4 | null
+  readonly timeInForce: TimeInForce
+  /** GTD: the partner's deadline. */
+  readonly expiresAt: number | null
+  /** When it expires (DAY: the exchange's close; GTD: expiresAt; GTC: null). */
+  readonly deadline: number | null
+  readonly rate: Rate6
+  readonly rateAsOf: number
+  readonly fxSource: string
+  readonly localCurrency: string
+  readonly markupBps: number
+  readonly clientOrderId: string | null
+  readonly now: number
+}
+
+/**
+ * The price a resting order is escrowed and shown at until it triggers (E-160): the limit for LIMIT and STOP_LIMIT
+ * (no fill may be worse), the stop for STOP (its trigger; the trigger re-prices it at the price that reached it).
+ */
+export const referencePrice = (o: { readonly orderType: OrderType; readonly limitPrice: Price4 | null; readonly stopPrice: Price4 | null }): Price4 | null =>
+  o.orderType === "STOP" ? o.stopPrice : o.limitPrice
+
+/** gross, fees and total of `quantity` at `price`: BUY total = gross + fee (the escrow), SELL total = gross - fee. */
+const priced = (side: Side, quantity: number, price: Price4, rate: Rate6, markupBps: number) => {
+  const gross = grossCents(quantity, price, rate)
+  const f = fees(gross, markupBps)
+  return { gross, baseFee: f.baseFee, partnerMarkupFee: f.partnerMarkupFee, fee: f.fee, totalAmount: side === "BUY" ? gross + f.fee : gross - f.fee }
+}
+
+/**
+ * A LIMIT, STOP or STOP_LIMIT order rests WORKING until its trigger (spec lifecycle). A BUY escrows its total at the
+ * reference price (E-160); a SELL reserves its shares (the caller moves both, from the returned escrow/quantity).
+ */
+export const placeResting = (input: PlaceRestingInput): OrderRecord => {
+  const reference = referencePrice({ orderType: input.orderType, limitPrice: input.limitPrice, stopPrice: input.stopPrice }) ?? 0
+  const p = priced(input.side, input.quantity, reference, input.rate, input.markupBps)
+  return {
+    orderId: input.orderId,
+    partition: input.partition,
+    account: input.account,
+    externalId: null,
+    symbol: input.instrument.symbol,
+    name: input.instrument.name,
+    exchange: input.instrument.exchange,
+    orderType: input.orderType,
+    side: input.side,
+    quantity: input.quantity,
+    limitPrice: input.limitPrice,
+    stopPrice: input.stopPrice,
+    timeInForce: input.timeInForce,
+    clientOrderId: input.clientOrderId,
+    quoteId: null,
+    quoteExpiresAt: null,
+    quoteUsdPrice: null,
+    priceAtOrder: reference,
+    fxRate: input.rate,
+    fxSource: input.fxSource,
+    fxRateAsOf: input.rateAsOf,
+    localCurrency: input.localCurrency,
+    ...p,
+    markupBps: input.markupBps,
+    escrow: input.side === "BUY" ? p.totalAmount : 0,
+    status: "WORKING",
+    settlementStatus: "PENDING",
+    fills: [],
+    rejectionCode: null,
+    rejectionReason: null,
+    cancelReason: null,
+    orderLifecycle: null,
+    createdAt: input.now,
+    queuedAt: null,
+    cancelledAt: null,
+    settledAt: null,
+    filledAt: null,
+    version: 1,
+    expiresAt: input.expiresAt,
+    deadline: input.deadline,
+    triggeredAt: null
+  }
+}
+
+/**
+ * Whether the delayed price `price` triggers a WORKING order (D-282): it is marketable there. LIMIT: BUY at or below
+ * the limit, SELL at or above. STOP: BUY at or above the stop, SELL at or below. STOP_LIMIT: the stop is reached and
+ * the price is still within the limit (a stop-limit that gapped past its limit keeps waiting).
+ */
+export const triggers = (o: OrderRecord, price: Price4): boolean => {
+  if (o.status !== "WORKING") return false
+  const buy = o.side === "BUY"
+  const withinLimit = o.limitPrice !== null && (buy ? price <= o.limitPrice : price >= o.limitPrice)
+  const stopReached = o.stopPrice !== null && (buy ? price >= o.stopPrice : price <= o.stopPrice)
+  if (o.orderType === "LIMIT") return withinLimit
+  if (o.orderType === "STOP") return stopReached
+  if (o.orderType === "STOP_LIMIT") return stopReached && withinLimit
+  return false
+}
+
+/**
+ * The trigger: WORKING -> PENDING at the desk, re-priced at `price` (the desk fills there unless told otherwise). A
+ * BUY keeps its escrow when it covers the new total (the surplus returns at the last fill, as for MARKET) and takes
+ * the shortfall from the wallet otherwise (a STOP BUY triggered above its stop); the caller checks the wallet first.
+ */
+export const applyTrigger = (order: OrderRecord, price: Price4, now: number): Transition | ApiFailure => {
+  if (order.status !== "WORKING") return fail("CONFLICT", `order ${order.orderId} is ${order.status} and cannot trigger`)
+  if (!Number.isSafeInteger(price) || price <= 0) return fail("VALIDATION_ERROR", "trigger price must be positive")
+  const p = priced(order.side, order.quantity, price, order.fxRate, order.markupBps)
+  const shortfall = order.side === "BUY" ? Math.max(0, p.totalAmount - order.escrow) : 0
+  return {
+    order: {
+      ...order,
+      ...p,
+      priceAtOrder: price,
+      escrow: order.escrow + shortfall,
+      status: "PENDING",
+      queuedAt: now,
+      triggeredAt: now,
+      version: order.version + 1
+    },
+    movements: { ...NO_MOVEMENT, wallet: -shortfall }
+  }
+}
+
+/** What the wallet must add when `order` triggers at `price` (0 unless a BUY's escrow falls short). */
+export const triggerShortfall = (order: OrderRecord, price: Price4): Cents =>
+  order.side === "BUY" ? Math.max(0, priced("BUY", order.quantity, price, order.fxRate, order.markupBps).totalAmount - order.escrow) : 0
+
+export interface ReplaceInput {
+  readonly quantity?: number | undefined
+  readonly limitPrice?: Price4 | undefined
+  readonly stopPrice?: Price4 | undefined
+  readonly timeInForce?: TimeInForce | undefined
+  readonly expiresAt?: number | null | undefined
+  readonly deadline?: number | null | undefined
+}
+
+/**
+ * Replace (D-035): a WORKING order changes in place, same orderId, still WORKING. Its total is re-priced at the new
+ * reference price; a BUY's escrow becomes the new total (the wallet gives the difference or takes the surplus back),
+ * a SELL's reserved shares follow the new quantity. The caller checks funds and holdings first.
+ */
+export const applyReplace = (order: OrderRecord, change: ReplaceInput): Transition | ApiFailure => {
+  if (order.status !== "WORKING") return fail("CONFLICT", `order ${order.orderId} is ${order.status} and cannot be replaced (replaceable only while WORKING)`)
+  const next = {
+    quantity: change.quantity ?? order.quantity,
+    limitPrice: change.limitPrice ?? order.limitPrice,
+    stopPrice: change.stopPrice ?? order.stopPrice
+  }
+  const reference = referencePrice({ orderType: order.orderType, ...next }) ?? order.priceAtOrder
+  const p = priced(order.side, next.quantity, reference, order.fxRate, order.markupBps)
+  const escrow = order.side === "BUY" ? p.totalAmount : 0
+  return {
+    order: {
+      ...order,
+      ...next,
+      ...p,
+      priceAtOrder: reference,
+      escrow,
+      timeInForce: change.timeInForce ?? order.timeInForce,
+      expiresAt: change.expiresAt === undefined ? (order.expiresAt ?? null) : change.expiresAt,
+      deadline: change.deadline === undefined ? (order.deadline ?? null) : change.deadline,
+      version: order.version + 1
+    },
+    movements: { ...NO_MOVEMENT, wallet: order.escrow - escrow, sharesReserved: order.side === "SELL" ? next.quantity - order.quantity : 0 }
+  }
+}
+
 export const filledQuantity = (o: OrderRecord): number => o.fills.reduce((n, f) => n + f.quantity, 0)
 export const remainingQuantity = (o: OrderRecord): number => o.quantity - filledQuantity(o)
 export const isTerminal = (o: OrderRecord): boolean => o.status === "FILLED" || o.status === "REJECTED" || o.status === "CANCELLED" || o.status === "EXPIRED"
@@ -194,6 +377,12 @@ export const applyFill = (order: OrderRecord, input: FillInput): Transition | Ap
     return fail("VALIDATION_ERROR", `fill quantity must be a whole number from 1 to ${remaining}`)
   }
   if (!Number.isSafeInteger(input.price) || input.price <= 0) return fail("VALIDATION_ERROR", "fill price must be positive")
+  if (order.limitPrice !== null && (order.side === "BUY" ? input.price > order.limitPrice : input.price < order.limitPrice)) {
+    return fail(
+      "VALIDATION_ERROR",
+      `fill price must honour the order's limit (${order.side === "BUY" ? "at most" : "at least"} ${price4ToWire(order.limitPrice)})`
+    )
+  }
   // Each fill is priced as the difference of cumulative totals, so partial fills add up to exactly what one fill of
   // the whole quantity would cost: rounding never makes a BUY cost more than its escrow (E-002).
   const notionalBefore = order.fills.reduce((n, f) => n + BigInt(f.quantity) * BigInt(f.price), 0n)
@@ -238,6 +427,19 @@ const releaseUnfilled = (order: OrderRecord): Movements =>
 /** The desk declines. BUY escrow goes back to the wallet first (spec: before `order.rejected` fires). */
 export const applyReject = (order: OrderRecord, code: string, reason: string, now: number): Transition | ApiFailure => {
   if (!awaitsDesk(order)) return fail("CONFLICT", `order ${order.orderId} is ${order.status} and cannot be rejected`)
+  return rejected(order, code, reason, now)
+}
+
+/**
+ * The engine rejects a WORKING order when its trigger comes and the wallet cannot cover a STOP BUY's higher price
+ * (D-282): REJECTED with INSUFFICIENT_FUNDS, its escrow back to the wallet.
+ */
+export const applyRejectAtTrigger = (order: OrderRecord, code: string, reason: string, now: number): Transition | ApiFailure => {
+  if (order.status !== "WORKING") return fail("CONFLICT", `order ${order.orderId} is ${order.status}, not WORKING`)
+  return rejected(order, code, reason, now)
+}
+
+const rejected = (order: OrderRecord, code: string, reason: string, now: number): Transition => {
   return {
     order: {
       ...order,
@@ -256,6 +458,10 @@ export const applyReject = (order: OrderRecord, code: string, reason: string, no
 
 /** Why a partner's cancel closed the order (spec event order.cancelled, `cancelReason`). */
 export const CANCEL_REASON_PARTNER = "PARTNER_REQUEST"
+/** Why an expiry closed the order (D-004). */
+export const CANCEL_REASON_DAY = "DAY_EXPIRED"
+export const CANCEL_REASON_GTD = "GTD_EXPIRED"
+export const LIFECYCLE_EXPIRED = "EXPIRED"
 
 /** Orders a partner may cancel (spec: "a cancelable (PENDING or WORKING) order"); a partly filled one may not (D-033). */
 export const isCancelable = (o: OrderRecord): boolean => o.status === "PENDING" || o.status === "WORKING"
@@ -281,6 +487,40 @@ export const applyCancel = (order: OrderRecord, reason: string, now: number): Tr
     movements: releaseUnfilled(order)
   }
 }
+
+/**
+ * A DAY or GTD order reached its deadline (D-004): EXPIRED (on the wire status CANCELLED, canonicalStatus EXPIRED),
+ * `orderLifecycle` EXPIRED and a `cancelReason`, never a rejectionCode; what is unfilled is released (BUY escrow back
+ * to the wallet, SELL shares unreserved). Settlement SETTLED when something filled, FAILED otherwise.
+ */
+export const applyExpire = (order: OrderRecord, now: number): Transition | ApiFailure => {
+  if (isTerminal(order)) return fail("CONFLICT", `order ${order.orderId} is ${order.status} and cannot expire`)
+  if (order.deadline === undefined || order.deadline === null || now < order.deadline) {
+    return fail("CONFLICT", `order ${order.orderId} has no deadline reached at ${isoOf(now)}`)
+  }
+  return {
+    order: {
+      ...order,
+      escrow: 0,
+      status: "EXPIRED",
+      settlementStatus: order.fills.length > 0 ? "SETTLED" : "FAILED",
+      orderLifecycle: LIFECYCLE_EXPIRED,
+      cancelReason: order.timeInForce === "GTD" ? CANCEL_REASON_GTD : CANCEL_REASON_DAY,
+      cancelledAt: now,
+      settledAt: now,
+      queuedAt: null,
+      version: order.version + 1
+    },
+    movements: releaseUnfilled(order)
+  }
+}
+
+/** The status a partner sees (D-004): an expired order is CANCELLED, its canonicalStatus EXPIRED. */
+export const wireStatus = (o: OrderRecord): CanonicalStatus => (o.status === "EXPIRED" ? "CANCELLED" : o.status)
+
+/** Whether `o` matches a `status` filter: CANCELLED includes expiries (their status), EXPIRED only them. */
+export const matchesStatus = (o: OrderRecord, wanted: string | undefined): boolean =>
+  wanted === undefined || o.status === wanted || (wanted === "CANCELLED" && o.status === "EXPIRED")
 
 /** Default service-level target for the dealing desk queue (spec: "live SLA clock"; value is ours, see E-004). */
 export const EXECUTION_SLA_SECONDS = 300
@@ -323,7 +563,7 @@ export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
     cancelable: isCancelable(o),
     replaceable: o.status === "WORKING",
     type: o.side,
-    status: o.status,
+    status: wireStatus(o),
     canonicalStatus: o.status,
     settlementStatus: o.settlementStatus,
     quoteId: o.quoteId,
@@ -332,6 +572,7 @@ export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
     clientOrderId: o.clientOrderId,
     omsStatus: null,
     timeInForce: o.timeInForce,
+    ...(o.expiresAt === undefined || o.expiresAt === null ? {} : { expiresAt: isoOf(o.expiresAt) }),
     filledQuantity: filled,
     remainingQuantity: o.quantity - filled,
     averageFillPrice: avgPrice === null ? null : price4ToWire(avgPrice),

@@ -493,7 +493,8 @@ describe("orderToWire", () => {
       const w = orderToWire(withStatus(o, status), T0)
       expect(w.cancelable, status).toBe(status === "PENDING" || status === "WORKING")
       expect(w.replaceable, status).toBe(status === "WORKING")
-      expect(w.status).toBe(status)
+      // D-004: an expiry shows status CANCELLED, canonicalStatus EXPIRED
+      expect(w.status).toBe(status === "EXPIRED" ? "CANCELLED" : status)
       expect(w.canonicalStatus).toBe(status)
     }
   })

@@ -1,5 +1,6 @@
 /**
- * Order routes (contract tag "Trading"): place a trade on the master account or a sub-account, list and read orders. The body schema
+ * Order routes (contract tag "Trading"): place a trade on the master account or a sub-account, list and read orders,
+ * cancel, and replace a sub-account's resting order. The body schema
  * mirrors the contract's TradeRequest (types, enums case-exact); business rules (quote binding, funds, market hours)
  * are TradingService's. Decoding only.
  */
@@ -28,6 +29,15 @@ export const TradeBody = Schema.Struct({
   timeInForce: Schema.optionalKey(Schema.Literals(["DAY", "GTC", "GTD"])),
   expiresAt: Schema.optionalKey(Schema.String),
   clientOrderId: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+})
+
+/** The contract's ReplaceOrderRequest (at least one field: checked by TradingService.replace, D-035). */
+export const ReplaceBody = Schema.Struct({
+  quantity: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_ORDER_QUANTITY }))),
+  limitPrice: Schema.optionalKey(positive),
+  stopPrice: Schema.optionalKey(positive),
+  timeInForce: Schema.optionalKey(Schema.Literals(["DAY", "GTC", "GTD"])),
+  expiresAt: Schema.optionalKey(Schema.String)
 })
 
 export const orderRoutes = [
@@ -92,6 +102,11 @@ export const orderRoutes = [
   partnerRoute("getSubAccountPortfolio", 200, {
     params: { userId: required(text) },
     handle: ({ params, principal }) => PortfolioService.use((p) => p.portfolio(principal, params.userId))
+  }),
+  partnerRoute("replaceSubAccountOrder", 200, {
+    params: { userId: required(text), orderId: required(text) },
+    body: ReplaceBody,
+    handle: ({ params, body, principal }) => TradingService.use((t) => t.replace(principal, params.userId, params.orderId, body))
   }),
   partnerRoute("cancelOrder", 200, {
     params: { orderId: required(text) },
