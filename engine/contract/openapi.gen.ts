@@ -5002,7 +5002,8 @@ export interface components {
             /**
              * @description Set when REJECTED (asynchronous, after a 202). Known values (D-008): LIQUIDITY_UNAVAILABLE,
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
-             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED. Never set for an expiry.
+             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; SETTLEMENT_FAILED when custody settlement failed and the
+             *     trade was unwound (D-290). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
