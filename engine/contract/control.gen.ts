@@ -203,7 +203,8 @@ export interface paths {
          *     `delaySeconds`; the draws for an order come from `seed` (default the engine's seed) and the order's id
          *     alone, so a run replays. `scripted`: each order queued takes the script naming its orderId, else the next
          *     unused script without one; its steps run at `afterSeconds` after queueing; orders without a script wait
-         *     (manual). A step that is due once the order is decided is skipped. The policy is held by this process.
+         *     (manual). A script naming an order already awaiting the desk is scheduled for it at once, its steps counted
+         *     from now. A step that is due once the order is decided is skipped. The policy is held by this process.
          */
         put: operations["setSimDeskPolicy"];
         post?: never;

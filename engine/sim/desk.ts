@@ -4,7 +4,8 @@
  * the plan it makes for each order handed to it: `manual` (orders wait for the control API or a scenario step),
  * `auto` (one fill after a delay at the quote or the market price), `random` (seeded: rejections with a code, partial
  * fills, settlement failures) and `scripted` (steps per order: fill 40% at +2 s, reject the rest...). The plan is made
- * when the order is queued and scheduled as `desk.step` jobs, so a policy applies to orders queued after it is set.
+ * when the order is queued and scheduled as `desk.step` jobs, so a policy applies to orders queued after it is set
+ * (a script naming an order already queued is scheduled when the policy is set).
  * Does not own applying a decision (app/trading.ts does, for every policy and for the control API alike, so a manual
  * fill and an automatic one go through exactly the same code).
  */
@@ -13,7 +14,8 @@ import { ApiFailure, fail } from "../domain/errors.ts"
 import { INSTRUMENTS } from "../domain/instruments.ts"
 import type { Price4 } from "../domain/money.ts"
 import type { OrderRecord } from "../domain/order.ts"
-import type { StoreError, Tx } from "../store/port.ts"
+import { Store, type StoreError, type Tx } from "../store/port.ts"
+import { EngineClock } from "./clock.ts"
 import { MarketFeed } from "./market-feed.ts"
 import { Entropy, makeGenerator } from "./random.ts"
 import { Scheduler } from "./scheduler.ts"
@@ -234,17 +236,17 @@ export const planFor = (policy: DeskPolicy, order: OrderRecord, script: DeskScri
       return [{ afterSeconds: delay, step: { action: "fill", quantity: null, price: policy.price } }]
     }
     case "scripted":
-      return (script?.steps ?? []).map((s) => ({ afterSeconds: s.afterSeconds, step: plannedOf(s, order) }))
+      return (script?.steps ?? []).map((s) => ({ afterSeconds: s.afterSeconds, step: plannedOf(s, order.quantity) }))
   }
 }
 
-const plannedOf = (s: DeskStepInput, order: OrderRecord): PlannedStep => {
+const plannedOf = (s: DeskStepInput, ordered: number): PlannedStep => {
   switch (s.action) {
     case "fill":
       return {
         action: "fill",
         // a percentage of the ordered quantity, rounded down, at least one unit (the job caps it at what remains)
-        quantity: s.quantity ?? (s.percent === undefined ? null : Math.max(1, Math.floor((order.quantity * s.percent) / 100))),
+        quantity: s.quantity ?? (s.percent === undefined ? null : Math.max(1, Math.floor((ordered * s.percent) / 100))),
         price: s.price ?? "quote"
       }
     case "reject":
@@ -259,8 +261,14 @@ export class ExecutionDesk extends Context.Service<
   {
     /** The policy in force. */
     readonly policy: Effect.Effect<DeskPolicy>
-    /** Checks and sets the policy; it applies to orders queued from now on. */
-    readonly setPolicy: (input: DeskPolicyInput) => Effect.Effect<DeskPolicy, ApiFailure>
+    /**
+     * Checks and sets the policy; it applies to orders queued from now on, and a script naming one of the `queued`
+     * orders (awaiting the desk now) is scheduled for it at once, its steps counted from now.
+     */
+    readonly setPolicy: (
+      input: DeskPolicyInput,
+      queued: ReadonlyArray<{ readonly orderId: string; readonly quantity: number }>
+    ) => Effect.Effect<DeskPolicy, ApiFailure | StoreError>
     /** Called in the transaction that queued the order for the desk: plans its steps and schedules them. */
     readonly onQueued: (tx: Tx, order: OrderRecord, now: number) => Effect.Effect<void, StoreError>
     /** The market price a `price: market` fill of `order` takes at `now` (the feed's published price). */
@@ -272,14 +280,34 @@ export class ExecutionDesk extends Context.Service<
       const scheduler = yield* Scheduler
       const entropy = yield* Entropy
       const feed = yield* MarketFeed
+      const store = yield* Store
+      const clock = yield* EngineClock
       // The policy, and for a scripted one the unnamed scripts not used yet (each takes the next order queued).
       const state = yield* Ref.make<DeskState>({ policy: initial, unnamedUsed: 0 })
 
-      const setPolicy = (input: DeskPolicyInput) =>
-        Effect.suspend(() => {
+      const setPolicy = (input: DeskPolicyInput, queued: ReadonlyArray<{ readonly orderId: string; readonly quantity: number }>) =>
+        Effect.gen(function* () {
           const policy = normalisePolicy(input, entropy.seed)
-          if (policy instanceof ApiFailure) return Effect.fail(policy)
-          return Effect.as(Ref.set(state, { policy, unnamedUsed: 0 }), policy)
+          if (policy instanceof ApiFailure) return yield* Effect.fail(policy)
+          yield* Ref.set(state, { policy, unnamedUsed: 0 })
+          if (policy.mode !== "scripted") return policy
+          const now = yield* clock.now
+          const named = queued.flatMap((o) => {
+            const script = policy.scripts.find((x) => x.orderId === o.orderId)
+            return script === undefined ? [] : [{ order: o, script }]
+          })
+          if (named.length === 0) return policy
+          yield* store.transact((tx) =>
+            Effect.forEach(named, ({ order, script }) =>
+              Effect.forEach(script.steps, (step) =>
+                scheduler.schedule(tx, DESK_STEP_JOB, now + step.afterSeconds * 1000, {
+                  orderId: order.orderId,
+                  step: plannedOf(step, order.quantity)
+                } satisfies DeskStepJob)
+              )
+            )
+          )
+          return policy
         })
 
       const onQueued = (tx: Tx, order: OrderRecord, now: number) =>

@@ -181,6 +181,22 @@ describe.each(stores)("desk policies on %s", (_store, withEngine) => {
     })
   }, 60_000)
 
+  it("a script naming an order already queued is scheduled for it at once, its steps counted from now", async () => {
+    await withEngine(async (engine) => {
+      const w = await deskWorld(engine)
+      const queued = await w.place("BUY", 10)
+      const other = await w.place("BUY", 10)
+      await w.advance(60)
+      const set = await w.setPolicy({ mode: "scripted", scripts: [{ orderId: queued.orderId, steps: [{ afterSeconds: 3, action: "fill", quantity: 6 }] }] })
+      expect(set.body.scripts[0].orderId).toBe(queued.orderId)
+      await w.advance(2.999)
+      expect((await w.order(queued.orderId)).filledQuantity).toBe(0)
+      await w.advance(0.001)
+      expect((await w.order(queued.orderId)).filledQuantity).toBe(6)
+      expect((await w.order(other.orderId)).status).toBe("PENDING")
+    })
+  }, 60_000)
+
   it("refuses a bad policy in the envelope and keeps the one in force", async () => {
     await withEngine(async (engine) => {
       const w = await deskWorld(engine)

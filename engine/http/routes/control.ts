@@ -156,7 +156,12 @@ export const controlRoutes = [
   }),
   controlRoute("setSimDeskPolicy", 200, {
     body: DeskPolicyBody,
-    handle: ({ body }) => ExecutionDesk.use((d) => Effect.map(d.setPolicy(body), policyWire))
+    handle: ({ body }) =>
+      Effect.gen(function* () {
+        // orders awaiting the desk now: a script naming one of them is scheduled for it at once
+        const queued = yield* TradingService.use((t) => t.deskQueue)
+        return policyWire(yield* ExecutionDesk.use((d) => d.setPolicy(body, queued)))
+      })
   }),
   controlRoute("getSimMaintenance", 200, {
     handle: () => Maintenance.use((m) => Effect.map(m.current, maintenanceWire))
