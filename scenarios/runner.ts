@@ -25,9 +25,12 @@ export interface ScenarioStep {
   /** Which key to send: the sandbox or live key (default: the one matching the path), or none. */
   readonly as?: "sandbox" | "live" | "none"
   readonly advance?: { readonly seconds?: number; readonly to?: string }
+  /** A desk action: `fill`, `reject` or `failSettlement` an order, or set the desk's `policy` (PUT /_sim/desk/policy). */
   readonly desk?: {
     readonly fill?: string
     readonly reject?: string
+    readonly failSettlement?: string
+    readonly policy?: Record<string, unknown>
     readonly price?: number
     readonly quantity?: number
     readonly rejectionCode?: string
@@ -365,14 +368,20 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
       } else if (step.advance !== undefined) {
         result = await call("POST", "/_sim/clock/advance", admin, step.advance)
       } else if (step.desk !== undefined) {
-        const { fill, reject, ...rest } = step.desk
+        const { fill, reject, failSettlement, policy, ...rest } = step.desk
         result =
-          fill !== undefined
-            ? await call("POST", `/_sim/desk/orders/${fill}/fill`, admin, {
-                ...(rest.price === undefined ? {} : { price: rest.price }),
-                ...(rest.quantity === undefined ? {} : { quantity: rest.quantity })
-              })
-            : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
+          policy !== undefined
+            ? await call("PUT", "/_sim/desk/policy", admin, policy)
+            : failSettlement !== undefined
+              ? await call("POST", `/_sim/desk/orders/${failSettlement}/fail-settlement`, admin, {
+                  ...(rest.rejectionReason === undefined ? {} : { rejectionReason: rest.rejectionReason })
+                })
+              : fill !== undefined
+                ? await call("POST", `/_sim/desk/orders/${fill}/fill`, admin, {
+                    ...(rest.price === undefined ? {} : { price: rest.price }),
+                    ...(rest.quantity === undefined ? {} : { quantity: rest.quantity })
+                  })
+                : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
       } else if (step.receiver !== undefined) {
         receivers.script(step.receiver.url, step.receiver.answers ?? [], step.receiver.otherwise ?? { status: 200 })
         if (step.receiver.secret !== undefined) secrets.set(step.receiver.url, step.receiver.secret)

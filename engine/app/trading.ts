@@ -28,6 +28,7 @@ import {
   type RestingType,
   triggers,
   triggerShortfall,
+  applySettlementFailure,
   CANCEL_REASON_PARTNER,
   awaitsDesk,
   type OrderRecord,
@@ -40,7 +41,7 @@ import {
 } from "../domain/order.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { DESK_FILL_JOB, type DeskFillJob, ExecutionDesk } from "../sim/desk.ts"
+import { DESK_FILL_JOB, DESK_STEP_JOB, type DeskFillJob, type DeskStepJob, ExecutionDesk, SETTLEMENT_FAILED_CODE } from "../sim/desk.ts"
 import { Entropy } from "../sim/random.ts"
 import { DELAY_SECONDS, MarketFeed } from "../sim/market-feed.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -104,6 +105,8 @@ export class TradingService extends Context.Service<
     readonly deskQueue: Effect.Effect<ReadonlyArray<Schemas["Order"]>, StoreError>
     readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    /** Custody settlement of a PENDING or PARTIALLY_FILLED order fails: the trade is unwound (D-290). */
+    readonly deskFailSettlement: (orderId: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly cancel: (principal: Principal, orderId: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly replace: (
       principal: Principal,
@@ -431,33 +434,55 @@ export class TradingService extends Context.Service<
       return yield* store.transact((tx) => fillIn(tx, orderId, request))
     })
 
-    const deskReject = Effect.fn("TradingService.deskReject")(function* (orderId: string, code: string, reason: string) {
-      return yield* store.transact((tx) =>
-        Effect.gen(function* () {
-          const now = yield* clock.now
-          const order = yield* findOrder(tx, orderId)
-          const transition = yield* liftFailure(applyReject(order, code, reason, now))
-          const next = transition.order
-          yield* applyOrderTransition(tx, next.partition, {
-            ...transitionOf(next, "ORDER_REJECTED", next.escrow - order.escrow, now),
-            movements: transition.movements
-          })
-          yield* saveOrder(tx, next)
-          const payload = {
-            ...decisionPayload(
-              next,
-              "REJECTED",
-              next.fills.reduce((sum, f) => sum + f.fee, 0),
-              now
-            ),
-            rejectionCode: code,
-            rejectionReason: reason
-          }
-          yield* events.append(tx, next.partition, "order.rejected", payload)
-          yield* events.append(tx, next.partition, "trade.rejected", payload)
-          return orderToWire(next, now)
+    /** Rejects inside `tx` (control API, desk jobs); a settlement failure is a rejection whose transition unwinds fills. */
+    const rejectIn = (tx: Tx, orderId: string, code: string, reason: string, unwind = false) =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        const order = yield* findOrder(tx, orderId)
+        const transition = yield* liftFailure(unwind ? applySettlementFailure(order, code, reason, now) : applyReject(order, code, reason, now))
+        if (unwind) yield* checkUnwind(tx, order)
+        const next = transition.order
+        yield* applyOrderTransition(tx, next.partition, {
+          ...transitionOf(next, "ORDER_REJECTED", next.escrow - order.escrow, now),
+          movements: transition.movements
         })
-      )
+        yield* saveOrder(tx, next)
+        const payload = {
+          ...decisionPayload(
+            next,
+            "REJECTED",
+            next.fills.reduce((sum, f) => sum + f.fee, 0),
+            now
+          ),
+          rejectionCode: code,
+          rejectionReason: reason
+        }
+        yield* events.append(tx, next.partition, "order.rejected", payload)
+        yield* events.append(tx, next.partition, "trade.rejected", payload)
+        return orderToWire(next, now)
+      })
+
+    /** Custody can only unwind what is still there: a BUY's filled shares, a SELL's proceeds (D-290). */
+    const checkUnwind = (tx: Tx, order: OrderRecord) =>
+      Effect.gen(function* () {
+        const units = order.fills.reduce((n, f) => n + f.quantity, 0)
+        if (order.side === "BUY") {
+          const h = yield* holding(tx, order.partition, order.account, order.symbol)
+          if (h.quantity - h.reserved < units)
+            return yield* Effect.fail(fail("CONFLICT", `the account no longer holds the ${units} filled units of ${order.symbol} to unwind`))
+        } else {
+          const proceeds = order.fills.reduce((c, f) => c + f.gross - f.fee, 0)
+          if ((yield* walletBalance(tx, order.partition, order.account)) < proceeds)
+            return yield* Effect.fail(fail("CONFLICT", `the wallet no longer holds the ${centsToWire(proceeds)} USD of proceeds to reverse`))
+        }
+      })
+
+    const deskReject = Effect.fn("TradingService.deskReject")(function* (orderId: string, code: string, reason: string) {
+      return yield* store.transact((tx) => rejectIn(tx, orderId, code, reason))
+    })
+
+    const deskFailSettlement = Effect.fn("TradingService.deskFailSettlement")(function* (orderId: string, reason: string) {
+      return yield* store.transact((tx) => rejectIn(tx, orderId, SETTLEMENT_FAILED_CODE, reason, true))
     })
 
     /** The partner cancels one of its PENDING or WORKING orders, master or sub-account (D-033): money back first. */
@@ -658,8 +683,26 @@ export class TradingService extends Context.Service<
         yield* fillIn(tx, orderId, {})
       })
     )
+    // One planned step of the desk's policy (sim/desk.ts plans, this applies); skipped once the order is decided.
+    yield* scheduler.register(DESK_STEP_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const { orderId, step } = payload as DeskStepJob
+        const found = yield* Orders.get(tx, orderId)
+        if (Option.isNone(found) || !awaitsDesk(found.value)) return
+        if (step.action === "reject") return yield* Effect.asVoid(rejectIn(tx, orderId, step.rejectionCode, step.rejectionReason))
+        if (step.action === "failSettlement") return yield* Effect.asVoid(rejectIn(tx, orderId, SETTLEMENT_FAILED_CODE, step.reason, true))
+        const order = found.value
+        const remaining = remainingQuantity(order)
+        const price = step.price === "market" ? yield* desk.marketPrice(order, yield* clock.now) : order.priceAtOrder
+        // a BUY's escrow was sized at its quote: a market price above it cannot be paid, so the desk declines (D-292)
+        if (price === undefined || (order.side === "BUY" && price > order.priceAtOrder)) {
+          return yield* Effect.asVoid(rejectIn(tx, orderId, "PRICE_OUT_OF_TOLERANCE", "The market moved above the quoted price"))
+        }
+        yield* fillIn(tx, orderId, { quantity: Math.min(step.quantity ?? remaining, remaining), price: price4ToWire(price) })
+      })
+    )
 
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel, replace })
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, deskFailSettlement, cancel, replace })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)

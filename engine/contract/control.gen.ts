@@ -94,6 +94,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/desk/orders/{orderId}/fail-settlement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Order ID.
+                 * @example ord_0001
+                 */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fail the custody settlement of a PENDING or PARTIALLY_FILLED order
+         * @description Custody settlement fails and the trade is unwound: fills so far are reversed (a BUY's shares leave the
+         *     holding, a SELL's proceeds leave the wallet and its shares come back) and a BUY's whole debit returns to the
+         *     wallet, fees included. The order ends `status` REJECTED with `rejectionCode` SETTLEMENT_FAILED,
+         *     `settlementStatus` FAILED and `settledAt` set; `order.rejected` and `trade.rejected` are emitted after the
+         *     money moved. 409 when the order is decided already, or when the holding or wallet no longer holds what the
+         *     unwind takes back.
+         */
+        post: operations["failSimOrderSettlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/desk/orders/{orderId}/fill": {
         parameters: {
             query?: never;
@@ -142,6 +173,41 @@ export interface paths {
          * @description Declines the order; BUY funds are returned first, then `order.rejected` and `trade.rejected` are emitted.
          */
         post: operations["rejectSimOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/desk/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The desk's policy
+         * @description The policy in force, every default filled in (`serve --desk` sets the first one).
+         */
+        get: operations["getSimDeskPolicy"];
+        /**
+         * Set the desk's policy
+         * @description Sets how the desk decides the orders queued from now on (orders already queued keep the plan they got).
+         *     `manual`: orders wait for `fill`, `reject` or `fail-settlement`. `auto`: one fill of the whole order after
+         *     `delaySeconds` (default 5) at the `quote` price (the order's priceAtOrder) or the `market` price (the feed's
+         *     published price then; a BUY whose market price is above its quote is rejected PRICE_OUT_OF_TOLERANCE, as
+         *     its escrow cannot pay it). `random`: after `delaySeconds`, a rejection (probability `rejectionRate`, code
+         *     drawn from `rejectionCodes`), a settlement failure (`settlementFailureRate`) or a fill, which with
+         *     probability `partialFillRate` is a partial fill of a drawn quantity followed by the rest after another
+         *     `delaySeconds`; the draws for an order come from `seed` (default the engine's seed) and the order's id
+         *     alone, so a run replays. `scripted`: each order queued takes the script naming its orderId, else the next
+         *     unused script without one; its steps run at `afterSeconds` after queueing; orders without a script wait
+         *     (manual). A script naming an order already awaiting the desk is scheduled for it at once, its steps counted
+         *     from now. A step that is due once the order is decided is skipped. The policy is held by this process.
+         */
+        put: operations["setSimDeskPolicy"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -737,10 +803,94 @@ export interface components {
             /** @description Title shown to partners. */
             title: string;
         };
+        /** @description The desk policy in force, defaults filled in (the fields of its mode only). */
+        DeskPolicy: {
+            /** @description auto, random. Seconds from queueing to the decision. */
+            delaySeconds?: number;
+            /**
+             * @description manual, auto, random or scripted.
+             * @enum {string}
+             */
+            mode: "manual" | "auto" | "random" | "scripted";
+            /** @description random. Probability that a fill is split in two. */
+            partialFillRate?: number;
+            /**
+             * @description auto, random. Fill price.
+             * @enum {string}
+             */
+            price?: "quote" | "market";
+            /** @description random. Codes a rejection draws from. */
+            rejectionCodes?: string[];
+            /** @description random. Probability of a rejection. */
+            rejectionRate?: number;
+            /** @description scripted. The scripts as set. */
+            scripts?: components["schemas"]["DeskScript"][];
+            /** @description random. Seed of the draws. */
+            seed?: number;
+            /** @description random. Probability of a settlement failure. */
+            settlementFailureRate?: number;
+        };
+        /** @description A desk policy; fields other than `mode` belong to the modes named in their description (D-291). */
+        DeskPolicyRequest: {
+            /** @description auto, random. Seconds from queueing to the decision (default 5). */
+            delaySeconds?: number;
+            /**
+             * @description manual, auto, random or scripted.
+             * @enum {string}
+             */
+            mode: "manual" | "auto" | "random" | "scripted";
+            /** @description random. Probability that a fill is split in two, at most 4 decimals (default 0). */
+            partialFillRate?: number;
+            /**
+             * @description auto, random. Fill price, `quote` (the order's priceAtOrder, default) or `market`.
+             * @enum {string}
+             */
+            price?: "quote" | "market";
+            /** @description random. Codes a rejection draws from (default [LIQUIDITY_UNAVAILABLE]; D-008). */
+            rejectionCodes?: string[];
+            /** @description random. Probability of a rejection, at most 4 decimals (default 0). */
+            rejectionRate?: number;
+            /** @description scripted. Scripts, each for the order it names or for the next order queued. */
+            scripts?: components["schemas"]["DeskScript"][];
+            /** @description random. Seed of the draws (default the engine's seed). */
+            seed?: number;
+            /** @description random. Probability of a settlement failure (D-290), at most 4 decimals (default 0); with rejectionRate at most 1. */
+            settlementFailureRate?: number;
+        };
         /** @description PENDING orders awaiting a desk decision, oldest first. */
         DeskQueue: {
             /** @description The orders. */
             orders: components["schemas"]["Order"][];
+        };
+        /** @description The steps of one order, the one named or the next queued. */
+        DeskScript: {
+            /** @description The order this script is for; absent or null for the next order queued without a script. */
+            orderId?: string | null;
+            /** @description Steps in order; a reject or failSettlement step must be the last. */
+            steps: components["schemas"]["DeskStep"][];
+        };
+        /** @description One desk decision, at a time after queueing. */
+        DeskStep: {
+            /**
+             * @description fill, reject, or failSettlement (D-290).
+             * @enum {string}
+             */
+            action: "fill" | "reject" | "failSettlement";
+            /** @description Seconds after the order was queued. */
+            afterSeconds: number;
+            /** @description fill. Percent of the ordered quantity, rounded down, at least 1 unit, capped at what remains. */
+            percent?: number;
+            /**
+             * @description fill. quote (default) or market.
+             * @enum {string}
+             */
+            price?: "quote" | "market";
+            /** @description fill. Units (capped at what remains); without percent or quantity, the rest. */
+            quantity?: number;
+            /** @description reject (required). The code (D-008). */
+            rejectionCode?: string;
+            /** @description reject, failSettlement. Free text. */
+            rejectionReason?: string;
         };
         /** @description Live SLA clock of an order in the PENDING (dealing-desk) queue. */
         ExecutionSla: {
@@ -760,6 +910,11 @@ export interface components {
             queuedAt: string;
             /** @description Target time to a desk decision. */
             targetSeconds: number;
+        };
+        /** @description Optional reason of the failed settlement. */
+        FailSettlementRequest: {
+            /** @description Free text (default "Custody settlement failed; the trade was unwound"). */
+            rejectionReason?: string;
         };
         /** @description Fill parameters (all optional). */
         FillRequest: {
@@ -992,7 +1147,8 @@ export interface components {
              * @description Set when REJECTED (asynchronous, after a 202). Known values (D-008): LIQUIDITY_UNAVAILABLE,
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
              *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; INSUFFICIENT_FUNDS when a STOP BUY triggers above its stop and
-             *     the wallet cannot cover the difference (D-282). Never set for an expiry.
+             *     the wallet cannot cover the difference (D-282); SETTLEMENT_FAILED when custody settlement failed and the
+             *     trade was unwound (D-290). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
@@ -1449,6 +1605,40 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    failSimOrderSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Order ID.
+                 * @example ord_0001
+                 */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["FailSettlementRequest"];
+            };
+        };
+        responses: {
+            /** @description The order after the failed settlement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     fillSimOrder: {
         parameters: {
             query?: never;
@@ -1515,6 +1705,53 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    getSimDeskPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeskPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    setSimDeskPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeskPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeskPolicy"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
         };
     };
     getSimDeskQueue: {

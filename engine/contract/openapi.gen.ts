@@ -5005,7 +5005,8 @@ export interface components {
              * @description Set when REJECTED (asynchronous, after a 202). Known values (D-008): LIQUIDITY_UNAVAILABLE,
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
              *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; INSUFFICIENT_FUNDS when a STOP BUY triggers above its stop and
-             *     the wallet cannot cover the difference (D-282). Never set for an expiry.
+             *     the wallet cannot cover the difference (D-282); SETTLEMENT_FAILED when custody settlement failed and the
+             *     trade was unwound (D-290). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */

@@ -456,6 +456,39 @@ const rejected = (order: OrderRecord, code: string, reason: string, now: number)
   }
 }
 
+/**
+ * Custody settlement fails (D-290): the trade is unwound. Every fill is reversed (a BUY's shares leave the holding
+ * and everything debited for it, fills and escrow, returns to the wallet; a SELL's proceeds leave the wallet and
+ * its shares return, the unfilled part's reservation released), fees included, and the fills are dropped: nothing
+ * settled. The order ends REJECTED with `code`, settlement FAILED. The caller checks the holding and wallet can give back.
+ */
+export const applySettlementFailure = (order: OrderRecord, code: string, reason: string, now: number): Transition | ApiFailure => {
+  if (!awaitsDesk(order)) return fail("CONFLICT", `order ${order.orderId} is ${order.status}: its settlement can no longer fail`)
+  const units = filledQuantity(order)
+  const gross = order.fills.reduce((s, f) => s + f.gross, 0)
+  const fee = order.fills.reduce((s, f) => s + f.fee, 0)
+  const movements: Movements =
+    order.side === "BUY"
+      ? { wallet: order.escrow + gross + fee, feesCollected: -fee, marketNet: gross, shares: -units, sharesReserved: 0 }
+      : { wallet: -(gross - fee), feesCollected: -fee, marketNet: -gross, shares: units, sharesReserved: -remainingQuantity(order) }
+  return {
+    order: {
+      ...order,
+      fills: [],
+      escrow: 0,
+      status: "REJECTED",
+      settlementStatus: "FAILED",
+      rejectionCode: code,
+      rejectionReason: reason,
+      settledAt: now,
+      filledAt: null,
+      queuedAt: null,
+      version: order.version + 1
+    },
+    movements
+  }
+}
+
 /** Why a partner's cancel closed the order (spec event order.cancelled, `cancelReason`). */
 export const CANCEL_REASON_PARTNER = "PARTNER_REQUEST"
 /** Why an expiry closed the order (D-004). */

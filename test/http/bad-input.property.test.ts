@@ -420,7 +420,10 @@ const control = (w: World) => {
     ["createSimPartner", "POST", "/_sim/partners"],
     ["creditSimMasterWallet", "POST", `/_sim/partners/${w.a.partnerId}/wallet/credit`],
     ["fillSimOrder", "POST", `/_sim/desk/orders/${w.sandboxOrder}/fill`],
-    ["rejectSimOrder", "POST", `/_sim/desk/orders/${w.sandboxOrder}/reject`]
+    ["rejectSimOrder", "POST", `/_sim/desk/orders/${w.sandboxOrder}/reject`],
+    ["failSimOrderSettlement", "POST", `/_sim/desk/orders/${w.sandboxOrder}/fail-settlement`],
+    ["getSimDeskPolicy", "GET", "/_sim/desk/policy"],
+    ["setSimDeskPolicy", "PUT", "/_sim/desk/policy"]
   )
   // without the admin token, even a valid body is refused
   const unauthorised = fc.tuple(anyRoute, badAuth).map(
@@ -445,11 +448,11 @@ const control = (w: World) => {
         : {})
     })
   )
-  const body = (op: string, path: string, bodies: fc.Arbitrary<unknown>) =>
+  const body = (op: string, path: string, bodies: fc.Arbitrary<unknown>, method = "POST") =>
     fc.tuple(bodies.chain(serialise), contentTypes).map(
       ([rawBody, contentType]): BadRequest => ({
         operationId: op,
-        method: "POST",
+        method,
         path,
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": contentType },
         rawBody
@@ -535,7 +538,55 @@ const control = (w: World) => {
         )
       )
   )
-  return fc.oneof(unauthorised, partners, credit, advance, fillOrReject)
+  const desk = fc.oneof(
+    body(
+      "setSimDeskPolicy",
+      "/_sim/desk/policy",
+      fc.constantFrom<unknown>(
+        {},
+        { mode: "fast" },
+        { mode: "auto", delaySeconds: -1 },
+        { mode: "auto", delaySeconds: 1.5 },
+        { mode: "auto", price: "best" },
+        { mode: "manual", delaySeconds: 5 },
+        { mode: "random", rejectionRate: 2 },
+        { mode: "random", rejectionRate: 0.12345 },
+        { mode: "random", rejectionCodes: [] },
+        { mode: "random", rejectionCodes: [""] },
+        { mode: "random", rejectionRate: 0.7, settlementFailureRate: 0.7 },
+        { mode: "scripted" },
+        { mode: "scripted", scripts: [] },
+        { mode: "scripted", scripts: [{ steps: [] }] },
+        { mode: "scripted", scripts: [{ steps: [{ afterSeconds: 1, action: "reject" }] }] },
+        { mode: "scripted", scripts: [{ steps: [{ afterSeconds: 1, action: "explode" }] }] },
+        { mode: "scripted", scripts: [{ steps: [{ afterSeconds: 1, action: "fill", percent: 101 }] }] },
+        {
+          mode: "scripted",
+          scripts: [
+            {
+              steps: [
+                { afterSeconds: 1, action: "failSettlement" },
+                { afterSeconds: 2, action: "fill" }
+              ]
+            }
+          ]
+        },
+        {
+          mode: "scripted",
+          scripts: [
+            { orderId: "ord_a", steps: [{ afterSeconds: 1, action: "fill" }] },
+            { orderId: "ord_a", steps: [{ afterSeconds: 1, action: "fill" }] }
+          ]
+        }
+      ),
+      "PUT"
+    ),
+    // its body is optional (an empty one is `{}`), so only a bad order id is a bad request whatever the body
+    fc
+      .oneof(fc.constantFrom("ord_missing", "%E0%A4%A"), oddText)
+      .chain((id) => body("failSimOrderSettlement", `/_sim/desk/orders/${id}/fail-settlement`, fc.constant({})))
+  )
+  return fc.oneof(unauthorised, partners, credit, advance, fillOrReject, desk)
 }
 
 /** Methods a served path does not take (HEAD is left out: its answer has no body to hold the envelope). */

@@ -10,6 +10,7 @@ import { TradingService } from "../../app/trading.ts"
 import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
+import { type DeskPolicy, ExecutionDesk, MAX_DELAY_SECONDS, SETTLEMENT_FAILED_REASON } from "../../sim/desk.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
 import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
@@ -38,6 +39,39 @@ const RejectBody = Schema.Struct({
   rejectionCode: Schema.String.check(Schema.isMinLength(1)),
   rejectionReason: Schema.String.check(Schema.isMinLength(1))
 })
+
+const Rate = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+const Delay = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: MAX_DELAY_SECONDS }))
+const Code = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(64))
+const Reason = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500))
+const DeskStepBody = Schema.Struct({
+  afterSeconds: Delay,
+  action: Schema.Literals(["fill", "reject", "failSettlement"]),
+  percent: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 }))),
+  quantity: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  price: Schema.optionalKey(Schema.Literals(["quote", "market"])),
+  rejectionCode: Schema.optionalKey(Code),
+  rejectionReason: Schema.optionalKey(Reason)
+})
+const DeskPolicyBody = Schema.Struct({
+  mode: Schema.Literals(["manual", "auto", "random", "scripted"]),
+  delaySeconds: Schema.optionalKey(Delay),
+  price: Schema.optionalKey(Schema.Literals(["quote", "market"])),
+  seed: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4_294_967_295 }))),
+  rejectionRate: Schema.optionalKey(Rate),
+  rejectionCodes: Schema.optionalKey(Schema.Array(Code).check(Schema.isMinLength(1), Schema.isMaxLength(20))),
+  partialFillRate: Schema.optionalKey(Rate),
+  settlementFailureRate: Schema.optionalKey(Rate),
+  scripts: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        orderId: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
+        steps: Schema.Array(DeskStepBody).check(Schema.isMinLength(1), Schema.isMaxLength(20))
+      })
+    ).check(Schema.isMinLength(1), Schema.isMaxLength(100))
+  )
+})
+const FailSettlementBody = Schema.Struct({ rejectionReason: Schema.optionalKey(Reason) })
 
 const MaintenanceBody = Schema.Struct({
   mode: Schema.Literals(["off", "full", "read_only", "outage"]),
@@ -71,6 +105,18 @@ const IncidentBody = Schema.Struct({
   severity: Schema.optionalKey(Schema.Literals(["P0", "P1", "P2", "P3"])),
   affectedServices: Schema.optionalKey(Schema.Array(Schema.Literals(ALL_SERVICES)))
 })
+
+/** The policy as the contract shows it (mutable copies of its lists). */
+const policyWire = (p: DeskPolicy) => {
+  switch (p.mode) {
+    case "random":
+      return { ...p, rejectionCodes: [...p.rejectionCodes] }
+    case "scripted":
+      return { mode: p.mode, scripts: p.scripts.map((s) => ({ orderId: s.orderId, steps: s.steps.map((step) => ({ ...step })) })) }
+    default:
+      return p
+  }
+}
 
 const orderParam = { orderId: required(text) }
 
@@ -121,6 +167,24 @@ export const controlRoutes = [
     params: orderParam,
     body: RejectBody,
     handle: ({ params, body }) => TradingService.use((t) => t.deskReject(params.orderId, body.rejectionCode, body.rejectionReason))
+  }),
+  controlRoute("failSimOrderSettlement", 200, {
+    params: orderParam,
+    body: FailSettlementBody,
+    bodyOptional: true,
+    handle: ({ params, body }) => TradingService.use((t) => t.deskFailSettlement(params.orderId, body.rejectionReason ?? SETTLEMENT_FAILED_REASON))
+  }),
+  controlRoute("getSimDeskPolicy", 200, {
+    handle: () => ExecutionDesk.use((d) => Effect.map(d.policy, policyWire))
+  }),
+  controlRoute("setSimDeskPolicy", 200, {
+    body: DeskPolicyBody,
+    handle: ({ body }) =>
+      Effect.gen(function* () {
+        // orders awaiting the desk now: a script naming one of them is scheduled for it at once
+        const queued = yield* TradingService.use((t) => t.deskQueue)
+        return policyWire(yield* ExecutionDesk.use((d) => d.setPolicy(body, queued)))
+      })
   }),
   controlRoute("getSimMaintenance", 200, {
     handle: () => Maintenance.use((m) => Effect.map(m.current, maintenanceWire))

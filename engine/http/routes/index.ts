@@ -2,6 +2,7 @@
  * Every route the engine serves, by family. Adding an endpoint: declare it in its family's module with its
  * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
  */
+import type { ExecutionDesk } from "../../sim/desk.ts"
 import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
 import type { AuditTrail } from "../../app/audit.ts"
 import type { UsageMeter } from "../../app/usage.ts"
@@ -94,6 +95,7 @@ export type RouteServices =
   | SubscriptionService
   | EngineClock
   | Scheduler
+  | ExecutionDesk
   | Trace
   | Maintenance
   | AuditTrail
