@@ -9,12 +9,14 @@
  * webhook's delivery records (attempts, outcomes, retry times) are the model's, and what the receiver got was signed.
  *
  * Runs: SOKONI_MODEL_RUNS on memory (default 500), SOKONI_MODEL_PG_RUNS on PostgreSQL when DATABASE_URL is set
- * (default 40: E-202). The seed is printed first; a failure prints the shrunk commands and a one-line replay command.
+ * (default 50: E-202). The seed is printed first; a failure prints the shrunk commands and a one-line replay command.
  * Replace (PATCH of a WORKING order) is not a command: the engine takes MARKET orders only, which never rest.
  */
 import fc from "fast-check"
-import { Effect, Exit, Scope } from "effect"
-import { describe, expect, it } from "vitest"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { afterAll, describe, expect, it } from "vitest"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import {
   accountOf,
@@ -47,9 +49,11 @@ import {
 const SEED = process.env.SOKONI_MODEL_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_MODEL_SEED)
 const PATH = process.env.SOKONI_MODEL_PATH
 const MEMORY_RUNS = Number(process.env.SOKONI_MODEL_RUNS ?? 500)
-/** E-202: each postgres run creates, migrates and drops its own database (about 0.3 s), so fewer runs. */
-const POSTGRES_RUNS = Number(process.env.SOKONI_MODEL_PG_RUNS ?? 40)
+/** E-202: a postgres request costs about twice a memory one and each run empties the database first: fewer runs. */
+const POSTGRES_RUNS = Number(process.env.SOKONI_MODEL_PG_RUNS ?? 50)
 const DATABASE_URL = process.env.DATABASE_URL
+/** SOKONI_MODEL_PLANT=1 plants the disagreement of the last test into the main runs (to see a failure's report). */
+const PLANT = process.env.SOKONI_MODEL_PLANT === "1"
 const MAX_COMMANDS = 30
 const REPLAY = "npx vitest run test/model/api.model.test.ts"
 
@@ -529,19 +533,41 @@ interface RunOptions {
   readonly databaseUrl?: string | undefined
 }
 
+/** Runs one statement on the database of `url` and answers its rows. */
+const runSql = (url: string, statement: string) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const sql = yield* PgClient.makeClient({ url: Redacted.make(url) })
+        return (yield* sql.unsafe(statement)) as ReadonlyArray<Record<string, unknown>>
+      })
+    ).pipe(Effect.provide(Reactivity.layer))
+  )
+
+/**
+ * E-202: on postgres every run's engine starts on one temporary database (migrated by the first) whose tables are
+ * emptied before the run: creating or copying a database per run costs over a second here, emptying it 50 ms. It
+ * must be emptied: the engine's ids come from its seed, and a shrinking run replays a seed.
+ */
+const scope = Effect.runSync(Scope.make())
+let database: { readonly url: string; readonly tables: string } | undefined
 const engineFor = async (engineSeed: number, adminUrl: string | undefined, use: (options: EngineOptions) => Promise<void>) => {
   if (adminUrl === undefined) return use({ seed: engineSeed, store: "memory" })
-  const scope = Effect.runSync(Scope.make())
-  try {
+  if (database === undefined) {
     const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(adminUrl), scope))
-    await use({ seed: engineSeed, store: "postgres", databaseUrl: url })
-  } finally {
-    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await (await startWire({ seed: engineSeed, store: "postgres", databaseUrl: url })).stop()
+    const rows = await runSql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'sokoni_store_migrations'")
+    database = { url, tables: rows.map((r) => `"${String(r.tablename)}"`).join(", ") }
   }
+  await runSql(database.url, `TRUNCATE ${database.tables} RESTART IDENTITY`)
+  await use({ seed: engineSeed, store: "postgres", databaseUrl: database.url })
 }
 
 /** Runs the property; answers fast-check's details (a failure is the caller's to report). */
 const runModel = async (options: RunOptions) => {
+  // A shrunk command list replays from fast-check's path and the commands' own replay path (which commands ran):
+  // SOKONI_MODEL_PATH carries both, as `path@replayPath`.
+  const [path, replayPath] = options.path === undefined ? [] : options.path.split("@")
   outcomes.clear()
   timings.clear()
   const receiver = await startReceiver()
@@ -549,7 +575,7 @@ const runModel = async (options: RunOptions) => {
   try {
     const property = fc.asyncProperty(
       fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-      fc.commands(commands, { maxCommands: MAX_COMMANDS, size: "max" }),
+      fc.commands(commands, { maxCommands: MAX_COMMANDS, size: "max", ...(replayPath === undefined ? {} : { replayPath }) }),
       async (engineSeed, cmds) => {
         runs++
         await engineFor(engineSeed, options.databaseUrl, async (engine) => {
@@ -571,7 +597,7 @@ const runModel = async (options: RunOptions) => {
     const details = await fc.check(property, {
       numRuns: options.numRuns,
       seed: options.seed,
-      ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true })
+      ...(path === undefined ? {} : { path, endOnFailure: true })
     })
     return { details, runs }
   } finally {
@@ -579,10 +605,18 @@ const runModel = async (options: RunOptions) => {
   }
 }
 
-const replayOf = (details: Details, env = "") => `${env}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH=${details.counterexamplePath} ${REPLAY}`
+/** The replay value of a failure: fast-check's path, then `@` and the shrunk commands' replay path. */
+const replayPathOf = (details: Details) => {
+  const cmds = details.counterexample?.[1] as { metadataForReplay?: () => string } | undefined
+  const replay = /^replayPath="(.*)"$/.exec(cmds?.metadataForReplay?.() ?? "")?.[1]
+  return `${details.counterexamplePath}${replay === undefined ? "" : `@${replay}`}`
+}
+
+const replayOf = (details: Details, env = "") => `${env}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH='${replayPathOf(details)}' ${REPLAY}`
 
 /** Fails with the shrunk commands and the replay command, or checks that the generator reached what matters. */
 const report = (label: string, details: Details, runs: number, numRuns: number, env = "") => {
+  const reachChecked = env === ""
   if (details.failed) {
     const replay = replayOf(details, env)
     console.error(`api model (${label}) failed; replay with:\n  ${replay}`)
@@ -592,7 +626,8 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
   const requests = [...outcomes].filter(([k]) => !k.startsWith("receiver")).reduce((n, [, v]) => n + v, 0)
   console.log(`api model (${label}): ${requests} checked requests (${Math.round(requests / Math.max(1, runs))} a run, set-up not counted)`)
   console.log(`api model (${label}): ms per command kind ${JSON.stringify(Object.fromEntries([...timings].map(([k, v]) => [k, Math.round(v)])))}`)
-  if (PATH !== undefined) return
+  // the memory run checks the generator's reach; the postgres run, fewer, checks agreement on the other store
+  if (PATH !== undefined || !reachChecked) return
   // the generator reaches the interesting answers, not only refusals (a SELL needs a BUY filled first: rarer)
   const reach: Array<[string, number]> = [
     ["deposit 200", numRuns / 100],
@@ -617,17 +652,43 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
 }
 
 describe("API model over the wire (fast-check)", () => {
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
   it(`memory: ${MEMORY_RUNS} command sequences agree with the model (seed ${SEED})`, async () => {
-    const { details, runs } = await runModel({ numRuns: MEMORY_RUNS, seed: SEED, path: PATH })
+    const { details, runs } = await runModel({ numRuns: MEMORY_RUNS, seed: SEED, path: PATH, plant: PLANT })
     report("memory", details, runs, MEMORY_RUNS)
   }, 600_000)
 
   it.skipIf(DATABASE_URL === undefined)(
     `postgres: ${POSTGRES_RUNS} command sequences agree with the model (seed ${SEED})`,
     async () => {
-      const { details, runs } = await runModel({ numRuns: POSTGRES_RUNS, seed: SEED, path: PATH, databaseUrl: DATABASE_URL })
+      const { details, runs } = await runModel({ numRuns: POSTGRES_RUNS, seed: SEED, path: PATH, databaseUrl: DATABASE_URL, plant: PLANT })
       report("postgres", details, runs, POSTGRES_RUNS, "DATABASE_URL=... ")
     },
     900_000
   )
+})
+
+describe("the model test can fail", () => {
+  // A model that expects a withdrawal to leave the sub-account one cent richer than it does (the planted
+  // disagreement): the property must fail, shrink to the few commands that show it, and replay from its path alone.
+  it("catches a planted model/engine disagreement, shrinks it and replays it from seed and path", async () => {
+    const first = await runModel({ numRuns: 200, seed: 42, plant: true })
+    expect(first.details.failed).toBe(true)
+    const shrunk = [...((first.details.counterexample?.[1] ?? []) as Iterable<Cmd>)].map(String)
+    expect(shrunk.at(-1)).toMatch(/^withdraw\(/)
+    expect(shrunk.length).toBeLessThanOrEqual(4)
+    expect(String(first.details.errorInstance)).toContain("newBalance")
+    const replay = replayOf(first.details)
+    const path = replayPathOf(first.details)
+    expect(path).toMatch(/^[0-9:]+@.+$/)
+    expect(replay).toBe(`SOKONI_MODEL_SEED=42 SOKONI_MODEL_PATH='${path}' ${REPLAY}`)
+    // the replay command's two values alone run the shrunk case again, and it fails the same way
+    const again = await runModel({ numRuns: 1, seed: first.details.seed, path, plant: true })
+    expect(again.details.failed).toBe(true)
+    expect(again.runs).toBe(1)
+    expect([...((again.details.counterexample?.[1] ?? []) as Iterable<Cmd>)].map(String)).toEqual(shrunk)
+    // and the honest model agrees with the engine on the runs of the same seed that found it
+    expect((await runModel({ numRuns: first.details.numRuns, seed: 42 })).details.failed).toBe(false)
+  }, 300_000)
 })
