@@ -4,7 +4,7 @@
  * real engine over HTTP (node:http on a free port, `fetch`) and a local webhook receiver that fails on demand.
  *
  * The model owns: the master wallet and every sub-account's wallet, escrow, holdings and reserved units; its status
- * (active, frozen by whom) and KYC; the quotes issued (price, FX rate, expiry, used); the orders and their states;
+ * (active, frozen by whom, closed) and KYC; the quotes issued (price, FX rate, expiry, used); the orders and their states;
  * the simulated clock; and one webhook's delivery records (attempts, retry times, outcomes, D-055 disabling).
  * Money is integer cents computed here with BigInt (gross = quantity x price / FX rate, fee 0.75%, both rounded half
  * up: spec "Fees"), independently of engine/domain/money.ts, so an arithmetic slip in the engine disagrees with it.
@@ -39,6 +39,7 @@ export const WEBHOOK_EVENTS = [
   "deposit.confirmed",
   "withdraw.confirmed",
   "account.frozen",
+  "account.closed",
   "kyc.updated"
 ] as const
 
@@ -61,7 +62,7 @@ export const feeOf = (gross: number) => Number(divHalfUp(BigInt(gross) * 75n, 10
 export interface AccountModel {
   /** `master` or the sub-account id. */
   readonly id: string
-  status: "active" | "frozen"
+  status: "active" | "frozen" | "closed"
   frozenBy: "partner" | "compliance" | null
   kyc: "NONE" | "PENDING" | "VERIFIED" | "REJECTED"
   /** Cents: spendable wallet, and what open BUY orders hold in escrow. */

@@ -1,6 +1,6 @@
 /**
- * The API's model test over the wire (issue 10, part 4). fast-check generates command sequences (sub-accounts,
- * deposits, withdrawals, KYC and freezes by the partner or compliance, quotes, trades, cancels, the desk's fills and
+ * The API's model test over the wire (issue 10, part 4). fast-check generates command sequences (sub-accounts opened
+ * and closed, deposits, withdrawals, KYC and freezes by the partner or compliance, quotes, trades, cancels, the desk's fills and
  * rejects, clock advances, a webhook receiver that starts or stops failing) and runs each one against a fresh engine
  * started in this process on a free port (E-200), with real HTTP requests (`fetch`), and against the model of
  * api-model.ts. After every command the answer's status, error code and body are what the model predicts, the
@@ -242,8 +242,10 @@ const kycOf = (user: number, status: "NONE" | "PENDING" | "VERIFIED" | "REJECTED
           ? { kycStatus: "REJECTED", rejectionCode: "DOC", rejectionReason: "retry" }
           : { kycStatus: status }
     const res = by === "partner" ? await r.wire.partner("POST", `/users/${u.id}/kyc`, body) : await r.wire.admin("POST", `/_sim/users/${u.id}/kyc`, body)
-    // the partner cannot assert NONE (D-024): refused, nothing changes
+    // the partner cannot assert NONE (D-024: the body is refused before the account is looked at); a closed
+    // sub-account refuses the partner's assertions (D-022), not compliance's (D-100)
     if (status === "NONE" && by === "partner") return expectStatus("kyc", res, 400, "VALIDATION_ERROR")
+    if (u.status === "closed" && by === "partner") return expectStatus("kyc", res, 403, "FORBIDDEN")
     expectStatus(`kyc-${by}`, res, 200)
     // the same assertion twice changes nothing and fires no event
     if (u.kyc !== status) emit(m, "kyc.updated")
@@ -263,6 +265,7 @@ const freezeOf = (user: number, frozen: boolean, by: "partner" | "compliance"): 
       by === "partner"
         ? await r.wire.partner("POST", `/users/${u.id}/${frozen ? "freeze" : "unfreeze"}`)
         : await r.wire.admin("POST", `/_sim/users/${u.id}/freeze`, { frozen })
+    if (u.status === "closed") return expectStatus(frozen ? "freeze" : "unfreeze", res, 403, "FORBIDDEN")
     if (!frozen && u.status === "frozen" && u.frozenBy === "compliance" && by === "partner") return expectStatus("unfreeze", res, 403, "FORBIDDEN")
     expectStatus(frozen ? "freeze" : "unfreeze", res, 200)
     if (frozen && u.status === "active") {
@@ -276,6 +279,24 @@ const freezeOf = (user: number, frozen: boolean, by: "partner" | "compliance"): 
     await checkUser(m, r, u.id)
   },
   toString: () => `${frozen ? "freeze" : "unfreeze"}(user ${user}, by ${by})`
+})
+
+/** The partner closes a sub-account: refused while it holds cash, escrow, units or open orders (D-022, D-029); once
+ * closed it stays readable and refuses every change; closing it again answers it as it is. */
+const closeOf = (user: number): Cmd => ({
+  check: hasUsers,
+  run: async (m, r) => {
+    const u = accountOf(m, userAt(m, user))
+    const res = await r.wire.partner("DELETE", `/users/${u.id}`)
+    const blocked = u.wallet !== 0 || u.escrow > 0 || u.shares > 0 || m.orders.some((o) => o.account === u.id && open(o))
+    if (u.status !== "closed" && blocked) return expectStatus("close", res, 409, "CONFLICT")
+    expectStatus("close", res, 200)
+    if (u.status !== "closed") emit(m, "account.closed")
+    Object.assign(u, { status: "closed", frozenBy: null })
+    expect(res.body.status).toBe("closed")
+    await checkUser(m, r, u.id)
+  },
+  toString: () => `close(user ${user})`
 })
 
 /** A quote for a BUY of `size` units, or a SELL of `size` percent of the account's free units (at least one). */
@@ -497,6 +518,7 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   kyc,
   freeze,
   freeze,
+  idx.map(closeOf),
   quote,
   quote,
   trade,
@@ -664,6 +686,8 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
     ["cancel 409 CONFLICT", numRuns / 100],
     ["unfreeze 403 FORBIDDEN", rare],
     ["kyc-compliance 200", numRuns / 100],
+    ["close 200", numRuns / 100],
+    ["close 409 CONFLICT", numRuns / 100],
     ["kyc 400 VALIDATION_ERROR", numRuns / 100],
     ["advance-to 200", numRuns / 100]
   ]
