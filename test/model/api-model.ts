@@ -1,0 +1,309 @@
+/**
+ * The model and the wire of the API model test (api.model.test.ts): what a partner's sandbox should look like after
+ * each command, written from the spec and the decisions, not from the engine's code, and the plumbing that drives a
+ * real engine over HTTP (node:http on a free port, `fetch`) and a local webhook receiver that fails on demand.
+ *
+ * The model owns: the master wallet and every sub-account's wallet, escrow, holdings and reserved units; its status
+ * (active, frozen by whom, closed) and KYC; the quotes issued (price, FX rate, expiry, used); the orders and their states;
+ * the simulated clock; and one webhook's delivery records (attempts, retry times, outcomes, D-055 disabling).
+ * Money is integer cents computed here with BigInt (gross = quantity x price / FX rate, fee 0.75%, both rounded half
+ * up: spec "Fees"), independently of engine/domain/money.ts, so an arithmetic slip in the engine disagrees with it.
+ */
+import { createHmac } from "node:crypto"
+import { createServer, type Server } from "node:http"
+import { expect } from "vitest"
+import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
+import { contractProblems } from "../http/harness.ts"
+
+export const ADMIN_TOKEN = "model-admin"
+/** Monday 2026-11-23 08:00 UTC: NSE (09:00-15:00 Nairobi, UTC+3) is open until 12:00 UTC. */
+export const START = Date.parse("2026-11-23T08:00:00.000Z")
+/** What a new partner's sandbox master wallet holds (USD 100,000). */
+export const SEED_CENTS = 10_000_000
+/** Spec "Quotes": a quote lives 60 s and is single-use. */
+export const QUOTE_TTL_MS = 60_000
+/** Spec "Events", delivery rules 1 and 2: 6 attempts, the later ones 5 s, 30 s, 5 min, 30 min, 2 h after the previous. */
+export const RETRY_DELAYS_MS: ReadonlyArray<number> = [5_000, 30_000, 300_000, 1_800_000, 7_200_000]
+export const MAX_ATTEMPTS = 6
+/** D-055: this many exhausted deliveries in a row disable the webhook. */
+export const DISABLE_AFTER = 20
+export const WEBHOOK_SECRET = "whsec_model_0123456789"
+/** The events the model's webhook subscribes to: every one the commands can cause, and whose cause the model knows. */
+export const WEBHOOK_EVENTS = [
+  "order.pending",
+  "order.filled",
+  "trade.settled",
+  "order.rejected",
+  "trade.rejected",
+  "order.cancelled",
+  "deposit.confirmed",
+  "withdraw.confirmed",
+  "account.frozen",
+  "account.closed",
+  "kyc.updated"
+] as const
+
+// ---------------------------------------------------------------------------------------------------------------
+// Money (spec "Fees": 0.75% of the gross, rounded to the cent; USD gross = local notional / FX rate)
+
+/** a / b rounded half up, for a, b >= 0. */
+const divHalfUp = (a: bigint, b: bigint) => (2n * a + b) / (2n * b)
+/** Wire decimals to scaled integers (prices have 4 decimals, FX rates 6). */
+export const price4 = (x: number) => Math.round(x * 10_000)
+export const rate6 = (x: number) => Math.round(x * 1_000_000)
+export const cents = (x: number) => Math.round(x * 100)
+/** USD cents of a local notional (sum of quantity x price4) at an FX rate (local units per USD, rate6). */
+export const grossOf = (notional: bigint, rate: number) => Number(divHalfUp(notional * 1_000_000n * 100n, BigInt(rate) * 10_000n))
+export const feeOf = (gross: number) => Number(divHalfUp(BigInt(gross) * 75n, 10_000n))
+
+// ---------------------------------------------------------------------------------------------------------------
+// The model
+
+export interface AccountModel {
+  /** `master` or the sub-account id. */
+  readonly id: string
+  status: "active" | "frozen" | "closed"
+  frozenBy: "partner" | "compliance" | null
+  kyc: "NONE" | "PENDING" | "VERIFIED" | "REJECTED"
+  /** Cents: spendable wallet, and what open BUY orders hold in escrow. */
+  wallet: number
+  escrow: number
+  /** SCOM units held, and those reserved by open SELL orders. */
+  shares: number
+  reserved: number
+}
+
+export interface QuoteModel {
+  readonly quoteId: string
+  readonly account: string
+  readonly side: "BUY" | "SELL"
+  readonly quantity: number
+  readonly price: number
+  readonly rate: number
+  /** BUY: gross + fee; SELL: gross - fee (cents). */
+  readonly total: number
+  readonly expiresAt: number
+  used: boolean
+}
+
+export type OrderStatus = "PENDING" | "PARTIALLY_FILLED" | "FILLED" | "REJECTED" | "CANCELLED"
+
+export interface OrderModel {
+  readonly orderId: string
+  readonly account: string
+  readonly side: "BUY" | "SELL"
+  readonly quantity: number
+  readonly price: number
+  readonly rate: number
+  status: OrderStatus
+  filled: number
+  /** Sum of quantity x price4 over the fills (local notional). */
+  notional: bigint
+  /** Cents a BUY still holds in escrow. */
+  escrow: number
+}
+
+export interface DeliveryModel {
+  readonly event: string
+  readonly createdAt: number
+  attempts: number
+  success: boolean
+  statusCode: number | null
+  lastAttemptAt: number | null
+  /** When the next attempt is due; null once delivered or failed for good. */
+  nextDue: number | null
+}
+
+export interface Model {
+  now: number
+  readonly accounts: Map<string, AccountModel>
+  /** Sub-account ids in creation order (commands pick them by index). */
+  readonly users: Array<string>
+  readonly quotes: Array<QuoteModel>
+  readonly orders: Array<OrderModel>
+  readonly deliveries: Array<DeliveryModel>
+  /** What the receiver answers now. */
+  receiverStatus: number
+  webhookActive: boolean
+  consecutiveFailures: number
+}
+
+export const freshModel = (): Model => ({
+  now: START,
+  accounts: new Map([["master", { id: "master", status: "active", frozenBy: null, kyc: "VERIFIED", wallet: SEED_CENTS, escrow: 0, shares: 0, reserved: 0 }]]),
+  users: [],
+  quotes: [],
+  orders: [],
+  deliveries: [],
+  receiverStatus: 200,
+  webhookActive: true,
+  consecutiveFailures: 0
+})
+
+export const accountOf = (m: Model, id: string) => m.accounts.get(id) as AccountModel
+
+/** The model's event: a delivery record is due at once on the active webhook (spec "Events", rule 1). */
+export const emit = (m: Model, event: (typeof WEBHOOK_EVENTS)[number]) => {
+  if (!m.webhookActive) return
+  m.deliveries.push({ event, createdAt: m.now, attempts: 0, success: false, statusCode: null, lastAttemptAt: null, nextDue: m.now })
+}
+
+/** NSE is open on weekdays 06:00-12:00 UTC (the runs stay within the first two days of the week: no holidays). */
+export const marketOpen = (t: number) => {
+  const d = new Date(t)
+  const minutes = d.getUTCHours() * 60 + d.getUTCMinutes()
+  return d.getUTCDay() >= 1 && d.getUTCDay() <= 5 && minutes >= 360 && minutes < 720
+}
+
+/** The earliest due attempt at or before `until`, if any. */
+export const nextDueBy = (m: Model, until: number): number | undefined => {
+  let due: number | undefined
+  for (const d of m.deliveries) if (d.nextDue !== null && d.nextDue <= until && (due === undefined || d.nextDue < due)) due = d.nextDue
+  return due
+}
+
+/** Every attempt due at `at` is made and answered with the receiver's current status. */
+export const attemptAt = (m: Model, at: number) => {
+  let made = 0
+  for (const d of m.deliveries) {
+    if (d.nextDue === null || d.nextDue > at) continue
+    made++
+    d.attempts++
+    d.lastAttemptAt = at
+    d.statusCode = m.receiverStatus
+    const ok = m.receiverStatus >= 200 && m.receiverStatus < 300
+    d.success = ok
+    d.nextDue = ok || d.attempts >= MAX_ATTEMPTS ? null : at + (RETRY_DELAYS_MS[d.attempts - 1] ?? 0)
+    if (ok) m.consecutiveFailures = 0
+    else if (d.attempts >= MAX_ATTEMPTS) {
+      m.consecutiveFailures++
+      if (m.consecutiveFailures >= DISABLE_AFTER) m.webhookActive = false
+    }
+  }
+  return made
+}
+
+/** A delivery record as the wire shows it, minus what the model cannot know (ids, the real latency). */
+export const recordOf = (d: {
+  event: string
+  attempts: number
+  success: boolean
+  statusCode: number | null
+  deliveredAt: string
+  nextAttemptAt: string | null
+}) => JSON.stringify([d.event, d.attempts, d.success, d.statusCode, d.deliveredAt, d.nextAttemptAt])
+
+/** Records as the wire lists them: a delivery whose first attempt is still to come is not listed yet. */
+export const expectedRecords = (m: Model) =>
+  m.deliveries
+    .filter((d) => d.attempts > 0)
+    .map((d) =>
+      recordOf({
+        event: d.event,
+        attempts: d.attempts,
+        success: d.success,
+        statusCode: d.statusCode,
+        deliveredAt: new Date(d.lastAttemptAt ?? d.createdAt).toISOString(),
+        nextAttemptAt: d.nextDue === null ? null : new Date(d.nextDue).toISOString()
+      })
+    )
+    .sort()
+
+// ---------------------------------------------------------------------------------------------------------------
+// The wire
+
+export interface Reply {
+  readonly status: number
+  readonly body: any
+}
+
+/** How many answers of each kind (command and status) a whole property run saw: the generator's reach. */
+export const outcomes = new Map<string, number>()
+export const count = (key: string) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
+
+/** A webhook receiver on a free loopback port that answers whatever status it is told, and keeps what it got. */
+export const startReceiver = async () => {
+  const received: Array<{ body: string; signature: string | undefined }> = []
+  let status = 200
+  const server: Server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      received.push({ body: Buffer.concat(chunks).toString("utf8"), signature: req.headers["x-service-signature"] as string | undefined })
+      res.writeHead(status, { "content-type": "text/plain" })
+      res.end("ok")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    setStatus: (s: number) => {
+      status = s
+    },
+    /** Every body received was signed with the webhook's secret (spec "Events": HMAC-SHA256 hex of the bytes). */
+    checkSignatures: () => {
+      for (const r of received) expect(r.signature, "webhook signature").toBe(createHmac("sha256", WEBHOOK_SECRET).update(r.body, "utf8").digest("hex"))
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>
+
+export interface EngineOptions {
+  readonly seed: number
+  readonly store: "memory" | "postgres"
+  readonly databaseUrl?: string | undefined
+}
+
+let idempotencySeq = 0
+
+/** An engine on a free port, a partner of it, and calls over the wire whose every answer is checked against the contract. */
+export const startWire = async (options: EngineOptions) => {
+  const server: RunningServer = await startServer(
+    {
+      store: options.store,
+      databaseUrl: options.databaseUrl,
+      clock: "manual",
+      start: START,
+      seed: options.seed,
+      desk: "manual",
+      adminToken: ADMIN_TOKEN,
+      // E-201: a run's few hundred requests fall in one virtual minute; tier limits are tested elsewhere.
+      rateLimit: "off"
+    },
+    0
+  )
+  const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const text = await response.text()
+    const parsed: unknown = text === "" ? null : response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text
+    const reply = { status: response.status, headers: response.headers, body: parsed }
+    const problems = contractProblems(method, path, headers, reply)
+    if (problems.length > 0) throw new Error(`${method} ${path} ${response.status} breaks the contract:\n  ${problems.join("\n  ")}\n  ${text.slice(0, 500)}`)
+    return reply
+  }
+  const admin = (method: string, path: string, body?: unknown) => send(method, path, { authorization: `Bearer ${ADMIN_TOKEN}` }, body)
+  const made = await admin("POST", "/_sim/partners", { businessName: "Model Partner", email: "model@partner.test" })
+  if (made.status !== 201) throw new Error(`partner not created: ${JSON.stringify(made.body)}`)
+  const key = made.body.sandboxKey as string
+  const partner = (method: string, path: string, body?: unknown) =>
+    send(
+      method,
+      `/api/sandbox/v1/partner${path}`,
+      { "x-api-key": key, ...(method === "GET" ? {} : { "idempotency-key": `model-key-${++idempotencySeq}` }) },
+      body
+    )
+  return { url: server.url, admin, partner, stop: server.stop }
+}
+export type Wire = Awaited<ReturnType<typeof startWire>>
