@@ -35,6 +35,7 @@ import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
+import { Listings } from "./listings.ts"
 import { resolveInstrument } from "./market.ts"
 import type { Principal } from "./principal.ts"
 
@@ -89,6 +90,11 @@ export class TradingService extends Context.Service<
     readonly deskFill: (orderId: string, request: FillRequest) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly deskReject: (orderId: string, code: string, reason: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
     readonly cancel: (principal: Principal, orderId: string) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    /**
+     * Rejects, in `tx`, every order on `symbol` still awaiting the desk (money and units back first, order.rejected
+     * as the desk's rejection): what a corporate action does to the listing's open orders (D-304). Their ids.
+     */
+    readonly rejectOpenIn: (tx: Tx, symbol: string, code: string, reason: string) => Effect.Effect<ReadonlyArray<string>, ApiFailure | StoreError>
   }
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
@@ -98,6 +104,7 @@ export class TradingService extends Context.Service<
     const events = yield* EventLog
     const desk = yield* ExecutionDesk
     const scheduler = yield* Scheduler
+    const listings = yield* Listings
 
     const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
 
@@ -151,6 +158,11 @@ export class TradingService extends Context.Service<
           }
           if (exchange !== undefined && !isOpen(exchange, now)) {
             return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
+          }
+          // A listing that does not trade is closed to orders whatever its exchange's session (D-301).
+          const listingStatus = yield* listings.statusIn(tx, instrument)
+          if (listingStatus !== "ACTIVE") {
+            return yield* Effect.fail(fail("MARKET_CLOSED", `${instrument.symbol} is ${listingStatus.toLowerCase()}: it takes no orders`))
           }
           const quantity = input.quantity ?? quote.derivedQuantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
           if (quantity <= 0)
@@ -316,34 +328,49 @@ export class TradingService extends Context.Service<
       return yield* store.transact((tx) => fillIn(tx, orderId, request))
     })
 
-    const deskReject = Effect.fn("TradingService.deskReject")(function* (orderId: string, code: string, reason: string) {
-      return yield* store.transact((tx) =>
-        Effect.gen(function* () {
-          const now = yield* clock.now
-          const order = yield* findOrder(tx, orderId)
-          const transition = yield* liftFailure(applyReject(order, code, reason, now))
-          const next = transition.order
-          yield* applyOrderTransition(tx, next.partition, {
-            ...transitionOf(next, "ORDER_REJECTED", next.escrow - order.escrow, now),
-            movements: transition.movements
-          })
-          yield* saveOrder(tx, next)
-          const payload = {
-            ...decisionPayload(
-              next,
-              "REJECTED",
-              next.fills.reduce((sum, f) => sum + f.fee, 0),
-              now
-            ),
-            rejectionCode: code,
-            rejectionReason: reason
-          }
-          yield* events.append(tx, next.partition, "order.rejected", payload)
-          yield* events.append(tx, next.partition, "trade.rejected", payload)
-          return orderToWire(next, now)
+    /** Rejects inside `tx`; shared by the control API's desk and corporate actions. */
+    const rejectIn = (tx: Tx, orderId: string, code: string, reason: string) =>
+      Effect.gen(function* () {
+        const now = yield* clock.now
+        const order = yield* findOrder(tx, orderId)
+        const transition = yield* liftFailure(applyReject(order, code, reason, now))
+        const next = transition.order
+        yield* applyOrderTransition(tx, next.partition, {
+          ...transitionOf(next, "ORDER_REJECTED", next.escrow - order.escrow, now),
+          movements: transition.movements
         })
-      )
+        yield* saveOrder(tx, next)
+        const payload = {
+          ...decisionPayload(
+            next,
+            "REJECTED",
+            next.fills.reduce((sum, f) => sum + f.fee, 0),
+            now
+          ),
+          rejectionCode: code,
+          rejectionReason: reason
+        }
+        yield* events.append(tx, next.partition, "order.rejected", payload)
+        yield* events.append(tx, next.partition, "trade.rejected", payload)
+        return orderToWire(next, now)
+      })
+
+    const deskReject = Effect.fn("TradingService.deskReject")(function* (orderId: string, code: string, reason: string) {
+      return yield* store.transact((tx) => rejectIn(tx, orderId, code, reason))
     })
+
+    const rejectOpenIn = (tx: Tx, symbol: string, code: string, reason: string) =>
+      Effect.gen(function* () {
+        const entries = yield* tx.list(DESK_QUEUE, { partition: "global", limit: 100_000, order: "asc" })
+        const rejected: Array<string> = []
+        for (const entry of entries) {
+          const order = yield* Orders.get(tx, entry.id)
+          if (Option.isNone(order) || !awaitsDesk(order.value) || order.value.symbol !== symbol) continue
+          yield* rejectIn(tx, entry.id, code, reason)
+          rejected.push(entry.id)
+        }
+        return rejected
+      })
 
     /** The partner cancels one of its PENDING or WORKING orders, master or sub-account (D-033): money back first. */
     const cancel = Effect.fn("TradingService.cancel")(function* (principal: Principal, orderId: string) {
@@ -400,7 +427,7 @@ export class TradingService extends Context.Service<
       })
     )
 
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel })
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, cancel, rejectOpenIn })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)

@@ -6026,7 +6026,8 @@ export interface components {
              */
             lastPriceUpdate: string | null;
             /**
-             * @description Listing status.
+             * @description Listing status. A SUSPENDED or DELISTED listing stays listed and quoted (last published price) but takes no
+             *     orders: a trade on it answers 422 MARKET_CLOSED (D-301).
              * @enum {string}
              */
             listingStatus: "ACTIVE" | "SUSPENDED" | "DELISTED";
@@ -11606,7 +11607,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE (expired or used), QUOTE_ORDER_MISMATCH, CONFLICT (idempotency collision). */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
+            /** @description MARKET_CLOSED (exchange closed, or the listing SUSPENDED or DELISTED, D-301), INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12799,7 +12800,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE, QUOTE_ORDER_MISMATCH, CONFLICT. */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
+            /** @description MARKET_CLOSED (exchange closed, or the listing SUSPENDED or DELISTED, D-301), INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
