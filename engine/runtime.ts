@@ -9,6 +9,7 @@ import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
 import { Listings } from "./app/listings.ts"
+import { CorporateActions } from "./app/corporate-actions.ts"
 import { InvoiceService } from "./app/invoices.ts"
 import { ReportService } from "./app/reports.ts"
 import { DeviceService } from "./app/devices.ts"
@@ -162,7 +163,7 @@ export const engineLayer = (config: EngineConfig) => {
     withBook
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
-  const withSubscriptions = Layer.provideMerge(SubscriptionService.layer, reference)
+  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer), reference)
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
 }
 

@@ -5002,7 +5002,9 @@ export interface components {
             /**
              * @description Set when REJECTED (asynchronous, after a 202). Known values (D-008): LIQUIDITY_UNAVAILABLE,
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
-             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED. Never set for an expiry.
+             *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; and, for an order open when its listing's corporate action is
+             *     processed (D-304), CORPORATE_ACTION (split, reverse split or bonus issue), INSTRUMENT_SUSPENDED
+             *     (suspension), INSTRUMENT_DELISTED (delisting). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
