@@ -1,10 +1,10 @@
 /**
  * Corporate: dividends (list, calendar, one dividend, a listing's history) and corporate actions (list, one
- * action), from the run's seeded schedules (domain/reference). A dividend or action exists once announced (its
+ * action), from the run's seeded schedules (domain/reference) and those raised through the control API (read from
+ * the store, D-302; a raised record replaces the seeded one of the same id). A dividend or action exists once announced (its
  * announcement is at or before now); where it stands (status, calendarStage) is evaluated at now, on the exchange's
  * local date. Owns the wire shapes of D-050, D-096 and D-097 and their filters.
- * Does not own the schedules (domain/reference), paying dividends to holders or actions raised through the control
- * API and their effect on holdings (corporate actions issue).
+ * Does not own the schedules (domain/reference), nor raising actions and paying holders (app/corporate-actions.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
