@@ -30,6 +30,8 @@ export class Listings extends Context.Service<
   {
     /** The status this process knows: for answers that read prices and statuses together (stock items, movers). */
     readonly statusOf: (instrument: Instrument) => ListingStatus
+    /** Bumped each time this process's copy changes: caches of answers that show statuses key on it. */
+    readonly version: () => number
     /** The instrument with the status this process knows. */
     readonly current: (instrument: Instrument) => Instrument
     /** The committed status, read in `tx`: what an order must check. */
@@ -41,6 +43,7 @@ export class Listings extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const known = new Map<string, ListingStatus>()
+    let version = 0
     const loaded = yield* store.read((tx) => tx.list(LISTINGS, { partition: GLOBAL, limit: 100_000, order: "asc" }))
     for (const doc of loaded) {
       const body = doc.body as ListingDoc
@@ -63,10 +66,11 @@ export class Listings extends Context.Service<
         tx.afterCommit(
           Effect.sync(() => {
             known.set(symbol, listingStatus)
+            version += 1
           })
         )
       )
-    return Listings.of({ statusOf, current, statusIn, setIn })
+    return Listings.of({ statusOf, version: () => version, current, statusIn, setIn })
   })
 
   static readonly layer = Layer.effect(Listings, Listings.make)

@@ -109,7 +109,8 @@ export class MarketService extends Context.Service<
         pages.clear()
         pagesSecond = second
       }
-      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}`
+      // A corporate action may change a listing's status within the second: the page's key carries the statuses' version.
+      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}|${listings.version()}`
       const cachedPage = pages.get(pageKey)
       if (cachedPage !== undefined) return cachedPage
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))

@@ -169,8 +169,12 @@ const suspensionRefusesOrders = async (engine: Engine) => {
   const open = await s.order(s.a, "EQTY.KE", "BUY", 3)
   expect(open.status).toBe(202)
   const walletWithEscrow = await s.wallet(s.a)
+  const statusInList = async () => ((await s.p.sb("GET", "/stocks?exchange=NSE")).body.stocks as Array<any>).find((i) => i.symbol === "EQTY.KE").listingStatus
+  expect(await statusInList()).toBe("ACTIVE")
   await events()
   const suspended = await s.raise({ actionType: "SUSPENSION", symbol: "EQTY.KE", reason: "Pending a material announcement" })
+  // The same virtual second: the list's page is not served from before the action.
+  expect(await statusInList()).toBe("SUSPENDED")
   expect(suspended.status).toBe(201)
   expect(suspended.body).toMatchObject({ listingStatus: "SUSPENDED", ordersRejected: [open.body.orderId] })
   expect((await s.wallet(s.a)) - walletWithEscrow).toBe(cents(open.body.totalAmount))
