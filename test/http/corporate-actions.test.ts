@@ -228,6 +228,11 @@ const delistingAndRights = async (engine: Engine) => {
   ])
   expect((await s.p.sb("GET", "/corporate-actions?actionType=RIGHTS_ISSUE&symbol=SCOM.KE")).body.corporateActions[0].actionId).toBe(rights.body.actionId)
   expect((await s.p.sb("GET", "/stocks/KCB.KE")).body.listingStatus).toBe("DELISTED")
+  // A delisted company has no market to value it at; an ETF shows its status like a stock.
+  expect((await s.p.sb("GET", "/companies/KCB.KE")).body.marketCap).toBeNull()
+  expect(typeof (await s.p.sb("GET", "/companies/SCOM.KE")).body.marketCap).toBe("number")
+  await s.raise({ actionType: "SUSPENSION", symbol: "GLD.KE" })
+  expect((await s.p.sb("GET", "/etfs/GLD.KE")).body.listingStatus).toBe("SUSPENDED")
 }
 
 const refusesBadRequests = async (engine: Engine) => {
