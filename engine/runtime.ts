@@ -8,6 +8,8 @@ import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
+import { Listings } from "./app/listings.ts"
+import { CorporateActions } from "./app/corporate-actions.ts"
 import { InvoiceService } from "./app/invoices.ts"
 import { ReportService } from "./app/reports.ts"
 import { DeviceService } from "./app/devices.ts"
@@ -116,7 +118,7 @@ export const engineLayer = (config: EngineConfig) => {
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
   const withDelivery = Layer.provideMerge(WebhookDelivery.layer({ extraSignatureHeaders: config.webhookSignatureHeaders }), withEvents)
   // Usage counts are read by the audit hook (which writes them) and by /usage and invoices.
-  const withUsage = Layer.provideMerge(UsageMeter.layer, withDelivery)
+  const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer), withDelivery)
   const services = Layer.provideMerge(
     Layer.mergeAll(
       PartnerService.layer,
@@ -161,7 +163,7 @@ export const engineLayer = (config: EngineConfig) => {
     withBook
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
-  const withSubscriptions = Layer.provideMerge(SubscriptionService.layer, reference)
+  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer), reference)
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
 }
 

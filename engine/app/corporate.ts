@@ -1,10 +1,10 @@
 /**
  * Corporate: dividends (list, calendar, one dividend, a listing's history) and corporate actions (list, one
- * action), from the run's seeded schedules (domain/reference). A dividend or action exists once announced (its
+ * action), from the run's seeded schedules (domain/reference) and those raised through the control API (read from
+ * the store, D-302; a raised record replaces the seeded one of the same id). A dividend or action exists once announced (its
  * announcement is at or before now); where it stands (status, calendarStage) is evaluated at now, on the exchange's
  * local date. Owns the wire shapes of D-050, D-096 and D-097 and their filters.
- * Does not own the schedules (domain/reference), paying dividends to holders or actions raised through the control
- * API and their effect on holdings (corporate actions issue).
+ * Does not own the schedules (domain/reference), nor raising actions and paying holders (app/corporate-actions.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
@@ -16,7 +16,9 @@ import { type ActionRecord, type ActionStatus, type ActionType, actionStatus } f
 import { type DividendRecord, type DividendStatus, dividendStage } from "../domain/reference/dividends.ts"
 import { dateMs, isoDate } from "../domain/reference/seeded.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
+import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit } from "./cursor.ts"
+import { SimActions, SimDividends } from "./docs.ts"
 import { resolveInstrument } from "./market.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, rangeCheck, ReferenceData, symbolFilter } from "./reference-data.ts"
@@ -46,6 +48,7 @@ export interface ActionQuery {
   readonly cursor?: string | undefined
 }
 
+const GLOBAL = "global"
 const dividendKey = (d: DividendRecord) => `${d.exDate}|${d.dividendId}`
 const actionKey = (a: ActionRecord) => timeKey(a.announcedAt, a.actionId)
 
@@ -87,21 +90,46 @@ export const actionToWire = (a: ActionRecord, now: number): Schemas["CorporateAc
 export class CorporateService extends Context.Service<
   CorporateService,
   {
-    readonly listDividends: (query: DividendQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure>
-    readonly dividendCalendar: (query: CalendarQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure>
-    readonly getDividend: (dividendId: string) => Effect.Effect<Schemas["Dividend"], ApiFailure>
-    readonly dividendHistory: (symbol: string, limit: number | undefined) => Effect.Effect<Schemas["DividendHistory"], ApiFailure>
-    readonly listActions: (query: ActionQuery, partition: string) => Effect.Effect<Schemas["CorporateActionList"], ApiFailure>
-    readonly getAction: (actionId: string) => Effect.Effect<Schemas["CorporateAction"], ApiFailure>
+    readonly listDividends: (query: DividendQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure | StoreError>
+    readonly dividendCalendar: (query: CalendarQuery, partition: string) => Effect.Effect<Schemas["DividendList"], ApiFailure | StoreError>
+    readonly getDividend: (dividendId: string) => Effect.Effect<Schemas["Dividend"], ApiFailure | StoreError>
+    readonly dividendHistory: (symbol: string, limit: number | undefined) => Effect.Effect<Schemas["DividendHistory"], ApiFailure | StoreError>
+    readonly listActions: (query: ActionQuery, partition: string) => Effect.Effect<Schemas["CorporateActionList"], ApiFailure | StoreError>
+    readonly getAction: (actionId: string) => Effect.Effect<Schemas["CorporateAction"], ApiFailure | StoreError>
   }
 >()("sokoni/CorporateService") {
   static readonly make = Effect.gen(function* () {
     const clock = yield* EngineClock
     const { book } = yield* ReferenceData
 
-    /** Dividends declared by `now`, newest ex-date first (next year's may already be declared). */
-    const declared = (now: number) => book.dividendsThrough(new Date(now).getUTCFullYear() + 1).filter((d) => d.announcedAt <= now)
-    const announced = (now: number) => book.actions().filter((a) => a.announcedAt <= now)
+    const store = yield* Store
+
+    /**
+     * Dividends declared by `now`, newest ex-date first (next year's may already be declared): the seeded schedule and
+     * those raised through the control API (D-302).
+     */
+    const declared = (now: number) =>
+      Effect.map(
+        store.read((tx) => SimDividends.list(tx, GLOBAL, { limit: 100_000, order: "asc" })),
+        (raised): ReadonlyArray<DividendRecord> => {
+          const seeded = book.dividendsThrough(new Date(now).getUTCFullYear() + 1)
+          const all = raised.length === 0 ? seeded : [...seeded, ...raised].sort((a, b) => (dividendKey(a) < dividendKey(b) ? 1 : -1))
+          return all.filter((d) => d.announcedAt <= now)
+        }
+      )
+    /** Actions announced by `now`, newest first: seeded and raised; a raised record replaces a seeded one (a resumption). */
+    const announced = (now: number) =>
+      Effect.map(
+        store.read((tx) => SimActions.list(tx, GLOBAL, { limit: 100_000, order: "asc" })),
+        (raised): ReadonlyArray<ActionRecord> => {
+          const seeded = book.actions()
+          if (raised.length === 0) return seeded.filter((a) => a.announcedAt <= now)
+          const ids = new Set(raised.map((a) => a.actionId))
+          return [...seeded.filter((a) => !ids.has(a.actionId)), ...raised]
+            .sort((a, b) => (actionKey(a) < actionKey(b) ? 1 : -1))
+            .filter((a) => a.announcedAt <= now)
+        }
+      )
 
     /** The checks and the filter shared by the list and the calendar, with the filters' cursor scope. */
     const dividendFilter = Effect.fnUntraced(function* (query: DividendQuery, now: number) {
@@ -127,7 +155,7 @@ export class CorporateService extends Context.Service<
       const now = yield* clock.now
       const { keep, filters } = yield* dividendFilter(query, now)
       const scope = scopeOf("dividends", partition, filters)
-      const page = yield* liftFailure(pageOf(declared(now).filter(keep), dividendKey, "desc", { scope, cursor: query.cursor, limit }))
+      const page = yield* liftFailure(pageOf((yield* declared(now)).filter(keep), dividendKey, "desc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["DividendList"] = {
         dividends: page.items.map((d) => dividendToWire(d, now)),
         ...pageMeta(page)
@@ -145,9 +173,7 @@ export class CorporateService extends Context.Service<
         const today = localDate(d.exchange, now)
         return dividendStage(d, today).status !== "CANCELLED" && d.paymentDate >= today
       }
-      const soonestFirst = declared(now)
-        .filter((d) => keep(d) && (all || upcoming(d)))
-        .reverse()
+      const soonestFirst = (yield* declared(now)).filter((d) => keep(d) && (all || upcoming(d))).reverse()
       const scope = scopeOf("dividend-calendar", partition, [...filters, all])
       const page = yield* liftFailure(pageOf(soonestFirst, dividendKey, "asc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["DividendList"] = {
@@ -159,7 +185,7 @@ export class CorporateService extends Context.Service<
 
     const getDividend = Effect.fn("CorporateService.getDividend")(function* (dividendId: string) {
       const now = yield* clock.now
-      const found = declared(now).find((d) => d.dividendId === dividendId)
+      const found = (yield* declared(now)).find((d) => d.dividendId === dividendId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `dividend ${dividendId} was not found`))
       return dividendToWire(found, now)
     })
@@ -168,7 +194,7 @@ export class CorporateService extends Context.Service<
       const max = yield* liftFailure(checkLimit(limit, 20, 100))
       const instrument = yield* liftFailure(resolveInstrument(symbol))
       const now = yield* clock.now
-      const dividends = declared(now)
+      const dividends = (yield* declared(now))
         .filter((d) => d.symbol === instrument.symbol)
         .slice(0, max)
         .map((d) => dividendToWire(d, now))
@@ -183,7 +209,7 @@ export class CorporateService extends Context.Service<
       yield* liftFailure(rangeCheck(query.from, query.to))
       const { actionType, status, from, to } = query
       const now = yield* clock.now
-      const matching = announced(now).filter(
+      const matching = (yield* announced(now)).filter(
         (a) =>
           (exchange === undefined || a.exchange === exchange) &&
           (instrument === undefined || a.symbol === instrument.symbol) &&
@@ -203,7 +229,7 @@ export class CorporateService extends Context.Service<
 
     const getAction = Effect.fn("CorporateService.getAction")(function* (actionId: string) {
       const now = yield* clock.now
-      const found = announced(now).find((a) => a.actionId === actionId)
+      const found = (yield* announced(now)).find((a) => a.actionId === actionId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `corporate action ${actionId} was not found`))
       return actionToWire(found, now)
     })

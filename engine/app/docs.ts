@@ -5,6 +5,8 @@
 import { Effect, Option } from "effect"
 import type { EntryKind, Posting, TransactionType } from "../domain/ledger.ts"
 import type { OrderRecord, Side } from "../domain/order.ts"
+import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
+import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { ReadTx, StoreError, Tx } from "../store/port.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
@@ -111,6 +113,9 @@ export const Holdings = collection<HoldingDoc>("holdings")
 export const Quotes = collection<QuoteDoc>("quotes")
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
+/** Corporate actions and dividends raised through the control API (D-302), partition "global", by announcement time. */
+export const SimActions = collection<ActionRecord>("simCorporateActions")
+export const SimDividends = collection<DividendRecord>("simDividends")
 
 export const SubAccounts = collection<SubAccountRecord>("subAccounts")
 

@@ -11,6 +11,7 @@ import { EXCHANGES } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
+import { Listings } from "./listings.ts"
 import { MarketService } from "./market.ts"
 
 /** Symbols per batch call (`symbols=`), spec "Market data": at most 50. */
@@ -130,6 +131,7 @@ export class MarketViews extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const market = yield* MarketService
     const clock = yield* EngineClock
+    const listings = yield* Listings
     const itemsOf = (instruments: ReadonlyArray<Instrument>) => Effect.forEach(instruments, (i) => market.stockItem(i))
     const meta = (requested: number, count: number, exchange: string | undefined, now: number): Schemas["MarketQuotesMeta"] => ({
       requested,
@@ -181,7 +183,7 @@ export class MarketViews extends Context.Service<
     }) {
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
       const direction = query.direction ?? "gainers"
-      const listed = INSTRUMENTS.filter((i) => i.listingStatus === "ACTIVE" && (exchange === undefined || i.exchange === exchange))
+      const listed = INSTRUMENTS.filter((i) => listings.statusOf(i) === "ACTIVE" && (exchange === undefined || i.exchange === exchange))
       const items = (yield* itemsOf(listed)) as Array<Schemas["MarketQuoteItem"]>
       const ranked = rankMovers(items, direction, query.limit ?? MOVERS_DEFAULT_LIMIT)
       const answer: Schemas["MoversResponse"] = {
@@ -201,7 +203,7 @@ export class MarketViews extends Context.Service<
         if (exchange === undefined) {
           return yield* Effect.fail(fail("MISSING_PARAM", "symbols or exchange is required", { param: "symbols", params: ["symbols", "exchange"] }))
         }
-        const listed = INSTRUMENTS.filter((i) => i.listingStatus === "ACTIVE" && i.exchange === exchange).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+        const listed = INSTRUMENTS.filter((i) => listings.statusOf(i) === "ACTIVE" && i.exchange === exchange).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
         const rows = (yield* itemsOf(listed)).map(snapshotRow)
         const whole: Schemas["SnapshotResponse"] = { data: rows, not_found: [], meta: meta(0, rows.length, exchange, now) }
         return whole

@@ -16,6 +16,7 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { findSubAccount } from "./accounts.ts"
+import { Listings } from "./listings.ts"
 import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
 import type { Schemas } from "../contract/wire.ts"
@@ -75,16 +76,19 @@ export class MarketService extends Context.Service<
     const entropy = yield* Entropy
     const scheduler = yield* Scheduler
     const events = yield* EventLog
+    const listings = yield* Listings
 
     // A stock item is a pure function of the instrument, its published observation and the current second
     // (freshness and market status move by the second); it is built once per second, not once per request.
     const items = new Map<string, { readonly key: string; readonly item: Schemas["StockItem"] }>()
     const stockItemAt = (instrument: Instrument, now: number) =>
       Effect.map(feed.observe(instrument, now), (o) => {
-        const key = `${Math.floor(now / 1000)}|${o.asOf}|${o.price}|${o.dayHigh}|${o.dayLow}|${o.volume}`
+        // The listing status a corporate action set (app/listings.ts) is part of the item and of its cache key.
+        const listed = listings.current(instrument)
+        const key = `${Math.floor(now / 1000)}|${o.asOf}|${o.price}|${o.dayHigh}|${o.dayLow}|${o.volume}|${listed.listingStatus}`
         const cached = items.get(instrument.symbol)
         if (cached !== undefined && cached.key === key) return cached.item
-        const item = stockItemOf(instrument, o, now)
+        const item = stockItemOf(listed, o, now)
         items.set(instrument.symbol, { key, item })
         return item
       })
@@ -105,7 +109,8 @@ export class MarketService extends Context.Service<
         pages.clear()
         pagesSecond = second
       }
-      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}`
+      // A corporate action may change a listing's status within the second: the page's key carries the statuses' version.
+      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}|${listings.version()}`
       const cachedPage = pages.get(pageKey)
       if (cachedPage !== undefined) return cachedPage
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))

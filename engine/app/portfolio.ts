@@ -8,30 +8,75 @@ import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import type { ApiFailure } from "../domain/errors.ts"
 import { INSTRUMENTS } from "../domain/instruments.ts"
+import { scaleUnits } from "../domain/corporate.ts"
+import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import { centsToWire, divRound, parseScaled, toWireNumber } from "../domain/money.ts"
 import type { OrderRecord } from "../domain/order.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type ReadTx, Store, type StoreError } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
-import { Orders } from "./docs.ts"
+import { Orders, SimActions } from "./docs.ts"
 import { holdingsOf, reservedBalance, walletBalance } from "./ledger.ts"
 import { MarketService } from "./market.ts"
 import type { Principal } from "./principal.ts"
 
-/** USD cost of the units an account bought, per symbol: every BUY fill's gross plus fee, and the units. */
+/**
+ * USD cost of the units an account bought, per symbol: every BUY fill's gross plus fee, and the units, as the
+ * rational `units / per` (`per` is 1 unless a split, reverse split or bonus issue rescaled the units, D-303).
+ */
 export interface CostBasis {
   readonly cents: number
   readonly units: number
+  readonly per?: number
 }
 
-/** Average-cost basis from the account's BUY fills (sells leave the average unchanged). Pure. */
-export const costBasisOf = (orders: ReadonlyArray<OrderRecord>, account: string): ReadonlyMap<string, CostBasis> => {
-  const basis = new Map<string, CostBasis>()
+/** A split, reverse split or bonus issue of `symbol` processed at `at`: `ratioFrom` old units became `ratioTo`. */
+export interface UnitAdjustment {
+  readonly symbol: string
+  readonly at: number
+  readonly ratioFrom: number
+  readonly ratioTo: number
+}
+
+/** A basis, with `per` only when units were rescaled (a basis never split reads as before). */
+const withPer = (cents: number, units: number, per: number): CostBasis => (per === 1 ? { cents, units } : { cents, units, per })
+
+/** The unit adjustments among actions: completed splits, reverse splits and bonus issues. */
+export const unitAdjustmentsOf = (actions: ReadonlyArray<ActionRecord>): ReadonlyArray<UnitAdjustment> =>
+  actions.flatMap((a) =>
+    (a.actionType === "SPLIT" || a.actionType === "REVERSE_SPLIT" || a.actionType === "BONUS") && a.completedAt !== null
+      ? [{ symbol: a.symbol, at: a.completedAt, ratioFrom: Number(a.details.ratioFrom), ratioTo: Number(a.details.ratioTo) }]
+      : []
+  )
+
+/**
+ * Average-cost basis from the account's BUY fills (sells leave the average unchanged); the units bought before an
+ * adjustment are rescaled by it, the cost is not, so the average cost follows the split exactly. Pure.
+ */
+export const costBasisOf = (
+  orders: ReadonlyArray<OrderRecord>,
+  account: string,
+  adjustments: ReadonlyArray<UnitAdjustment> = []
+): ReadonlyMap<string, CostBasis> => {
+  const steps: Array<{ readonly at: number; readonly symbol: string; readonly fill?: { cents: number; units: number }; readonly adjust?: UnitAdjustment }> = []
   for (const o of orders) {
     if (o.account !== account || o.side !== "BUY") continue
-    for (const f of o.fills) {
-      const prior = basis.get(o.symbol) ?? { cents: 0, units: 0 }
-      basis.set(o.symbol, { cents: prior.cents + f.gross + f.fee, units: prior.units + f.quantity })
+    for (const f of o.fills) steps.push({ at: f.at, symbol: o.symbol, fill: { cents: f.gross + f.fee, units: f.quantity } })
+  }
+  // An adjustment applies to what was bought at or before its instant (fills of that instant committed before it).
+  if (adjustments.length > 0) {
+    for (const a of adjustments) steps.push({ at: a.at, symbol: a.symbol, adjust: a })
+    steps.sort((x, y) => x.at - y.at || (x.adjust === undefined ? 0 : 1) - (y.adjust === undefined ? 0 : 1))
+  }
+  const basis = new Map<string, CostBasis>()
+  for (const step of steps) {
+    const prior = basis.get(step.symbol)
+    if (step.fill !== undefined) {
+      const per = prior?.per ?? 1
+      basis.set(step.symbol, withPer((prior?.cents ?? 0) + step.fill.cents, (prior?.units ?? 0) + step.fill.units * per, per))
+    } else if (step.adjust !== undefined && prior !== undefined) {
+      const scaled = scaleUnits(prior.units, prior.per ?? 1, step.adjust.ratioFrom, step.adjust.ratioTo)
+      basis.set(step.symbol, withPer(prior.cents, scaled.units, scaled.per))
     }
   }
   return basis
@@ -48,7 +93,8 @@ export const valuePosition = (
 ): { readonly marketValueCents: number | null; readonly averageCost4: number | null; readonly unrealizedCents: number | null } => {
   const usd4 = usdPrice === null ? undefined : parseScaled(usdPrice, 4)
   const marketValueCents = usd4 === undefined ? null : Number(divRound(BigInt(quantity) * BigInt(usd4), 100n))
-  const averageCost4 = basis === undefined || basis.units === 0 ? null : Number(divRound(BigInt(basis.cents) * 100n, BigInt(basis.units)))
+  const averageCost4 =
+    basis === undefined || basis.units === 0 ? null : Number(divRound(BigInt(basis.cents) * 100n * BigInt(basis.per ?? 1), BigInt(basis.units)))
   const unrealizedCents =
     marketValueCents === null || averageCost4 === null ? null : marketValueCents - Number(divRound(BigInt(quantity) * BigInt(averageCost4), 100n))
   return { marketValueCents, averageCost4, unrealizedCents }
@@ -70,7 +116,9 @@ export class PortfolioService extends Context.Service<
         const reserved = yield* reservedBalance(tx, partition, account)
         const holdings = (yield* holdingsOf(tx, partition, account)).filter((h) => h.quantity > 0)
         const orders = holdings.length === 0 ? [] : (yield* tx.list(Orders.name, { partition, limit: 100_000, order: "asc" })).map((d) => d.body as OrderRecord)
-        return { subAccount, cash, reserved, holdings, basis: costBasisOf(orders, account) }
+        // Splits, reverse splits and bonus issues raised through the control API rescale the units bought (D-303).
+        const actions = holdings.length === 0 ? [] : yield* SimActions.list(tx, "global", { limit: 100_000, order: "asc" })
+        return { subAccount, cash, reserved, holdings, basis: costBasisOf(orders, account, unitAdjustmentsOf(actions)) }
       })
 
     const portfolio = Effect.fn("PortfolioService.portfolio")(function* (principal: Principal, account: string) {

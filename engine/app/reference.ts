@@ -17,6 +17,7 @@ import { type CompanyFacts, type EtfFacts, etfNav, marketCap } from "../domain/r
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type Observation } from "../sim/market-feed.ts"
 import { checkLimit } from "./cursor.ts"
+import { Listings } from "./listings.ts"
 import { MarketService, resolveInstrument, stockItemOf } from "./market.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, ReferenceData } from "./reference-data.ts"
@@ -105,6 +106,7 @@ export class ReferenceService extends Context.Service<
     const clock = yield* EngineClock
     const feed = yield* MarketFeed
     const { book } = yield* ReferenceData
+    const listings = yield* Listings
     const bySymbol = (a: Instrument) => a.symbol
     const sorted = [...book.instruments].sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
     const etfs = sorted.filter((i) => i.assetType === "ETF")
@@ -112,8 +114,11 @@ export class ReferenceService extends Context.Service<
 
     /** The feed's observation of a listing now: the one its stock item and its quote show. */
     const observed = (instrument: Instrument) => Effect.flatMap(clock.now, (now) => Effect.map(feed.observe(instrument, now), (o) => ({ o, now })))
-    const etfOf = (instrument: Instrument) => Effect.map(observed(instrument), ({ o, now }) => etfToWire(instrument, book.etf(instrument), o, now))
-    const companyOf = (instrument: Instrument) => Effect.map(observed(instrument), ({ o }) => companyToWire(instrument, book.company(instrument), o.price))
+    // With the listing status a corporate action set (app/listings.ts): an ETF shows it, a delisted company has no value.
+    const etfOf = (instrument: Instrument) =>
+      Effect.map(observed(instrument), ({ o, now }) => etfToWire(listings.current(instrument), book.etf(instrument), o, now))
+    const companyOf = (instrument: Instrument) =>
+      Effect.map(observed(instrument), ({ o }) => companyToWire(listings.current(instrument), book.company(instrument), o.price))
 
     const listing = (symbol: string, exchange?: string) => liftFailure(resolveInstrument(symbol, exchange))
 

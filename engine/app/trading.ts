@@ -51,6 +51,7 @@ import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
+import { Listings } from "./listings.ts"
 import { resolveInstrument } from "./market.ts"
 import { nextRefresh } from "./price-alerts.ts"
 import type { Principal } from "./principal.ts"
@@ -114,6 +115,11 @@ export class TradingService extends Context.Service<
       orderId: string,
       input: ReplaceRequest
     ) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>
+    /**
+     * Rejects, in `tx`, every order on `symbol` still awaiting the desk (money and units back first, order.rejected
+     * as the desk's rejection): what a corporate action does to the listing's open orders (D-304). Their ids.
+     */
+    readonly rejectOpenIn: (tx: Tx, symbol: string, code: string, reason: string) => Effect.Effect<ReadonlyArray<string>, ApiFailure | StoreError>
   }
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
@@ -124,6 +130,7 @@ export class TradingService extends Context.Service<
     const desk = yield* ExecutionDesk
     const scheduler = yield* Scheduler
     const feed = yield* MarketFeed
+    const listings = yield* Listings
 
     const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
 
@@ -285,6 +292,11 @@ export class TradingService extends Context.Service<
           }
           if (exchange !== undefined && !isOpen(exchange, now)) {
             return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
+          }
+          // A listing that does not trade is closed to orders whatever its exchange's session (D-301).
+          const listingStatus = yield* listings.statusIn(tx, instrument)
+          if (listingStatus !== "ACTIVE") {
+            return yield* Effect.fail(fail("MARKET_CLOSED", `${instrument.symbol} is ${listingStatus.toLowerCase()}: it takes no orders`))
           }
           const quantity = input.quantity ?? quote.derivedQuantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
           if (quantity <= 0)
@@ -484,6 +496,19 @@ export class TradingService extends Context.Service<
     const deskFailSettlement = Effect.fn("TradingService.deskFailSettlement")(function* (orderId: string, reason: string) {
       return yield* store.transact((tx) => rejectIn(tx, orderId, SETTLEMENT_FAILED_CODE, reason, true))
     })
+
+    const rejectOpenIn = (tx: Tx, symbol: string, code: string, reason: string) =>
+      Effect.gen(function* () {
+        const entries = yield* tx.list(DESK_QUEUE, { partition: "global", limit: 100_000, order: "asc" })
+        const rejected: Array<string> = []
+        for (const entry of entries) {
+          const order = yield* Orders.get(tx, entry.id)
+          if (Option.isNone(order) || !awaitsDesk(order.value) || order.value.symbol !== symbol) continue
+          yield* rejectIn(tx, entry.id, code, reason)
+          rejected.push(entry.id)
+        }
+        return rejected
+      })
 
     /** The partner cancels one of its PENDING or WORKING orders, master or sub-account (D-033): money back first. */
     const cancel = Effect.fn("TradingService.cancel")(function* (principal: Principal, orderId: string) {
@@ -702,7 +727,7 @@ export class TradingService extends Context.Service<
       })
     )
 
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, deskFailSettlement, cancel, replace })
+    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, deskFailSettlement, cancel, replace, rejectOpenIn })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)

@@ -94,6 +94,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/corporate-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Raise a corporate action on a listing now
+         * @description Applies one corporate action to a listing at the engine's current time, in one transaction, for every partner
+         *     and both environments (D-302, D-303, D-304):
+         *
+         *     - `DIVIDEND` (`dividendPerShare`, local currency): every holder's wallet (master or sub-account) is credited
+         *       units x dividendPerShare converted to USD at the reference rate, rounded to the cent, from the issuer (a
+         *       ledger entry; history type DIVIDEND); one `dividend.paid` per partition with holders; listed by `GET
+         *       /dividends` as PAID.
+         *     - `SPLIT`, `REVERSE_SPLIT`, `BONUS` (`ratioFrom` old units become `ratioTo`): the listing's orders awaiting the
+         *       desk are rejected first (rejectionCode CORPORATE_ACTION); every holding becomes floor(units x ratioTo /
+         *       ratioFrom) and the fraction is paid in cash at the published price (history type ADJUSTMENT); the average
+         *       cost follows exactly (same cost, rescaled units); the price path is rescaled from the exchange's next open
+         *       instant (`priceEffectiveAt`, shown from `priceVisibleFrom`). Events `corporateaction.split` and
+         *       `corporateaction.declared`.
+         *     - `SUSPENSION` (`reason`, `expectedResumeAt`): listing SUSPENDED, open orders rejected (INSTRUMENT_SUSPENDED),
+         *       trades answer 422 MARKET_CLOSED; `RESUMPTION` ends the suspension in force (the same actionId, COMPLETED),
+         *       listing ACTIVE. Event `corporateaction.suspension` (and `.declared`) on both.
+         *     - `DELISTING` (`reason`): listing DELISTED for good, open orders rejected (INSTRUMENT_DELISTED); holdings stay.
+         *       Event `corporateaction.delisting`.
+         *     - `RIGHTS_ISSUE` (`ratioHeld`, `ratioEntitled`, `subscriptionPrice`, `subscriptionDeadline`): announced to
+         *       holders (event `corporateaction.rights_issue`); taking the rights up is not simulated.
+         *
+         *     Every action but the dividend is listed by `GET /corporate-actions`; `corporateaction.*` events go to every
+         *     partition of every active partner. Not available on a DELISTED listing (409).
+         */
+        post: operations["raiseSimCorporateAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/desk/orders/{orderId}/fail-settlement": {
         parameters: {
             query?: never;
@@ -775,6 +817,92 @@ export interface components {
                 message: string;
             };
         };
+        /** @description A corporate action to raise; the fields beside actionType and symbol depend on the type (D-302). */
+        CorporateActionRequest: {
+            /**
+             * @description What happens to the listing.
+             * @enum {string}
+             */
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            /** @description Text of the announcement (default generated). */
+            description?: string;
+            /** @description DIVIDEND: amount per unit, local currency, at most 4 decimals. */
+            dividendPerShare?: number;
+            /** @description Exchange code narrowing a bare ticker. */
+            exchange?: string;
+            /**
+             * Format: date-time
+             * @description SUSPENSION: expected resumption, after now (default unknown).
+             */
+            expectedResumeAt?: string;
+            /** @description RIGHTS_ISSUE: new units per entitlement. */
+            ratioEntitled?: number;
+            /** @description SPLIT, REVERSE_SPLIT, BONUS: old units. */
+            ratioFrom?: number;
+            /** @description RIGHTS_ISSUE: units held per entitlement. */
+            ratioHeld?: number;
+            /** @description SPLIT, REVERSE_SPLIT, BONUS: new units (above ratioFrom, below for a REVERSE_SPLIT). */
+            ratioTo?: number;
+            /** @description SUSPENSION, DELISTING: why. */
+            reason?: string;
+            /**
+             * Format: date
+             * @description RIGHTS_ISSUE: last day to take up (default 15 weekdays on).
+             */
+            subscriptionDeadline?: string;
+            /** @description RIGHTS_ISSUE: price per new unit, local currency. */
+            subscriptionPrice?: number;
+            /** @description Listing: exchange-qualified symbol, or a ticker with `exchange`. */
+            symbol: string;
+        };
+        /** @description A corporate action applied, and what it did to holders and orders. */
+        CorporateActionResult: {
+            /** @description Accounts (master or sub-account, all partners) holding the listing. */
+            accountsAffected: number;
+            /** @description The action (`ca_...`, its `corporateaction.*` events and `GET /corporate-actions/{actionId}`), or the dividend (`div_...`, `GET /dividends/{dividendId}`). A RESUMPTION answers the suspension it ends. */
+            actionId: string;
+            /**
+             * @description The type raised.
+             * @enum {string}
+             */
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            /** @description Text of the announcement. */
+            description: string;
+            /** @description The type's fields, as in the `corporateaction.*` payload (D-074); a dividend's dividendPerShare and currency. */
+            details: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date
+             * @description Date the action took effect (UTC).
+             */
+            effectiveDate: string;
+            /** @description Exchange code. */
+            exchange: string;
+            /**
+             * @description The listing's status after the action.
+             * @enum {string}
+             */
+            listingStatus: "ACTIVE" | "SUSPENDED" | "DELISTED";
+            /** @description Instrument name. */
+            name: string;
+            /** @description Orders awaiting the desk that the action rejected. */
+            ordersRejected: string[];
+            /**
+             * Format: date-time
+             * @description SPLIT, REVERSE_SPLIT, BONUS: the exchange instant the rescaled price takes effect.
+             */
+            priceEffectiveAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the API first shows the rescaled price (after the 15-minute delay).
+             */
+            priceVisibleFrom: string | null;
+            /** @description Exchange-qualified symbol. */
+            symbol: string;
+            /** @description DIVIDEND: USD credited in all; null otherwise. */
+            totalUsdPaid: number | null;
+        };
         /** @description Partner to create. */
         CreatePartnerRequest: {
             /** @description Business name. */
@@ -1148,7 +1276,9 @@ export interface components {
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
              *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; INSUFFICIENT_FUNDS when a STOP BUY triggers above its stop and
              *     the wallet cannot cover the difference (D-282); SETTLEMENT_FAILED when custody settlement failed and the
-             *     trade was unwound (D-290). Never set for an expiry.
+             *     trade was unwound (D-290); and, for an order open when its listing's corporate action is processed
+             *     (D-304), CORPORATE_ACTION (split, reverse split or bonus issue), INSTRUMENT_SUSPENDED (suspension),
+             *     INSTRUMENT_DELISTED (delisting). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
@@ -1602,6 +1732,34 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    raiseSimCorporateAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CorporateActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The action applied, and what it did. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CorporateActionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
     };

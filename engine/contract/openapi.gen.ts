@@ -5006,7 +5006,9 @@ export interface components {
              *     PRICE_OUT_OF_TOLERANCE, INSTRUMENT_SUSPENDED, MARKET_CLOSED_AT_EXECUTION, RISK_CHECK_FAILED,
              *     COMPLIANCE_REVIEW_FAILED, DESK_DECLINED; INSUFFICIENT_FUNDS when a STOP BUY triggers above its stop and
              *     the wallet cannot cover the difference (D-282); SETTLEMENT_FAILED when custody settlement failed and the
-             *     trade was unwound (D-290). Never set for an expiry.
+             *     trade was unwound (D-290); and, for an order open when its listing's corporate action is processed
+             *     (D-304), CORPORATE_ACTION (split, reverse split or bonus issue), INSTRUMENT_SUSPENDED (suspension),
+             *     INSTRUMENT_DELISTED (delisting). Never set for an expiry.
              */
             rejectionCode: string | null;
             /** @description Free text; set when REJECTED. */
@@ -6030,7 +6032,8 @@ export interface components {
              */
             lastPriceUpdate: string | null;
             /**
-             * @description Listing status.
+             * @description Listing status. A SUSPENDED or DELISTED listing stays listed and quoted (last published price) but takes no
+             *     orders: a trade on it answers 422 MARKET_CLOSED (D-301).
              * @enum {string}
              */
             listingStatus: "ACTIVE" | "SUSPENDED" | "DELISTED";
@@ -11617,7 +11620,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE (expired or used), QUOTE_ORDER_MISMATCH, CONFLICT (idempotency collision). */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
+            /** @description MARKET_CLOSED (exchange closed, or the listing SUSPENDED or DELISTED, D-301), INSUFFICIENT_HOLDINGS (SELL above available units); IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12811,7 +12814,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description STALE_QUOTE, QUOTE_ORDER_MISMATCH, CONFLICT. */
             409: components["responses"]["Conflict"];
-            /** @description MARKET_CLOSED, INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
+            /** @description MARKET_CLOSED (exchange closed, or the listing SUSPENDED or DELISTED, D-301), INSUFFICIENT_HOLDINGS; IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used for a different request, D-190). */
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

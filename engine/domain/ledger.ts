@@ -12,8 +12,10 @@
  *                     less the proceeds of SELL fills
  *   equity:seed       where seeded (virtual) money comes from           its negation is "seeded"
  *   equity:credit     where operator top-ups come from                  its negation is "credited"
+ *   equity:issuer     where dividends and cash in lieu of fractional units come from (issuers paying holders,
+ *                     D-303)                                            its negation is "distributed"
  * Because every entry sums to zero, the partition's balances sum to zero, which is the conservation invariant:
- *   master + sub-wallets + escrow + fees + market = seeded + credited   (market is 0 until something fills).
+ *   master + sub-wallets + escrow + fees + market = seeded + credited + distributed   (market is 0 until a fill).
  */
 import type { Cents } from "./money.ts"
 import type { Movements, Side } from "./order.ts"
@@ -23,6 +25,7 @@ export const FEES = "fees"
 export const MARKET = "market"
 export const SEEDED = "equity:seed"
 export const CREDITED = "equity:credit"
+export const ISSUER = "equity:issuer"
 
 export const walletAccount = (account: string) => `wallet:${account}`
 export const escrowAccount = (account: string) => `escrow:${account}`
@@ -58,6 +61,8 @@ export type EntryKind =
   | "SUBSCRIPTION_ALLOTTED"
   | "SUBSCRIPTION_REJECTED"
   | "SUBSCRIPTION_CANCELLED"
+  | "DIVIDEND"
+  | "CASH_IN_LIEU"
 
 /** The contract's TransactionType (D-026): how a wallet posting reads in a sub-account's history. */
 export type TransactionType =
@@ -105,6 +110,8 @@ export const transactionTypeOf = (kind: EntryKind, side: Side | null): Transacti
     case "SUBSCRIPTION_REJECTED":
     case "SUBSCRIPTION_CANCELLED":
       return "SUBSCRIPTION_REFUND"
+    case "DIVIDEND":
+      return "DIVIDEND"
     default:
       return "ADJUSTMENT"
   }

@@ -99,6 +99,11 @@ export class MarketFeed extends Context.Service<
     readonly coverageStart: number
     /** Sets an instrument's exchange price at the engine's now (control API, scenarios); shown after the delay. */
     readonly pin: (instrument: Instrument, price: Price4) => Effect.Effect<PinResult>
+    /**
+     * A split, reverse split or bonus issue (D-303): from the exchange's next open instant the path continues from its
+     * price x ratioFrom / ratioTo (earlier values, charts included, stay raw); shown after the delay like a pin.
+     */
+    readonly rescale: (instrument: Instrument, ratioFrom: number, ratioTo: number) => Effect.Effect<PinResult>
   }
 >()("sokoni/MarketFeed") {
   /** A feed whose pins take effect at `now()` (the layer reads the engine clock; tests may pass any time source). */
@@ -117,6 +122,8 @@ export class MarketFeed extends Context.Service<
       /** Per symbol: instant index -> pinned price, and the earliest pinned index (the path holds from there on). */
       const pins = new Map<string, { readonly at: Map<number, Price4>; first: number }>()
       const observed = new Map<string, { readonly k: number; readonly observation: Observation }>()
+      /** Per symbol: instant index -> the ratio the price is rescaled by before that instant's step. */
+      const scales = new Map<string, Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>>()
       /** Listings whose walk before the run is long, least recently used first (E-121). */
       const longHistories = new Map<string, Line<Price4>>()
 
@@ -154,9 +161,12 @@ export class MarketFeed extends Context.Service<
         if (k >= 0) {
           const path = line.up
           const pinned = pins.get(instrument.symbol)
+          const scaled = scales.get(instrument.symbol)
           while (path.length <= k) {
             const step = path.length
-            const prev = path[step - 1] as Price4
+            const ratio = scaled?.get(step)
+            const last = path[step - 1] as Price4
+            const prev = ratio === undefined ? last : Math.max(1, Math.floor((last * ratio.ratioFrom * 2 + ratio.ratioTo) / (2 * ratio.ratioTo)))
             const pin = pinned?.at.get(step)
             if (pin !== undefined) path.push(pin)
             else if (pinned !== undefined && pinned.first < step) path.push(prev)
@@ -251,13 +261,33 @@ export class MarketFeed extends Context.Service<
           return out
         })
 
+      /** The exchange's next open instant at or after `t` (or the instant of `t` when none within the search). */
+      const nextOpenInstant = (exchange: Exchange | undefined, t: number, least: number) => {
+        const from = Math.max(least, Math.ceil((t - origin) / BUCKET_MS))
+        let k = from
+        while (k < from + PIN_SEARCH_BUCKETS && !openAt(exchange, k)) k++
+        return openAt(exchange, k) ? k : from
+      }
+
+      const rescale = (instrument: Instrument, ratioFrom: number, ratioTo: number) =>
+        Effect.map(now, (t): PinResult => {
+          // From instant 1 at the earliest: path[0] is the base price, never rescaled.
+          const k = nextOpenInstant(findExchange(instrument.exchange), t, 1)
+          const entry = scales.get(instrument.symbol) ?? new Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>()
+          const prior = entry.get(k)
+          entry.set(k, prior === undefined ? { ratioFrom, ratioTo } : { ratioFrom: prior.ratioFrom * ratioFrom, ratioTo: prior.ratioTo * ratioTo })
+          scales.set(instrument.symbol, entry)
+          const line = paths.get(instrument.symbol)
+          if (line !== undefined && line.up.length > k) line.up.length = k
+          observed.delete(instrument.symbol)
+          const price = priceAt(instrument, k)
+          return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
+        })
+
       const pin = (instrument: Instrument, price: Price4) =>
         Effect.map(now, (t): PinResult => {
           const exchange = findExchange(instrument.exchange)
-          const from = Math.ceil((t - origin) / BUCKET_MS)
-          let k = from
-          while (k < from + PIN_SEARCH_BUCKETS && !openAt(exchange, k)) k++
-          if (!openAt(exchange, k)) k = from
+          const k = nextOpenInstant(exchange, t, Number.NEGATIVE_INFINITY)
           const entry = pins.get(instrument.symbol) ?? { at: new Map<number, Price4>(), first: k }
           entry.at.set(k, price)
           entry.first = Math.min(entry.first, k)
@@ -270,7 +300,7 @@ export class MarketFeed extends Context.Service<
           return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
         })
 
-      return MarketFeed.of({ origin, observe, steps, coverageStart: instant(minK), pin })
+      return MarketFeed.of({ origin, observe, steps, coverageStart: instant(minK), pin, rescale })
     })
 
   /** The path starts at the engine clock's time when the feed is built; pins are set at the clock's now. */

@@ -18,9 +18,8 @@ describe("dividends", () => {
   afterEach(() => t.dispose())
 
   it("lists the dividends declared by now, newest ex-date first, across pages", async () => {
-    const full = await t.get("/dividends?limit=200")
-    expect(full.status).toBe(200)
-    const items = full.body.dividends as Array<any>
+    expect((await t.get("/dividends?limit=200")).status).toBe(200)
+    const items = await t.all("/dividends?limit=200", "dividends")
     const declared = book()
       .dividendsThrough(2027)
       .filter((d) => d.announcedAt <= MONDAY_OPEN)
@@ -34,26 +33,26 @@ describe("dividends", () => {
   })
 
   it("filters by exchange, symbol, status and ex-date, and binds the cursor to the filters", async () => {
-    expect(symbols((await t.get("/dividends?exchange=JSE&limit=200")).body.dividends).every((s) => s.endsWith(".ZA"))).toBe(true)
-    const scom = (await t.get("/dividends?symbol=SCOM&limit=200")).body.dividends
+    expect(symbols(await t.all("/dividends?exchange=JSE&limit=200", "dividends")).every((s) => s.endsWith(".ZA"))).toBe(true)
+    const scom = await t.all("/dividends?symbol=SCOM&limit=200", "dividends")
     expect(symbols(scom)).toEqual(["SCOM.KE"])
-    expect((await t.get("/dividends?symbol=SCOM.KE&exchange=NSE&limit=200")).body.dividends).toEqual(scom)
+    expect(await t.all("/dividends?symbol=SCOM.KE&exchange=NSE&limit=200", "dividends")).toEqual(scom)
     for (const status of ["PAID", "CANCELLED", "DECLARED"]) {
-      const r = (await t.get(`/dividends?status=${status}&limit=200`)).body.dividends as Array<any>
+      const r = await t.all(`/dividends?status=${status}&limit=200`, "dividends")
       expect(r.every((d) => d.status === status)).toBe(true)
     }
     expect((await t.get("/dividends?status=CANCELLED&limit=200")).body.count).toBeGreaterThan(0)
-    const window = (await t.get("/dividends?from=2026-01-01&to=2026-06-30&limit=200")).body.dividends as Array<any>
+    const window = await t.all("/dividends?from=2026-01-01&to=2026-06-30&limit=200", "dividends")
     expect(window.length).toBeGreaterThan(0)
     expect(window.every((d) => d.exDate >= "2026-01-01" && d.exDate <= "2026-06-30")).toBe(true)
-    const all = (await t.get("/dividends?limit=200")).body.dividends as Array<any>
+    const all = await t.all("/dividends?limit=200", "dividends")
     expect(window).toEqual(all.filter((d) => d.exDate >= "2026-01-01" && d.exDate <= "2026-06-30"))
     const day = window[0].exDate
     const onDay = all.filter((d) => d.exDate === day)
-    expect((await t.get(`/dividends?from=${day}&to=${day}&limit=200`)).body.dividends).toEqual(onDay)
+    expect(await t.all(`/dividends?from=${day}&to=${day}&limit=200`, "dividends")).toEqual(onDay)
     // Both bounds are inclusive: an instant bound at the ex-date's midnight keeps it.
-    expect((await t.get(`/dividends?from=${day}T00:00:00Z&to=${day}T00:00:00Z&limit=200`)).body.dividends).toEqual(onDay)
-    expect((await t.get(`/dividends?from=${day}T00:00:01Z&to=${day}&limit=200`)).body.dividends).toEqual([])
+    expect(await t.all(`/dividends?from=${day}T00:00:00Z&to=${day}T00:00:00Z&limit=200`, "dividends")).toEqual(onDay)
+    expect(await t.all(`/dividends?from=${day}T00:00:01Z&to=${day}&limit=200`, "dividends")).toEqual([])
     const page = await t.get("/dividends?limit=2&exchange=NSE")
     expect((await t.get(`/dividends?limit=2&exchange=NSE&cursor=${page.body.nextCursor}`)).status).toBe(200)
     for (const other of ["exchange=JSE", "symbol=SCOM.KE", "status=PAID", "from=2026-01-01", "to=2026-12-31"]) {
@@ -75,7 +74,7 @@ describe("dividends", () => {
   })
 
   it("answers one dividend by ID once declared, with its stage moving with the exchange's date", async () => {
-    const all = (await t.get("/dividends?limit=200")).body.dividends as Array<any>
+    const all = await t.all("/dividends?limit=200", "dividends")
     expect((await t.get(`/dividends/${all[3].dividendId}`)).body).toEqual(all[3])
     expectError(await t.get("/dividends/div_nope"), 404, "NOT_FOUND", undefined, /dividend div_nope was not found/)
     const later = book()
@@ -95,20 +94,20 @@ describe("dividends", () => {
   })
 
   it("keeps the calendar to what is still to be paid unless all=true, soonest ex-date first", async () => {
-    const upcoming = (await t.get("/dividends/calendar?limit=200")).body.dividends as Array<any>
+    const upcoming = await t.all("/dividends/calendar?limit=200", "dividends")
     expect(upcoming.every((d) => d.status !== "CANCELLED" && d.paymentDate >= TODAY)).toBe(true)
-    const everything = (await t.get("/dividends?limit=200")).body.dividends as Array<any>
+    const everything = await t.all("/dividends?limit=200", "dividends")
     expect(upcoming).toEqual(
       everything
         .filter((d) => d.status !== "CANCELLED" && d.paymentDate >= TODAY)
         .slice()
         .reverse()
     )
-    const all = (await t.get("/dividends/calendar?all=true&limit=200")).body.dividends
+    const all = await t.all("/dividends/calendar?all=true&limit=200", "dividends")
     expect(all).toEqual(everything.slice().reverse())
-    expect((await t.get("/dividends/calendar?all=false&limit=200")).body.dividends).toEqual(upcoming)
+    expect(await t.all("/dividends/calendar?all=false&limit=200", "dividends")).toEqual(upcoming)
     expect(await t.all("/dividends/calendar?all=true&limit=9", "dividends")).toEqual(all)
-    expect((await t.get("/dividends/calendar?all=true&status=CANCELLED&limit=200")).body.dividends.every((d: any) => d.status === "CANCELLED")).toBe(true)
+    expect((await t.all("/dividends/calendar?all=true&status=CANCELLED&limit=200", "dividends")).every((d: any) => d.status === "CANCELLED")).toBe(true)
     expect((await t.get("/dividends/calendar?status=CANCELLED")).body.count).toBe(0)
     const p = await t.get("/dividends/calendar?all=true&limit=1")
     expectError(await t.get(`/dividends/calendar?limit=1&cursor=${p.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")
@@ -120,7 +119,7 @@ describe("dividends", () => {
   it("gives a listing's history newest first, up to the limit", async () => {
     const history = await t.get("/dividends/SCOM.KE/history")
     expect(history.status).toBe(200)
-    const scom = (await t.get("/dividends?symbol=SCOM.KE&limit=200")).body.dividends
+    const scom = await t.all("/dividends?symbol=SCOM.KE&limit=200", "dividends")
     expect(history.body).toEqual({ symbol: "SCOM.KE", dividends: scom.slice(0, 20), count: Math.min(20, scom.length) })
     expect((await t.get("/dividends/scom/history?limit=2")).body).toEqual({ symbol: "SCOM.KE", dividends: scom.slice(0, 2), count: 2 })
     expect((await t.get("/dividends/STX40.ZA/history")).body).toEqual({ symbol: "STX40.ZA", dividends: [], count: 0 })
@@ -155,10 +154,10 @@ describe("corporate actions", () => {
   })
 
   it("filters by exchange, symbol, type, status and effective date", async () => {
-    const items = (await t.get("/corporate-actions?limit=200")).body.corporateActions as Array<any>
+    const items = await t.all("/corporate-actions?limit=200", "corporateActions")
     const pick = items[0]
     const check = async (query: string, keep: (a: any) => boolean) => {
-      const got = (await t.get(`/corporate-actions?limit=200&${query}`)).body.corporateActions
+      const got = await t.all(`/corporate-actions?limit=200&${query}`, "corporateActions")
       expect(got).toEqual(items.filter(keep))
       return got
     }
@@ -174,10 +173,10 @@ describe("corporate actions", () => {
     const day = pick.effectiveDate
     expect(await check(`from=${day}T00:00:00Z&to=${day}T00:00:00Z`, (a) => a.effectiveDate === day)).toContainEqual(pick)
     for (const type of ["GENERIC", "SPLIT", "REVERSE_SPLIT", "BONUS", "SUSPENSION", "HALT", "DELISTING", "RIGHTS_ISSUE", "SYMBOL_CHANGE"]) {
-      expect((await t.get(`/corporate-actions?actionType=${type}&limit=200`)).body.corporateActions).toEqual(items.filter((a) => a.actionType === type))
+      expect(await t.all(`/corporate-actions?actionType=${type}&limit=200`, "corporateActions")).toEqual(items.filter((a) => a.actionType === type))
     }
     for (const status of ["ANNOUNCED", "EFFECTIVE", "COMPLETED", "CANCELLED"]) {
-      expect((await t.get(`/corporate-actions?status=${status}&limit=200`)).body.corporateActions).toEqual(items.filter((a) => a.status === status))
+      expect(await t.all(`/corporate-actions?status=${status}&limit=200`, "corporateActions")).toEqual(items.filter((a) => a.status === status))
     }
     const page = await t.get("/corporate-actions?limit=1")
     for (const other of ["exchange=NSE", "symbol=SCOM.KE", "actionType=SPLIT", "status=COMPLETED", "from=2020-01-01", "to=2030-01-01"]) {

@@ -3,6 +3,7 @@
  * write on any refused request.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { INSTRUMENTS } from "../../engine/domain/instruments.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
@@ -29,7 +30,7 @@ describe("gateway", () => {
   it("serves the stock list with the pagination envelope on both bases", async () => {
     const s = await sandbox("GET", "/stocks?limit=3")
     expect(s.status).toBe(200)
-    expect(s.body).toMatchObject({ count: 3, hasMore: true, totalCount: 8 })
+    expect(s.body).toMatchObject({ count: 3, hasMore: true, totalCount: INSTRUMENTS.length })
     expect(typeof s.body.nextCursor).toBe("string")
     const p = await engine.call("GET", `${PROD}/stocks`, { headers: { authorization: `Bearer ${keys.liveKey}` } })
     expect(p.status).toBe(200)

@@ -77,8 +77,14 @@ describe("reference listings", () => {
     })
 
     it("filters by exchange and pages with a cursor bound to the filter", async () => {
-      expect((await t.get("/etfs?exchange=JSE")).body.etfs.map((e: any) => e.symbol)).toEqual(["STX40.ZA"])
-      expect((await t.get("/etfs?exchange=nse")).body).toEqual({ etfs: [], count: 0, hasMore: false, nextCursor: null })
+      const etfs = (keep: (i: Instrument) => boolean) =>
+        INSTRUMENTS.filter((i) => i.assetType === "ETF" && keep(i))
+          .map((i) => i.symbol)
+          .sort()
+      expect((await t.get("/etfs?exchange=JSE")).body.etfs.map((e: any) => e.symbol)).toEqual(etfs((i) => i.exchange === "JSE"))
+      expect(etfs((i) => i.exchange === "JSE")).toContain("STX40.ZA")
+      expect((await t.get("/etfs?exchange=nse")).body.etfs.map((e: any) => e.symbol)).toEqual(etfs((i) => i.exchange === "NSE"))
+      expect((await t.get("/etfs?exchange=GSE")).body).toEqual({ etfs: [], count: 0, hasMore: false, nextCursor: null })
       expect((await t.all("/etfs?limit=1", "etfs")).map((e) => e.symbol)).toEqual((await t.get("/etfs")).body.etfs.map((e: any) => e.symbol))
       expectError(await t.get("/etfs?exchange=XXX"), 400, "UNKNOWN_EXCHANGE", "exchange")
       expectError(await t.get("/etfs?limit=0"), 400, "VALIDATION_ERROR", "limit")
@@ -121,13 +127,15 @@ describe("reference listings", () => {
 
     it("lists companies by symbol, filtered by exchange and sector, across pages", async () => {
       const stocks = stockSymbols()
-      const full = await t.get("/companies")
+      const full = await t.get("/companies?limit=200")
       expect(full.body.companies.map((c: any) => c.symbol)).toEqual(stocks)
       expect(full.body).toMatchObject({ count: stocks.length, hasMore: false, nextCursor: null })
       const paged = await t.all("/companies?limit=2", "companies")
       expect(paged).toEqual(full.body.companies)
       expect((await t.get("/companies?exchange=JSE")).body.companies.map((c: any) => c.symbol)).toEqual(stockSymbols((i) => i.exchange === "JSE"))
-      expect((await t.get("/companies?sector=financials")).body.companies.map((c: any) => c.symbol)).toEqual(stockSymbols((i) => i.sector === "Financials"))
+      expect((await t.get("/companies?sector=financials&limit=200")).body.companies.map((c: any) => c.symbol)).toEqual(
+        stockSymbols((i) => i.sector === "Financials")
+      )
       expect((await t.get("/companies?sector=financials&exchange=NSE")).body.companies.map((c: any) => c.symbol)).toEqual(
         stockSymbols((i) => i.sector === "Financials" && i.exchange === "NSE")
       )

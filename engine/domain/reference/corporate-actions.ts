@@ -3,7 +3,7 @@
  * (seed, instrument, origin): past capital actions (split, reverse split, bonus, rights issue), already processed
  * before the run began, so holdings and the price path never need adjusting for them; the suspension or delisting
  * that explains a SUSPENDED or DELISTED listing; and notices (GENERIC) announced over the run's first year.
- * Does not own actions raised through the control API, nor their effect on holdings (corporate actions issue).
+ * Does not own actions raised through the control API, nor their effect on holdings (app/corporate-actions.ts).
  */
 import type { Instrument } from "../instruments.ts"
 import { divRound, formatScaled } from "../money.ts"

@@ -2,7 +2,7 @@
  * Seeded dividend schedules (D-050, D-096): each listing has a policy (none, annual or semi-annual, a yield) drawn
  * from (seed, symbol), and each year's dividends are a pure function of (seed, symbol, year): amount, ex-date,
  * record and payment dates, announcement, and the rare withdrawal. Where a dividend stands (status, calendarStage)
- * follows from the exchange's local date. Pure. Does not own paying holders (`dividend.paid`, corporate actions issue).
+ * follows from the exchange's local date. Pure. Does not own paying holders (`dividend.paid`: app/corporate-actions.ts).
  */
 import type { Instrument } from "../instruments.ts"
 import { divRound, type Price4 } from "../money.ts"
@@ -79,7 +79,7 @@ export const dividendsOf = (seed: number, instrument: Instrument, year: number):
 
 /**
  * Where a dividend stands on `today` (the exchange's local date): withdrawn from its cancellation day; PAID from its
- * payment date (the issuer pays on the day; crediting holders is the corporate actions issue's); before that, the
+ * payment date (the issuer pays on the day; crediting holders happens for dividends raised through the control API, app/corporate-actions.ts); before that, the
  * last of its dates that has passed. PAYMENT_DATE_PASSED (paid late) is never produced by seeded dividends.
  */
 export const dividendStage = (d: DividendRecord, today: string): { readonly status: DividendStatus; readonly calendarStage: CalendarStage } => {

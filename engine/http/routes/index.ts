@@ -11,6 +11,7 @@ import type { ReportService } from "../../app/reports.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
+import type { CorporateActions } from "../../app/corporate-actions.ts"
 import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
 import type { MarketCalendarService } from "../../app/market-calendar.ts"
@@ -42,6 +43,7 @@ import type { Trace } from "../../sim/trace.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
@@ -90,6 +92,7 @@ export type RouteServices =
   | IdentityProvider
   | ReferenceService
   | CorporateService
+  | CorporateActions
   | IntelService
   | OfferService
   | SubscriptionService
@@ -126,5 +129,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...controlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
+  ...corporateControlRoutes,
   ...subscriptionControlRoutes
 ]

@@ -1,0 +1,77 @@
+/**
+ * Listings: the listing status of each catalogue instrument as corporate actions raised through the control API left
+ * it (SUSPENDED by a suspension, ACTIVE again on resumption, DELISTED for good), over the catalogue's own status
+ * (domain/instruments.ts). Owns the `listings` documents (one per changed listing, partition "global") and this
+ * process's copy of them. Does not own the actions themselves (app/corporate-actions.ts) nor prices.
+ *
+ * Two readers, two guarantees (E-181): an order checks the status inside its own transaction, from the store, so no
+ * process trades a listing another process suspended; a stock item or a mover list reads this process's copy, loaded
+ * at start and updated after each commit made here.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Instrument } from "../domain/instruments.ts"
+import { Store, type ReadTx, type StoreError, type Tx } from "../store/port.ts"
+
+export type ListingStatus = Instrument["listingStatus"]
+
+export interface ListingDoc {
+  readonly symbol: string
+  readonly listingStatus: ListingStatus
+  /** The control-API action that set the status. */
+  readonly actionId: string
+  readonly updatedAt: number
+}
+
+const LISTINGS = "listings"
+const GLOBAL = "global"
+
+export class Listings extends Context.Service<
+  Listings,
+  {
+    /** The status this process knows: for answers that read prices and statuses together (stock items, movers). */
+    readonly statusOf: (instrument: Instrument) => ListingStatus
+    /** Bumped each time this process's copy changes: caches of answers that show statuses key on it. */
+    readonly version: () => number
+    /** The instrument with the status this process knows. */
+    readonly current: (instrument: Instrument) => Instrument
+    /** The committed status, read in `tx`: what an order must check. */
+    readonly statusIn: (tx: ReadTx, instrument: Instrument) => Effect.Effect<ListingStatus, StoreError>
+    /** Sets the status in `tx`; this process's copy follows once the transaction commits. */
+    readonly setIn: (tx: Tx, symbol: string, listingStatus: ListingStatus, actionId: string, at: number) => Effect.Effect<void, StoreError>
+  }
+>()("sokoni/Listings") {
+  static readonly make = Effect.gen(function* () {
+    const store = yield* Store
+    const known = new Map<string, ListingStatus>()
+    let version = 0
+    const loaded = yield* store.read((tx) => tx.list(LISTINGS, { partition: GLOBAL, limit: 100_000, order: "asc" }))
+    for (const doc of loaded) {
+      const body = doc.body as ListingDoc
+      known.set(body.symbol, body.listingStatus)
+    }
+
+    const statusOf = (instrument: Instrument): ListingStatus => known.get(instrument.symbol) ?? instrument.listingStatus
+    const current = (instrument: Instrument): Instrument => {
+      const status = statusOf(instrument)
+      return status === instrument.listingStatus ? instrument : { ...instrument, listingStatus: status }
+    }
+    const statusIn = (tx: ReadTx, instrument: Instrument) =>
+      Effect.map(
+        tx.get(LISTINGS, instrument.symbol),
+        Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus })
+      )
+    const setIn = (tx: Tx, symbol: string, listingStatus: ListingStatus, actionId: string, at: number) =>
+      Effect.andThen(
+        tx.put(LISTINGS, { id: symbol, partition: GLOBAL, sortKey: symbol, body: { symbol, listingStatus, actionId, updatedAt: at } satisfies ListingDoc }),
+        tx.afterCommit(
+          Effect.sync(() => {
+            known.set(symbol, listingStatus)
+            version += 1
+          })
+        )
+      )
+    return Listings.of({ statusOf, version: () => version, current, statusIn, setIn })
+  })
+
+  static readonly layer = Layer.effect(Listings, Listings.make)
+}
