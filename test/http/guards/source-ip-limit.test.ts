@@ -112,6 +112,23 @@ for (const store of ["memory", "postgres"] as const) {
   })
 }
 
+describe("per source IP limit with --rate-limit off", () => {
+  it("is lifted with the partner limits (benchmarks only)", async () => {
+    const runtime = ManagedRuntime.make(
+      engineLayer({ store: "memory", clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken: ADMIN, rateLimit: "off" })
+    ) as ManagedRuntime.ManagedRuntime<Gateway, unknown>
+    try {
+      const request: EngineRequest = { method: "GET", path: "/api/v1/status", query: new URLSearchParams(), search: "", headers: {}, body: undefined }
+      for (let i = 0; i <= SOURCE_IP_LIMIT; i++) {
+        const r = await runtime.runPromise(Gateway.use((g) => g.handle(request)))
+        expect(r.status, `request ${i + 1}`).toBe(200)
+      }
+    } finally {
+      await runtime.dispose()
+    }
+  })
+})
+
 describe("per source IP limit over a socket", () => {
   let server: RunningServer | undefined
   afterEach(async () => {
