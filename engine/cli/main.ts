@@ -1,6 +1,6 @@
 /**
  * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process;
- * `webhooks check` grades a partner's webhook receiver.
+ * `webhooks check` grades a partner's webhook receiver; `conform` checks a target over the wire.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -11,7 +11,7 @@ import { load } from "./load.ts"
 import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
-import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
+import { CLOCK_MODES, isoAt, wallClockNow, wallSleep } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { freshSeed } from "../sim/random.ts"
@@ -245,13 +245,92 @@ const webhooksCheck = Command.make(
   })
 ).pipe(Command.withDescription("Sign and send deliveries to your webhook receiver and grade how it answers"))
 
+const conform = Command.make(
+  "conform",
+  {
+    base: Flag.String("base").pipe(
+      Flag.withDescription("The target's origin, e.g. http://127.0.0.1:4010 (the partner bases /api/v1/partner and /api/sandbox/v1/partner are appended)")
+    ),
+    sandboxKey: Flag.String("sandbox-key").pipe(
+      Flag.optional,
+      Flag.withDescription("Sandbox key to check with (default: $SOKONI_SANDBOX_KEY; not needed with --admin-token)")
+    ),
+    liveKey: Flag.String("live-key").pipe(
+      Flag.optional,
+      Flag.withDescription("Production key to check with (default: $SOKONI_LIVE_KEY; not needed with --admin-token)")
+    ),
+    adminToken: Flag.String("admin-token").pipe(
+      Flag.optional,
+      Flag.withDescription("Bearer token of the target's /_sim control API (our engine): fresh partners, virtual clock, desk; nothing skipped")
+    ),
+    seed: seedFlag,
+    report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into")),
+    only: Flag.String("only").pipe(Flag.optional, Flag.withDescription("Comma-separated check ids to run (as printed in a failure's replay command)")),
+    progress: Flag.Boolean("progress").pipe(Flag.withDefault(false), Flag.withDescription("Print the progress line on stderr even when it is not a terminal"))
+  },
+  Effect.fn("sokoni.conform")(function* (flags) {
+    const seed = Option.getOrElse(flags.seed, freshSeed)
+    yield* Console.log(`seed ${seed}`)
+    const { runConform } = yield* Effect.promise(() => import("../conform/conform.ts"))
+    const adminToken = Option.getOrUndefined(flags.adminToken) ?? process.env.SOKONI_ADMIN_TOKEN
+    const sandboxKey = Option.getOrUndefined(flags.sandboxKey) ?? process.env.SOKONI_SANDBOX_KEY
+    const liveKey = Option.getOrUndefined(flags.liveKey) ?? process.env.SOKONI_LIVE_KEY
+    const only = Option.getOrUndefined(flags.only)
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+    if (adminToken === undefined && sandboxKey === undefined && liveKey === undefined)
+      return yield* usageError("give --admin-token (our engine) or --sandbox-key/--live-key (any target)")
+    yield* Console.log(
+      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time, control steps skipped)" : " (control API: virtual clock)"}`
+    )
+    const showProgress = flags.progress || process.stderr.isTTY === true
+    const report = yield* Effect.promise(() =>
+      runConform({
+        base: flags.base,
+        adminToken,
+        sandboxKey,
+        liveKey,
+        seed,
+        only,
+        now: wallClockNow,
+        sleep: wallSleep,
+        onProgress: showProgress
+          ? (p) => {
+              const line = `${p.done}/${p.total} checks, ${p.failed} failed, ${p.skipped} skipped, ~${Math.ceil(p.etaMs / 1000)} s left  ${p.current.slice(0, 60)}`
+              process.stderr.write(process.stderr.isTTY === true ? `\r\x1b[2K${line}` : `${line}\n`)
+              if (p.done === p.total && process.stderr.isTTY === true) process.stderr.write("\n")
+            }
+          : undefined
+      })
+    )
+    for (const check of report.checks.filter((c) => c.status === "failed")) {
+      yield* Console.log(`  FAIL ${check.name}`)
+      if (check.message !== undefined) yield* Console.log(`       ${check.message}`)
+      if (check.reproducer !== undefined) yield* Console.log(`       reproduce: ${check.reproducer}`)
+      if (check.replay !== undefined) yield* Console.log(`       replay:    ${check.replay}`)
+    }
+    const passed = report.checks.filter((c) => c.status === "passed").length
+    const failed = report.checks.filter((c) => c.status === "failed").length
+    const skipped = report.checks.filter((c) => c.status === "skipped").length
+    yield* Console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
+    const dir = Option.getOrUndefined(flags.report)
+    if (dir !== undefined) {
+      const { writeReports } = yield* Effect.promise(() => import("../report/write.ts"))
+      const paths = yield* Effect.promise(() => writeReports(report, dir))
+      yield* Console.log(`reports: ${paths.join(", ")}`)
+    }
+    if (failed > 0) process.exitCode = 1
+  })
+).pipe(Command.withDescription("Check a target (our engine, a mock, the real service) against the contract and its stateful rules"))
+
 const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooksCheck]), Command.withDescription("Webhook tools"))
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
 Command.make("sokoni").pipe(
   Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
-  Command.withSubcommands([serve, scenario, load, webhooks]),
+  Command.withSubcommands([serve, scenario, load, webhooks, conform]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean
