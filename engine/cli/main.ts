@@ -14,6 +14,7 @@ import { startServer } from "../http/node-server.ts"
 import { CLOCK_MODES, isoAt, wallClockNow, wallSleep } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
+import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
 import { freshSeed } from "../sim/random.ts"
 
 const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
@@ -25,6 +26,9 @@ const seedFlag = Flag.Int("seed").pipe(
   Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
   Flag.optional
 )
+
+/** A wrong or missing flag: one line on stderr and exit code 2. */
+const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -80,7 +84,13 @@ const serve = Command.make(
       Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
     ),
     traceFile: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Also append every trace line (JSON lines) to this file as it happens")),
-    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
+    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys")),
+    plantDefect: Flag.String("plant-defect").pipe(
+      Flag.optional,
+      Flag.withDescription(
+        `TEST ONLY: build the engine with named faults (comma-separated: ${PLANTED_DEFECTS.join(", ")}) to prove sokoni conform catches them`
+      )
+    )
   },
   Effect.fn("sokoni.serve")(function* (flags) {
     const seed = Option.getOrElse(flags.seed, freshSeed)
@@ -95,6 +105,12 @@ const serve = Command.make(
       if (Number.isNaN(start)) return yield* Effect.fail(new Error(`--start ${rawStart} is not an ISO date-time`))
     }
     const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
+    const plantDefects = (Option.getOrUndefined(flags.plantDefect) ?? "")
+      .split(",")
+      .map((d) => d.trim())
+      .filter((d) => d !== "")
+    const unknownDefects = plantDefects.filter((d) => !isPlantedDefect(d))
+    if (unknownDefects.length > 0) return yield* usageError(`--plant-defect: ${unknownDefects.join(", ")} unknown; choose from ${PLANTED_DEFECTS.join(", ")}`)
     if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
     const config = {
       store: flags.store,
@@ -107,7 +123,8 @@ const serve = Command.make(
       adminToken,
       rateLimit: flags.rateLimit,
       rateWindowMs: flags.rateWindow * 1000,
-      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile))
+      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile)),
+      plantDefects: plantDefects.filter(isPlantedDefect)
     }
     const base = `http://127.0.0.1:${flags.port}`
     const running = yield* Effect.acquireRelease(
@@ -122,6 +139,7 @@ const serve = Command.make(
     yield* Console.log(
       `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
     )
+    for (const d of plantDefects.filter(isPlantedDefect)) yield* Console.log(`PLANTED DEFECT ${d} (test only): ${DEFECT_DESCRIPTIONS[d]}`)
     if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
     yield* Console.log(`production  ${base}/api/v1/partner`)
@@ -186,9 +204,6 @@ const run = Command.make(
     if (failed > 0) process.exitCode = 1
   })
 ).pipe(Command.withDescription("Run a scenario file in-process on a virtual clock and print its trace hash"))
-
-/** A wrong or missing flag: one line on stderr and exit code 2. */
-const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
 
 const webhooksCheck = Command.make(
   "check",
@@ -293,6 +308,10 @@ const conform = Command.make(
         liveKey,
         seed,
         only,
+        onStart: (info) =>
+          console.log(
+            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : ""}`
+          ),
         now: wallClockNow,
         sleep: wallSleep,
         onProgress: showProgress

@@ -24,6 +24,8 @@ export interface ConformOptions {
   readonly fetch?: typeof fetch | undefined
   /** Only the checks whose id is listed (default every check). */
   readonly only?: ReadonlyArray<string> | undefined
+  /** Called once the target is known: where it serves the contract, and how many checks will run. */
+  readonly onStart?: ((info: { readonly layout: "bases" | "flat"; readonly checks: number }) => void) | undefined
   /** Called after every check with how far the run is. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
 }
@@ -50,6 +52,8 @@ export interface RegisteredCheck {
 export interface RunContext extends ContractContext {
   /** A fresh partner (with the control API), so a check starts with a full rate-limit window and its own wallet. */
   readonly freshPartner: () => Promise<Credentials | undefined>
+  /** When the run started on the target's clock (epoch ms), to make Idempotency-Keys unique per run. */
+  readonly startedAt: number
 }
 
 /** The command that replays the whole run with the same seed (keys from the environment, never printed). */
@@ -86,7 +90,10 @@ const createPartner = async (target: Target, seed: number, n: number): Promise<C
 export const runConform = async (options: ConformOptions): Promise<RunReport> => {
   const target = makeTarget({ base: options.base, adminToken: options.adminToken, now: options.now, sleep: options.sleep, fetch: options.fetch })
   await target.syncClock()
-  const startedAt = isoAt(await target.nowOnTarget())
+  const layout = await target.detectLayout()
+  options.onStart?.({ layout, checks: registry().filter((c) => options.only === undefined || options.only.includes(c.id)).length })
+  const startMs = await target.nowOnTarget()
+  const startedAt = isoAt(startMs)
   const replay = replayCommand(options)
   let partners = 0
   const made = await createPartner(target, options.seed, partners++)
@@ -115,7 +122,8 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     credentials,
     seed: options.seed,
     keyed,
-    freshPartner: () => createPartner(target, options.seed, partners++)
+    freshPartner: () => createPartner(target, options.seed, partners++),
+    startedAt: startMs
   }
   const checks = registry().filter((c) => options.only === undefined || options.only.includes(c.id))
   const results: Array<CheckResult> = []

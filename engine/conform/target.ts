@@ -51,6 +51,17 @@ export const makeTarget = (options: TargetOptions) => {
   const doFetch = options.fetch ?? globalThis.fetch
   const origin = options.base.replace(/\/+$/, "")
   const hasControl = options.adminToken !== undefined && options.adminToken !== ""
+  /**
+   * Where the target serves the contract: under the spec's bases (our engine, the real service), or every path at the
+   * root for both environments (a mock generated from the contract, such as Prism). Found by `detectLayout`.
+   */
+  let layout: "bases" | "flat" = "bases"
+  /** The URL actually called for a canonical path (exchanges keep the canonical one, which the validator matches). */
+  const actualPath = (path: string) => {
+    if (layout === "bases") return path
+    for (const base of [SANDBOX_BASE, PRODUCTION_BASE, SANDBOX_ROOT, PUBLIC_ROOT]) if (path.startsWith(`${base}/`)) return path.slice(base.length)
+    return path
+  }
   /** Offset added to the wall clock when the target has no control API (how long conform itself waited). */
   let virtualNow: { at: number; mode: string; wallAt: number } | undefined
 
@@ -62,7 +73,7 @@ export const makeTarget = (options: TargetOptions) => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const headers: Record<string, string> = { ...(body === undefined ? {} : { "content-type": "application/json" }), ...init.headers }
     const at = await nowOnTarget()
-    const response = await doFetch(`${origin}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const response = await doFetch(`${origin}${actualPath(path)}`, { method, headers, ...(body === undefined ? {} : { body }) })
     const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true
     if (streaming) await response.body?.cancel()
     const text = streaming ? "" : await response.text()
@@ -114,7 +125,7 @@ export const makeTarget = (options: TargetOptions) => {
 
   /** The one-line curl that replays an exchange; keys are read from $SOKONI_KEY, never printed. */
   const curlOf = (x: Exchange): string => {
-    const parts = ["curl -sS -i", "-X", x.method, shellQuote(`${origin}${x.path}`)]
+    const parts = ["curl -sS -i", "-X", x.method, shellQuote(`${origin}${actualPath(x.path)}`)]
     for (const [name, value] of Object.entries(x.headers)) {
       const secret = SECRET_HEADERS[name.toLowerCase()]
       const shown = secret === undefined ? value : name.toLowerCase() === "authorization" && !value.startsWith("Bearer ") ? "$SOKONI_AUTH" : secret
@@ -132,7 +143,20 @@ export const makeTarget = (options: TargetOptions) => {
       ]
     )
 
-  return { origin, hasControl, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
+  /** Our layout when GET /api/v1/status answers; the flat one when only GET /status does. */
+  const detectLayout = async () => {
+    const answers = async (path: string) => {
+      try {
+        return (await doFetch(`${origin}${path}`)).status === 200
+      } catch {
+        return false
+      }
+    }
+    if (!(await answers(`${PUBLIC_ROOT}/status`)) && (await answers("/status"))) layout = "flat"
+    return layout
+  }
+
+  return { origin, hasControl, detectLayout, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
 }
 
 export type Target = ReturnType<typeof makeTarget>
