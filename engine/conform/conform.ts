@@ -10,6 +10,7 @@
 import type { CheckResult, RunReport } from "../report/model.ts"
 import { isoAt } from "../sim/clock.ts"
 import { type ContractContext, type Credentials, contractChecks, type Outcome } from "./contract-checks.ts"
+import { scenarioChecks } from "./scenario-checks.ts"
 import { type StatefulCheck, statefulChecks } from "./stateful-checks.ts"
 import { type Exchange, makeTarget, rateOf, shellQuote, type Target } from "./target.ts"
 
@@ -52,6 +53,14 @@ export interface RegisteredCheck {
 export interface RunContext extends ContractContext {
   /** A fresh partner (with the control API), so a check starts with a full rate-limit window and its own wallet. */
   readonly freshPartner: () => Promise<Credentials | undefined>
+  /** How to reach the target for checks that bring their own client (the scenario runner). */
+  readonly wire: {
+    readonly base: string
+    readonly adminToken: string | undefined
+    readonly sandboxKey: string | undefined
+    readonly liveKey: string | undefined
+    readonly fetch: typeof fetch | undefined
+  }
   /** When the run started on the target's clock (epoch ms), to make Idempotency-Keys unique per run. */
   readonly startedAt: number
 }
@@ -67,8 +76,11 @@ export const replayCommand = (options: ConformOptions): string =>
     `--seed ${options.seed}`
   ].join(" ")
 
-/** Every check conform knows, contract checks first, then the stateful ones. */
-export const registry = (): ReadonlyArray<RegisteredCheck> => [...contractChecks(), ...statefulChecks().map((c: StatefulCheck) => c)]
+/**
+ * Every check conform knows: the scenario suites first (each moves the target's clock to its start, which the other
+ * checks' clock moves would pass), then the contract checks, then the stateful ones (the rate-limit oracle last).
+ */
+export const registry = (): ReadonlyArray<RegisteredCheck> => [...scenarioChecks(), ...contractChecks(), ...statefulChecks().map((c: StatefulCheck) => c)]
 
 /** Makes a partner through the control API (enterprise tier: the contract checks' production calls fit one window). */
 const createPartner = async (target: Target, seed: number, n: number): Promise<Credentials | undefined> => {
@@ -87,11 +99,14 @@ const createPartner = async (target: Target, seed: number, n: number): Promise<C
   return { sandboxKey: body.sandboxKey, liveKey: body.liveKey, idToken, partnerId: body.partnerId }
 }
 
+/** `--only` names check ids (`quote-ttl`, `scenario`) or whole check names (`scenario: settlement/x.yaml`). */
+const selected = (options: ConformOptions, c: RegisteredCheck) => options.only === undefined || options.only.includes(c.id) || options.only.includes(c.name)
+
 export const runConform = async (options: ConformOptions): Promise<RunReport> => {
   const target = makeTarget({ base: options.base, adminToken: options.adminToken, now: options.now, sleep: options.sleep, fetch: options.fetch })
   await target.syncClock()
   const layout = await target.detectLayout()
-  options.onStart?.({ layout, checks: registry().filter((c) => options.only === undefined || options.only.includes(c.id)).length })
+  options.onStart?.({ layout, checks: registry().filter((c) => selected(options, c)).length })
   const startMs = await target.nowOnTarget()
   const startedAt = isoAt(startMs)
   const replay = replayCommand(options)
@@ -123,9 +138,10 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     seed: options.seed,
     keyed,
     freshPartner: () => createPartner(target, options.seed, partners++),
+    wire: { base: options.base, adminToken: options.adminToken, sandboxKey: credentials.sandboxKey, liveKey: credentials.liveKey, fetch: options.fetch },
     startedAt: startMs
   }
-  const checks = registry().filter((c) => options.only === undefined || options.only.includes(c.id))
+  const checks = registry().filter((c) => selected(options, c))
   const results: Array<CheckResult> = []
   let spent = 0
   for (const [index, check] of checks.entries()) {
@@ -163,7 +179,7 @@ const toResult = (check: RegisteredCheck, outcome: Outcome, durationMs: number, 
     durationMs,
     ...(outcome.message === undefined ? {} : { message: outcome.message }),
     ...(failing === undefined ? {} : { reproducer: target.curlOf(failing) }),
-    ...(outcome.status === "failed" ? { replay: `${replay} --only ${check.id}` } : {}),
+    ...(outcome.status === "failed" ? { replay: `${replay} --only ${check.id === "scenario" ? shellQuote(check.name) : check.id}` } : {}),
     timeline: outcome.timeline ?? target.timelineOf(outcome.exchanges)
   }
 }
