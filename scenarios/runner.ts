@@ -129,6 +129,30 @@ export interface WireOptions {
   readonly onStep?: (report: StepReport) => void
 }
 
+const WEEK_MS = 7 * 86_400_000
+const ISO_INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)Z\b/g
+const ISO_DATE = /\b(\d{4}-\d{2}-\d{2})\b(?!T)/g
+
+/**
+ * The scenario moved `ms` later (a whole number of weeks): its start and every ISO instant and date in its steps and
+ * expectations. Over the wire a target's clock never goes back, so a scenario whose start has passed runs the same
+ * weekday and time of a later week. Instants keep their written precision.
+ */
+export const shiftScenario = (scenario: Scenario, ms: number): Scenario => {
+  if (ms === 0) return scenario
+  const days = Math.round(ms / 86_400_000)
+  const shiftDate = (d: string) => new Date(Date.parse(`${d}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10)
+  const shiftText = (text: string) =>
+    text.replace(ISO_INSTANT, (_m, date: string, time: string) => `${shiftDate(date)}T${time}Z`).replace(ISO_DATE, (_m, date: string) => shiftDate(date))
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return shiftText(value)
+    if (Array.isArray(value)) return value.map(walk)
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]))
+    return value
+  }
+  return { ...scenario, start: shiftText(scenario.start), steps: walk(scenario.steps) as ReadonlyArray<ScenarioStep> }
+}
+
 /** Why a scenario cannot run over the wire against this target, or undefined when it can. */
 export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
   if (scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined))
@@ -142,7 +166,7 @@ export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | 
  * scenario's start (refused when it is already past it: a clock never goes back); without one, control, clock and desk
  * steps are skipped and reported as such, and the scenario runs in the target's present.
  */
-export const runScenarioOverWire = async (scenario: Scenario, options: WireOptions): Promise<RunResult & { readonly skipped?: string }> => {
+export const runScenarioOverWire = async (given: Scenario, options: WireOptions): Promise<RunResult & { readonly skipped?: string }> => {
   const origin = options.base.replace(/\/+$/, "")
   const doFetch = options.fetch ?? globalThis.fetch
   const transport: Transport = {
@@ -155,20 +179,17 @@ export const runScenarioOverWire = async (scenario: Scenario, options: WireOptio
     receivers: undefined,
     keys: { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
   }
+  let scenario = given
   const empty = { scenario: scenario.name, seed: options.seed, store: "memory" as const, steps: [], passed: false, trace: [], hash: "" }
   const obstacle = wireObstacle(scenario, options.adminToken !== undefined)
   if (obstacle !== undefined) return { ...empty, skipped: obstacle }
   if (options.adminToken !== undefined) {
     const auth = { authorization: `Bearer ${options.adminToken}` }
     const clock = (await (await doFetch(`${origin}/_sim/clock`, { headers: auth })).json()) as { now: string }
-    const start = Date.parse(scenario.start)
     const now = Date.parse(clock.now)
-    if (now > start)
-      return {
-        ...empty,
-        skipped: `the target's clock (${clock.now}) is past the scenario's start (${scenario.start}) and never goes back: run it against an engine started at ${scenario.start}, or in-process with \`sokoni scenario run\``
-      }
-    if (now < start) {
+    // Past its start, the scenario moves by whole weeks (same weekday and time, same market hours; E-195).
+    if (now > Date.parse(scenario.start)) scenario = shiftScenario(scenario, Math.ceil((now - Date.parse(scenario.start)) / WEEK_MS) * WEEK_MS)
+    if (now < Date.parse(scenario.start)) {
       const moved = await doFetch(`${origin}/_sim/clock/advance`, {
         method: "POST",
         headers: { ...auth, "content-type": "application/json" },
@@ -412,16 +433,31 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     return reply
   }
   const admin = { authorization: `Bearer ${adminToken ?? ""}` }
-  const traceLength = async () => (hasControl ? ((await call("GET", "/_sim/trace/hash", admin, undefined)).body as { lines: number }).lines : 0)
-  const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
-  const eventsSince = async (from: number) => {
+  type TraceLine = { kind: string; event?: string; partition?: string; eventId?: string }
+  const traceLines = async (): Promise<Array<TraceLine>> => {
     const trace = (await call("GET", "/_sim/trace", admin, undefined)).body
-    const lines = typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []
-    return lines
-      .slice(from)
-      .map((l) => JSON.parse(l) as { kind: string; event?: string })
-      .filter((l) => l.kind === "event")
-      .map((l) => l.event as string)
+    return (typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []).map((l) => JSON.parse(l) as TraceLine)
+  }
+  /**
+   * Where the trace stands before a step: its length in-process (the whole trace is kept); over the wire the last
+   * event's id, as `serve` keeps only the last lines (a ring), so positions shift once it is full.
+   */
+  const traceLength = async (): Promise<number | string | undefined> => {
+    if (!hasControl) return 0
+    if (given === undefined) return ((await call("GET", "/_sim/trace/hash", admin, undefined)).body as { lines: number }).lines
+    return (await traceLines()).findLast((l) => l.kind === "event")?.eventId
+  }
+  const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
+  const eventsSince = async (from: number | string | undefined) => {
+    const lines = await traceLines()
+    const at = typeof from === "number" ? from : from === undefined ? 0 : lines.findIndex((l) => l.eventId === from) + 1
+    return (
+      lines
+        .slice(at)
+        // Over the wire the target is shared: only this scenario partner's events are its own.
+        .filter((l) => l.kind === "event" && (given === undefined || String(l.partition).startsWith(`${String(vars.partnerId)}:`)))
+        .map((l) => l.event as string)
+    )
   }
 
   try {

@@ -167,6 +167,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
       current: check.name
     })
   }
+  await target.syncClock()
   return {
     tool: replay,
     seed: options.seed,

@@ -1,13 +1,14 @@
 /**
  * `sokoni conform`'s scenario suites over the wire (issue 10, part 1c): every scenario of scenarios/ against our
- * engine over a real socket, each on an engine started at the scenario's start (a target's clock never goes back);
- * those that script webhook receivers (in-process only) are skipped with that reason. Without a control API the
+ * engine over a real socket, each on an engine started at the scenario's start; on one engine past a scenario's start
+ * it runs whole weeks later (a target's clock never goes back); those that script webhook receivers (in-process only)
+ * are skipped with that reason. Without a control API the
  * control steps are skipped and reported. Each scenario's timeline (requests, events on the engine clock) is kept.
  */
 import { relative } from "node:path"
 import { describe, expect, it } from "vitest"
 import { scenarioFiles } from "../../engine/conform/scenario-checks.ts"
-import { loadScenario } from "../../scenarios/runner.ts"
+import { loadScenario, shiftScenario } from "../../scenarios/runner.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
 
 const DIR = `${import.meta.dirname}/../../scenarios`
@@ -42,15 +43,41 @@ describe("sokoni conform: scenario suites over the wire", () => {
     60_000
   )
 
-  it("skips a scenario whose start the target's clock has passed, saying how to run it", async () => {
+  it("moves a scenario whose start the target's clock has passed by whole weeks, instants in its steps with it", async () => {
     const target = await startTarget({ start: Date.parse("2026-11-23T09:00:00.000Z") })
     try {
-      const report = await conformAgainst(target.base, { only: ["scenario: settlement/market-buy-settles.yaml"] })
-      expect(report.checks[0]?.status).toBe("skipped")
-      expect(report.checks[0]?.message).toMatch(/past the scenario's start \(2026-11-23T08:00:00\.000Z\)/)
+      const report = await conformAgainst(target.base, {
+        only: ["scenario: alerts/pinned-price-after-delay.yaml", "scenario: settlement/market-buy-settles.yaml"]
+      })
+      expect(report.checks.map((c) => `${c.status} ${c.message}`)).toEqual([expect.stringMatching(/^passed /), expect.stringMatching(/^passed /)])
+      // The first ran a week later (the target was past 08:00), the second a week after that (the first moved the clock).
+      expect(report.checks.map((c) => c.timeline?.[0]?.at)).toEqual(["2026-11-30T08:00:00.000Z", "2026-12-07T08:00:00.000Z"])
     } finally {
       await target.stop()
     }
+  })
+
+  it("shifts instants and dates by whole days, keeping their written precision", () => {
+    const shifted = shiftScenario(
+      {
+        name: "x",
+        start: "2026-11-23T08:00:00.000Z",
+        steps: [
+          {
+            request: "GET /x?from=2026-11-23&at=2026-11-23T08:05:00Z",
+            advance: { to: "2026-11-23T08:15:00.000Z" },
+            expect: { body: { on: "2026-11-24", n: 2026 } }
+          }
+        ]
+      },
+      7 * 86_400_000
+    )
+    expect(shifted.start).toBe("2026-11-30T08:00:00.000Z")
+    expect(shifted.steps[0]).toEqual({
+      request: "GET /x?from=2026-11-30&at=2026-11-30T08:05:00Z",
+      advance: { to: "2026-11-30T08:15:00.000Z" },
+      expect: { body: { on: "2026-12-01", n: 2026 } }
+    })
   })
 
   it("without a control API, skips the control steps and reports them (the scenario's requests still run)", async () => {
