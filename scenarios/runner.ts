@@ -81,8 +81,8 @@ export interface StepReport {
   readonly at?: string | undefined
   /** The answer's status, when the step sent a request. */
   readonly status?: number | undefined
-  /** The events the step caused (from the trace), when the target has a control API. */
-  readonly events?: ReadonlyArray<string> | undefined
+  /** The events the step caused (from the trace) and when, when the target has a control API. */
+  readonly events?: ReadonlyArray<{ readonly event: string; readonly at: string }> | undefined
   /** The webhook requests receivers got during the step (event and outcome). */
   readonly received?: ReadonlyArray<string> | undefined
 }
@@ -433,7 +433,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     return reply
   }
   const admin = { authorization: `Bearer ${adminToken ?? ""}` }
-  type TraceLine = { kind: string; event?: string; partition?: string; eventId?: string }
+  type TraceLine = { kind: string; event?: string; partition?: string; eventId?: string; timestamp?: string }
   const traceLines = async (): Promise<Array<TraceLine>> => {
     const trace = (await call("GET", "/_sim/trace", admin, undefined)).body
     return (typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []).map((l) => JSON.parse(l) as TraceLine)
@@ -456,7 +456,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         .slice(at)
         // Over the wire the target is shared: only this scenario partner's events are its own.
         .filter((l) => l.kind === "event" && (given === undefined || String(l.partition).startsWith(`${String(vars.partnerId)}:`)))
-        .map((l) => l.event as string)
+        .map((l) => ({ event: l.event as string, at: String(l.timestamp ?? "") }))
     )
   }
 
@@ -537,7 +537,8 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
         problems.push(...contract.check({ method, url: path, status: result.status, headers: result.headers, body: result.body }).map((p) => `contract: ${p}`))
       }
-      const seen = hasControl ? await eventsSince(before) : undefined
+      const happened = hasControl ? await eventsSince(before) : undefined
+      const seen = happened?.map((e) => e.event)
       if (expect?.events !== undefined && seen !== undefined) {
         if (JSON.stringify(seen) !== JSON.stringify(expect.events))
           problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
@@ -560,7 +561,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         problems,
         at,
         status: result?.status,
-        events: seen,
+        events: happened,
         received: received.map((r) => `${String(r.event)} -> ${r.outcome}${r.status === null ? "" : ` ${r.status}`}`)
       }
       reports.push(report)

@@ -71,7 +71,7 @@ export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> 
             kind,
             text: `${step.label}${step.status === undefined ? "" : ` -> ${step.status}`}${step.ok ? "" : `  FAILED: ${step.problems[0] ?? ""}`}`
           })
-          for (const e of step.events ?? []) timeline.push({ at, kind: "event", text: e })
+          for (const e of step.events ?? []) timeline.push({ at: e.at === "" ? at : e.at, kind: "event", text: e.event })
           for (const d of step.received ?? []) timeline.push({ at, kind: "delivery", text: d })
         }
         const failed = result.steps.filter((s) => !s.ok)
