@@ -23,6 +23,8 @@ export interface ConformOptions {
   readonly seed: number
   readonly now: () => number
   readonly sleep: (ms: number) => Promise<void>
+  /** Failure bound of reads that wait for something to arrive (default `sleep`); see target.ts. */
+  readonly bound?: ((ms: number) => Promise<void>) | undefined
   readonly fetch?: typeof fetch | undefined
   /** Only the checks whose id is listed (default every check). */
   readonly only?: ReadonlyArray<string> | undefined
@@ -104,7 +106,14 @@ const createPartner = async (target: Target, seed: number, n: number): Promise<C
 const selected = (options: ConformOptions, c: RegisteredCheck) => options.only === undefined || options.only.includes(c.id) || options.only.includes(c.name)
 
 export const runConform = async (options: ConformOptions): Promise<RunReport> => {
-  const target = makeTarget({ base: options.base, adminToken: options.adminToken, now: options.now, sleep: options.sleep, fetch: options.fetch })
+  const target = makeTarget({
+    base: options.base,
+    adminToken: options.adminToken,
+    now: options.now,
+    sleep: options.sleep,
+    bound: options.bound,
+    fetch: options.fetch
+  })
   await target.syncClock()
   const layout = await target.detectLayout()
   options.onStart?.({ layout, checks: registry().filter((c) => selected(options, c)).length })

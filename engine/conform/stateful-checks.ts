@@ -440,6 +440,169 @@ const crossPartner: StatefulCheck = {
   }
 }
 
+/**
+ * resource-lifecycle: a created webhook is listed at once; once deleted, it is gone (404 on its test delivery and on a
+ * second delete) and no longer listed.
+ */
+const resourceLifecycle: StatefulCheck = {
+  id: "resource-lifecycle",
+  suite: "stateful: resources",
+  operation: "deleteWebhook",
+  name: "resource-lifecycle: a created webhook is available at once (listed); after DELETE it is gone (404 on use and on a second delete)",
+  run: async (ctx) => {
+    const v = new Verdict(ctx)
+    const { key, call } = caller(ctx, v, await partnerFor(ctx))
+    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const created = await call("POST", "/webhooks", {
+      url: "https://hooks.conform.example/lifecycle",
+      events: ["order.filled"],
+      secret: `whsec_conform_${ctx.seed}_lifecycle`
+    })
+    const id = (created.json as { id?: string }).id
+    if (created.status !== 201 || id === undefined) return v.fail(`POST /webhooks answered ${created.status} ${codeOf(created) ?? ""}; expected 201`)
+    const listed = await call("GET", "/webhooks")
+    const ids = () => ((listed.json as { webhooks?: Array<{ id: string }> }).webhooks ?? []).map((w) => w.id)
+    if (listed.status !== 200 || !ids().includes(id)) return v.fail(`webhook ${id} was created but GET /webhooks does not list it`, listed)
+    const deleted = await call("DELETE", `/webhooks/${id}`)
+    if (deleted.status !== 200 && deleted.status !== 204) return v.fail(`DELETE /webhooks/${id} answered ${deleted.status}; expected 200`)
+    const used = await call("POST", `/webhooks/${id}/test`, {})
+    if (used.status !== 404) return v.fail(`a test delivery on deleted webhook ${id} was answered ${used.status}; expected 404`, used)
+    const again = await call("DELETE", `/webhooks/${id}`)
+    if (again.status !== 404) return v.fail(`a second DELETE of webhook ${id} was answered ${again.status}; expected 404`, again)
+    const after = await call("GET", "/webhooks")
+    if (((after.json as { webhooks?: Array<{ id: string }> }).webhooks ?? []).some((w) => w.id === id))
+      return v.fail(`deleted webhook ${id} is still listed`, after)
+    return v.pass()
+  }
+}
+
+/**
+ * sub-account-isolation: money moved to one sub-account is in its wallet only: the master wallet gives exactly that
+ * amount, the other sub-account's wallet and transactions are untouched.
+ */
+const subAccountIsolation: StatefulCheck = {
+  id: "sub-account-isolation",
+  suite: "stateful: isolation",
+  operation: "depositToSubAccount",
+  name: "sub-account-isolation: a deposit to one sub-account moves exactly its amount out of the master wallet and touches no other sub-account",
+  run: async (ctx) => {
+    const v = new Verdict(ctx)
+    const { key, call } = caller(ctx, v, await partnerFor(ctx))
+    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const make = async (n: string) => {
+      const r = await call("POST", "/users", subAccountBody(ctx.seed, `${n}-${ctx.startedAt}`))
+      return r.status === 201 ? (r.json as { subAccountId?: string }).subAccountId : undefined
+    }
+    const a = await make("iso-a")
+    const b = await make("iso-b")
+    if (a === undefined || b === undefined) return v.fail("POST /users did not create two sub-accounts (201)")
+    const master0 = walletOf(await call("GET", "/wallet"))
+    const deposit = await call("POST", `/users/${a}/deposit`, { amount: 50, reference: "conform-isolation" })
+    if (deposit.status !== 200) return v.fail(`POST /users/${a}/deposit answered ${deposit.status} ${codeOf(deposit) ?? ""}; expected 200`)
+    const master1x = await call("GET", "/wallet")
+    const master1 = walletOf(master1x)
+    if (master1.balance !== master0.balance - 5_000)
+      return v.fail(
+        `the master wallet went from ${master0.balance / 100} to ${master1.balance / 100} for a 50.00 deposit to a sub-account; expected ${(master0.balance - 5_000) / 100}`,
+        master1x
+      )
+    const balanceOf = async (id: string) => {
+      const r = await call("GET", `/users/${id}`)
+      return { r, cents: cents((r.json as { walletBalance?: number }).walletBalance) }
+    }
+    const inA = await balanceOf(a)
+    if (inA.cents !== 5_000) return v.fail(`sub-account ${a} holds ${inA.cents / 100} after a 50.00 deposit; expected 50`, inA.r)
+    const inB = await balanceOf(b)
+    if (inB.cents !== 0) return v.fail(`sub-account ${b} holds ${inB.cents / 100} after a deposit to ${a}; expected 0`, inB.r)
+    const txB = await call("GET", `/users/${b}/transactions`)
+    const rows = (txB.json as { transactions?: Array<unknown> }).transactions
+    if (txB.status !== 200 || (rows?.length ?? 0) !== 0)
+      return v.fail(`sub-account ${b} lists ${rows?.length} transactions after a deposit to ${a}; expected none`, txB)
+    return v.pass()
+  }
+}
+
+interface EventEnvelope {
+  readonly eventId?: string
+  readonly event?: string
+  readonly data?: { readonly orderId?: string }
+}
+
+/**
+ * event-agreement: one order's story told three ways agrees: the REST order's status, the webhook deliveries a
+ * loopback receiver got, and the event stream replayed from the start carry the same events, with the same eventIds,
+ * in the same order.
+ */
+const eventAgreement: StatefulCheck = {
+  id: "event-agreement",
+  suite: "stateful: events",
+  operation: "streamEvents",
+  name: "event-agreement: REST order state, webhook deliveries and the SSE stream tell one order's events alike (same eventIds, same order)",
+  run: async (ctx) => {
+    const v = new Verdict(ctx)
+    const { key, call } = caller(ctx, v, await partnerFor(ctx))
+    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const receiver = await startReceiver()
+    try {
+      const events = ["order.pending", "order.filled", "trade.settled"]
+      const hook = await call("POST", "/webhooks", { url: receiver.url, events, secret: `whsec_conform_${ctx.seed}_agreement` })
+      if (hook.status !== 201) return v.fail(`POST /webhooks answered ${hook.status}; expected 201`)
+      const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=3`)
+      const t = await call("POST", "/trade", { symbol: SYMBOL, type: "BUY", quantity: 3, quoteId: quoteOf(q).quoteId })
+      const orderId = (t.json as { orderId?: string }).orderId
+      if (t.status !== 202 || orderId === undefined) return v.fail(`the trade was answered ${t.status} ${codeOf(t) ?? ""}; expected 202`)
+      let expectedStatus = "PENDING"
+      let expected = ["order.pending"]
+      if (ctx.target.hasControl) {
+        const fill = v.keep(await ctx.target.admin("POST", `/_sim/desk/orders/${orderId}/fill`, {}))
+        if (fill.status === 200) {
+          expectedStatus = "FILLED"
+          expected = events
+        }
+      }
+      // Deliveries leave on the target's scheduler: let a second pass (virtual with a control API).
+      await ctx.target.wait(1_000)
+      const listed = await call("GET", `/orders?status=${expectedStatus}`)
+      const rest = ((listed.json as { orders?: Array<{ orderId: string; canonicalStatus?: string; status?: string }> }).orders ?? []).find(
+        (o) => o.orderId === orderId
+      )
+      if (rest === undefined) return v.fail(`GET /orders?status=${expectedStatus} does not list order ${orderId}`, listed)
+      const mine = (e: EventEnvelope) => e.data?.orderId === orderId
+      const delivered = receiver
+        .received()
+        .map((d) => {
+          try {
+            return JSON.parse(d.body) as EventEnvelope
+          } catch {
+            return {}
+          }
+        })
+        .filter(mine)
+      for (const d of delivered) v.note(`webhook ${d.event} ${d.eventId}`, await ctx.target.nowOnTarget(), "delivery")
+      const webhookNames = delivered.map((d) => d.event)
+      if (JSON.stringify(webhookNames) !== JSON.stringify(expected))
+        return v.fail(
+          `the receiver got ${JSON.stringify(webhookNames)} for order ${orderId} (REST says ${expectedStatus}); expected ${JSON.stringify(expected)}`
+        )
+      const stream = await ctx.target.readStream(`${SANDBOX_BASE}/stream?since=0`, { "x-api-key": key }, (messages) =>
+        expected.every((name) => messages.some((m) => (m.data as EventEnvelope | undefined)?.event === name && mine(m.data as EventEnvelope)))
+      )
+      v.keep(stream.exchange)
+      const streamed = stream.messages.map((m) => m.data as EventEnvelope).filter((e) => e !== undefined && mine(e))
+      for (const e of streamed) v.note(`stream ${e.event} ${e.eventId}`, await ctx.target.nowOnTarget(), "event")
+      const pairs = (list: ReadonlyArray<EventEnvelope>) => list.map((e) => `${e.event} ${e.eventId}`)
+      if (JSON.stringify(pairs(streamed)) !== JSON.stringify(pairs(delivered)))
+        return v.fail(
+          `the stream carried ${JSON.stringify(pairs(streamed))} for order ${orderId}; the webhooks carried ${JSON.stringify(pairs(delivered))}`,
+          stream.exchange
+        )
+      return v.pass(`${expected.length} events agree (order ${expectedStatus})`)
+    } finally {
+      await receiver.close()
+    }
+  }
+}
+
 /** The stateful checks in the order they run; the rate-limit oracle last (without a control API it uses up a window). */
 export const statefulChecks = (): ReadonlyArray<StatefulCheck> => [
   quoteTtl,
@@ -449,6 +612,9 @@ export const statefulChecks = (): ReadonlyArray<StatefulCheck> => [
   idempotencyConcurrent,
   moneyInvariants,
   webhookSignature,
+  eventAgreement,
+  resourceLifecycle,
   crossPartner,
+  subAccountIsolation,
   rateLimitOracle
 ]

@@ -33,6 +33,18 @@ export interface TargetOptions {
   /** Waits real time (only when the target has no virtual clock to advance). */
   readonly sleep: (ms: number) => Promise<void>
   readonly fetch?: typeof fetch | undefined
+  /**
+   * Resolves after `ms` of real time: the failure bound of reads that wait for something to arrive (an event stream).
+   * Default `sleep`. It only ends a read that would otherwise hang on a target that never sends.
+   */
+  readonly bound?: ((ms: number) => Promise<void>) | undefined
+}
+
+/** One Server-Sent Events message. */
+export interface SseMessage {
+  readonly id?: string
+  readonly event?: string
+  readonly data?: unknown
 }
 
 export const SANDBOX_BASE = "/api/sandbox/v1/partner"
@@ -143,6 +155,78 @@ export const makeTarget = (options: TargetOptions) => {
       ]
     )
 
+  /**
+   * Opens an event stream and reads messages until `enough` says so, the stream ends, or `limitMs` of real time pass
+   * (a failure bound); then closes it. Returns the status and the messages read.
+   */
+  const readStream = async (
+    path: string,
+    headers: Record<string, string>,
+    enough: (messages: ReadonlyArray<SseMessage>) => boolean,
+    limitMs = 5_000
+  ): Promise<{ exchange: Exchange; messages: ReadonlyArray<SseMessage> }> => {
+    const at = await nowOnTarget()
+    const response = await doFetch(`${origin}${actualPath(path)}`, { headers })
+    const exchange: Exchange = {
+      method: "GET",
+      path,
+      headers,
+      body: undefined,
+      status: response.status,
+      responseHeaders: response.headers,
+      json: null,
+      text: "",
+      at
+    }
+    const messages: Array<SseMessage> = []
+    if (response.body === null || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+      const text = await response.text()
+      return { exchange: { ...exchange, text, json: text }, messages }
+    }
+    const reader = response.body.getReader()
+    const decoder = new TextDecoder()
+    let buffer = ""
+    let timedOut = false
+    const bound = (options.bound ?? options.sleep)(limitMs).then(
+      () => {
+        timedOut = true
+      },
+      () => {
+        timedOut = true
+      }
+    )
+    try {
+      while (!enough(messages) && !timedOut) {
+        const chunk = await Promise.race([reader.read(), bound.then(() => ({ done: true, value: undefined }))])
+        if (chunk.done || chunk.value === undefined) break
+        buffer += decoder.decode(chunk.value, { stream: true })
+        let end = buffer.indexOf("\n\n")
+        while (end !== -1) {
+          const message: Record<string, unknown> = {}
+          for (const line of buffer.slice(0, end).split("\n")) {
+            const colon = line.indexOf(":")
+            if (colon <= 0) continue
+            const field = line.slice(0, colon)
+            const value = line.slice(colon + 1).replace(/^ /, "")
+            if (field === "data") {
+              try {
+                message.data = JSON.parse(value)
+              } catch {
+                message.data = value
+              }
+            } else if (field === "id" || field === "event") message[field] = value
+          }
+          if (message.event !== undefined) messages.push(message as SseMessage)
+          buffer = buffer.slice(end + 2)
+          end = buffer.indexOf("\n\n")
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined)
+    }
+    return { exchange, messages }
+  }
+
   /** Our layout when GET /api/v1/status answers; the flat one when only GET /status does. */
   const detectLayout = async () => {
     const answers = async (path: string) => {
@@ -156,7 +240,7 @@ export const makeTarget = (options: TargetOptions) => {
     return layout
   }
 
-  return { origin, hasControl, detectLayout, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
+  return { origin, hasControl, detectLayout, readStream, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
 }
 
 export type Target = ReturnType<typeof makeTarget>

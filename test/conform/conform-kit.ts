@@ -27,6 +27,8 @@ export const conformAgainst = (base: string, options: Partial<ConformOptions> = 
     sleep: async (ms) => {
       throw new Error(`conform waited ${ms} ms of real time against a target with a virtual clock`)
     },
+    // The failure bound of a stream read: it ends only a read that would hang (a missing event).
+    bound: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     ...options
   })
 }

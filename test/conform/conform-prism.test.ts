@@ -65,8 +65,10 @@ describe("sokoni conform against Prism (npm run mock)", () => {
       only: ids,
       now: () => Date.parse("2026-11-23T08:00:00.000Z"),
       sleep: async (ms) => {
-        throw new Error(`no real wait expected against the mock (asked ${ms} ms)`)
+        // The only real wait a mock may cost: the second conform lets pass for the target's scheduler.
+        if (ms > 1_000) throw new Error(`no long real wait expected against the mock (asked ${ms} ms)`)
       },
+      bound: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       onStart: (info) => {
         layout = info.layout
       }
@@ -80,7 +82,7 @@ describe("sokoni conform against Prism (npm run mock)", () => {
         continue
       }
       expect(check.status, `${check.name}: ${check.message}`).toBe("failed")
-      expect(check.reproducer).toMatch(new RegExp(`^curl -sS -i -X (GET|POST) '${base.replace(/\./g, "\\.")}/(trade|users|wallet|webhooks)`))
+      expect(check.reproducer).toMatch(new RegExp(`^curl -sS -i -X (GET|POST) '${base.replace(/\./g, "\\.")}/(trade|users|wallet|webhooks|orders|stream)`))
       expect(check.replay).toBe(
         `npx sokoni conform --base '${base}' --sandbox-key "$SOKONI_SANDBOX_KEY" --live-key "$SOKONI_LIVE_KEY" --seed 3 --only ${check.name.split(":")[0]}`
       )

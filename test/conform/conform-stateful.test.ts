@@ -46,6 +46,7 @@ describe.each(stores)("sokoni conform: stateful checks (%s store)", (_name, with
     expect(report.checks.filter((c) => c.status !== "passed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
     // The oracle's verdict names the request it predicted.
     expect(report.checks.find((c) => c.name.startsWith("rate-limit-oracle"))?.message).toBe("request 101 was the first 429, as the window implies")
+    expect(report.checks.find((c) => c.name.startsWith("event-agreement"))?.message).toBe("3 events agree (order FILLED)")
   }, 60_000)
 
   it.each(PLANTED_DEFECTS)(
