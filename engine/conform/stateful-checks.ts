@@ -568,24 +568,31 @@ const eventAgreement: StatefulCheck = {
       )
       if (rest === undefined) return v.fail(`GET /orders?status=${expectedStatus} does not list order ${orderId}`, listed)
       const mine = (e: EventEnvelope) => e.data?.orderId === orderId
-      const delivered = receiver
-        .received()
-        .map((d) => {
-          try {
-            return JSON.parse(d.body) as EventEnvelope
-          } catch {
-            return {}
-          }
-        })
-        .filter(mine)
+      const deliveredNow = () =>
+        receiver
+          .received()
+          .map((d) => {
+            try {
+              return JSON.parse(d.body) as EventEnvelope
+            } catch {
+              return {}
+            }
+          })
+          .filter(mine)
+      // A delivery in flight arrives in real time (the target's outbound call): give it up to 5 s, only if missing.
+      for (let i = 0; i < 25 && deliveredNow().length < expected.length; i++) await ctx.target.pause(200)
+      const delivered = deliveredNow()
       for (const d of delivered) v.note(`webhook ${d.event} ${d.eventId}`, await ctx.target.nowOnTarget(), "delivery")
       const webhookNames = delivered.map((d) => d.event)
       if (JSON.stringify(webhookNames) !== JSON.stringify(expected))
         return v.fail(
           `the receiver got ${JSON.stringify(webhookNames)} for order ${orderId} (REST says ${expectedStatus}); expected ${JSON.stringify(expected)}`
         )
-      const stream = await ctx.target.readStream(`${SANDBOX_BASE}/stream?since=0`, { "x-api-key": key }, (messages) =>
-        expected.every((name) => messages.some((m) => (m.data as EventEnvelope | undefined)?.event === name && mine(m.data as EventEnvelope)))
+      const stream = await ctx.target.readStream(
+        `${SANDBOX_BASE}/stream?since=0`,
+        { "x-api-key": key },
+        (messages) => expected.every((name) => messages.some((m) => (m.data as EventEnvelope | undefined)?.event === name && mine(m.data as EventEnvelope))),
+        10_000
       )
       v.keep(stream.exchange)
       const streamed = stream.messages.map((m) => m.data as EventEnvelope).filter((e) => e !== undefined && mine(e))

@@ -240,7 +240,10 @@ export const makeTarget = (options: TargetOptions) => {
     return layout
   }
 
-  return { origin, hasControl, detectLayout, readStream, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
+  /** A short real pause while polling for something in flight (the failure bound's clock; never a virtual wait). */
+  const pause = (ms: number) => (options.bound ?? options.sleep)(ms).catch(() => undefined)
+
+  return { origin, hasControl, detectLayout, readStream, pause, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
 }
 
 export type Target = ReturnType<typeof makeTarget>
