@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PARTNER_OPERATIONS } from "../../engine/contract/catalogue.gen.ts"
 import { registry } from "../../engine/conform/conform.ts"
 import type { RunReport } from "../../engine/report/model.ts"
+import { adminUrl, withDatabase } from "../http/node-server-kit.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
 
 const CONTRACT_IDS = ["missing-auth", "answers-within-contract", "missing-idempotency-key", "bad-input-rejected", "unsupported-method"]
@@ -38,6 +39,23 @@ describe("sokoni conform: contract checks", () => {
     expect(report.checks.filter((c) => c.status === "passed").length).toBeGreaterThan(300)
     expect(report.seed).toBe(7)
   })
+
+  it.skipIf(adminUrl === undefined)(
+    "passes every check against our engine on the postgres store too",
+    async () => {
+      const run = await withDatabase(adminUrl ?? "", async (url) => {
+        const pg = await startTarget({ store: "postgres", databaseUrl: url })
+        try {
+          return await conformAgainst(pg.base, { only: CONTRACT_IDS })
+        } finally {
+          await pg.stop()
+        }
+      })
+      expect(run.checks.filter((c) => c.status === "failed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
+      expect(run.checks.filter((c) => c.status === "passed")).toHaveLength(report.checks.filter((c) => c.status === "passed").length)
+    },
+    120_000
+  )
 
   it("fails the check that names a break (no rate-limit headers, a 500, auth not enforced) with a reproducer and replay", async () => {
     // A proxy in front of the engine that breaks three operations in three ways.
