@@ -47,6 +47,7 @@ import { Outbound } from "./sim/outbound.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
+import { admittingOneMore, type PlantedDefect, plantedDefectsLayer } from "./sim/defects.ts"
 import { MemoryStoreLayer } from "./store/memory.ts"
 import { KeyService } from "./app/keys.ts"
 import { IdentityProvider } from "./app/identity.ts"
@@ -81,6 +82,8 @@ export interface EngineConfig {
   readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
   /** The `retry:` a stream opens with, default the contract's 3000 ms; tests that reconnect often shorten it (E-134). */
   readonly streamRetryMs?: number | undefined
+  /** TEST ONLY (E-190): faults the conformance harness must catch by name (`serve --plant-defect`); none by default. */
+  readonly plantDefects?: ReadonlyArray<PlantedDefect> | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
@@ -97,9 +100,11 @@ export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError>
 export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimiter, StoreError> => {
   const off = config.rateLimit === "off"
   const windowMs = config.rateWindowMs ?? WINDOW_MS
+  const plusOne = config.plantDefects?.includes("rate-limit-plus-one") === true
+  const limiter = <E, R>(real: Layer.Layer<RateLimiter, E, R>) => (plusOne ? admittingOneMore(real) : real)
   if (config.store === "memory" || config.databaseUrl === undefined)
-    return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : RateLimiter.layerWith(windowMs))
-  const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : RateLimiter.layerPostgresWith(windowMs))
+    return Layer.mergeAll(storeLayer(config), off ? RateLimiter.layerOff : limiter(RateLimiter.layerWith(windowMs)))
+  const onClient = Layer.mergeAll(PostgresStoreOnClient, off ? RateLimiter.layerOff : limiter(RateLimiter.layerPostgresWith(windowMs)))
   return onClient.pipe(Layer.provide(PostgresClientLayer(config.databaseUrl)))
 }
 
@@ -110,13 +115,20 @@ export const engineLayer = (config: EngineConfig) => {
     EngineClock.layer(config.clock, config.start),
     Entropy.layer(config.seed),
     config.trace ?? Trace.layer,
-    Maintenance.layer
+    Maintenance.layer,
+    plantedDefectsLayer(config.plantDefects ?? [])
   )
   const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.network, seams)
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
-  const withDelivery = Layer.provideMerge(WebhookDelivery.layer({ extraSignatureHeaders: config.webhookSignatureHeaders }), withEvents)
+  const withDelivery = Layer.provideMerge(
+    WebhookDelivery.layer({
+      extraSignatureHeaders: config.webhookSignatureHeaders,
+      reserialisedSignature: config.plantDefects?.includes("webhook-reserialised") === true
+    }),
+    withEvents
+  )
   // Usage counts are read by the audit hook (which writes them) and by /usage and invoices.
   const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer), withDelivery)
   const services = Layer.provideMerge(

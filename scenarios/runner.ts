@@ -78,6 +78,16 @@ export interface StepReport {
   readonly label: string
   readonly ok: boolean
   readonly problems: ReadonlyArray<string>
+  /** Not run: it needs what the target lacks (the control API); says why. */
+  readonly skipped?: string | undefined
+  /** The target's clock when the step ran (ISO), when the target has a control API. */
+  readonly at?: string | undefined
+  /** The answer's status, when the step sent a request. */
+  readonly status?: number | undefined
+  /** The events the step caused (from the trace) and when, when the target has a control API. */
+  readonly events?: ReadonlyArray<{ readonly event: string; readonly at: string }> | undefined
+  /** The webhook requests receivers got during the step (event and outcome). */
+  readonly received?: ReadonlyArray<string> | undefined
 }
 
 export interface RunResult {
@@ -95,6 +105,103 @@ export interface RunOptions {
   readonly store: "memory" | "postgres"
   readonly databaseUrl?: string | undefined
   readonly onStep?: (report: StepReport) => void
+}
+
+/**
+ * How a scenario reaches the engine: in-process (a fresh engine per run, its scripted receivers, the control API) or
+ * over the wire (`sokoni conform`: a base URL, the control API only with an admin token, no scripted receivers).
+ */
+export interface Transport {
+  readonly fetch: (request: Request) => Promise<Response>
+  /** The control API's token, or undefined when the target has none (its steps are then skipped). */
+  readonly adminToken: string | undefined
+  /** The in-process scripted webhook receivers; undefined over the wire. */
+  readonly receivers: SimReceivers | undefined
+  /** Keys to use when the control API cannot create the scenario's partner. */
+  readonly keys?: { readonly sandboxKey?: string | undefined; readonly liveKey?: string | undefined } | undefined
+}
+
+export interface WireOptions {
+  /** The target's origin, e.g. http://127.0.0.1:4010. */
+  readonly base: string
+  readonly adminToken?: string | undefined
+  readonly sandboxKey?: string | undefined
+  readonly liveKey?: string | undefined
+  readonly seed: number
+  readonly fetch?: typeof fetch | undefined
+  readonly onStep?: (report: StepReport) => void
+}
+
+const WEEK_MS = 7 * 86_400_000
+const ISO_INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)Z\b/g
+const ISO_DATE = /\b(\d{4}-\d{2}-\d{2})\b(?!T)/g
+
+/**
+ * The scenario moved `ms` later (a whole number of weeks): its start and every ISO instant and date in its steps and
+ * expectations. Over the wire a target's clock never goes back, so a scenario whose start has passed runs the same
+ * weekday and time of a later week. Instants keep their written precision.
+ */
+export const shiftScenario = (scenario: Scenario, ms: number): Scenario => {
+  if (ms === 0) return scenario
+  const days = Math.round(ms / 86_400_000)
+  const shiftDate = (d: string) => new Date(Date.parse(`${d}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10)
+  const shiftText = (text: string) =>
+    text.replace(ISO_INSTANT, (_m, date: string, time: string) => `${shiftDate(date)}T${time}Z`).replace(ISO_DATE, (_m, date: string) => shiftDate(date))
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return shiftText(value)
+    if (Array.isArray(value)) return value.map(walk)
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]))
+    return value
+  }
+  return { ...scenario, start: shiftText(scenario.start), steps: walk(scenario.steps) as ReadonlyArray<ScenarioStep> }
+}
+
+/** Why a scenario cannot run over the wire against this target, or undefined when it can. */
+export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
+  if (scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined))
+    return "it scripts webhook receivers, which exist only in-process (run it with `sokoni scenario run`)"
+  if (!hasControl && scenario.steps.every((s) => s.request === undefined)) return "every step needs the control API (--admin-token)"
+  return undefined
+}
+
+/**
+ * Runs `scenario` against a running target over HTTP. With a control API the target's clock is first advanced to the
+ * scenario's start (refused when it is already past it: a clock never goes back); without one, control, clock and desk
+ * steps are skipped and reported as such, and the scenario runs in the target's present.
+ */
+export const runScenarioOverWire = async (given: Scenario, options: WireOptions): Promise<RunResult & { readonly skipped?: string }> => {
+  const origin = options.base.replace(/\/+$/, "")
+  const doFetch = options.fetch ?? globalThis.fetch
+  const transport: Transport = {
+    fetch: async (request) => {
+      const url = new URL(request.url)
+      const body = request.body === null ? undefined : await request.text()
+      return doFetch(`${origin}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, ...(body === undefined ? {} : { body }) })
+    },
+    adminToken: options.adminToken,
+    receivers: undefined,
+    keys: { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
+  }
+  let scenario = given
+  const empty = { scenario: scenario.name, seed: options.seed, store: "memory" as const, steps: [], passed: false, trace: [], hash: "" }
+  const obstacle = wireObstacle(scenario, options.adminToken !== undefined)
+  if (obstacle !== undefined) return { ...empty, skipped: obstacle }
+  if (options.adminToken !== undefined) {
+    const auth = { authorization: `Bearer ${options.adminToken}` }
+    const clock = (await (await doFetch(`${origin}/_sim/clock`, { headers: auth })).json()) as { now: string }
+    const now = Date.parse(clock.now)
+    // Past its start, the scenario moves by whole weeks (same weekday and time, same market hours; E-195).
+    if (now > Date.parse(scenario.start)) scenario = shiftScenario(scenario, Math.ceil((now - Date.parse(scenario.start)) / WEEK_MS) * WEEK_MS)
+    if (now < Date.parse(scenario.start)) {
+      const moved = await doFetch(`${origin}/_sim/clock/advance`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ to: scenario.start })
+      })
+      if (moved.status !== 200) return { ...empty, skipped: `the target's clock cannot be moved to the scenario's start (${moved.status})` }
+    }
+  }
+  return runOn(scenario, { seed: options.seed, store: "memory", ...(options.onStep === undefined ? {} : { onStep: options.onStep }) }, transport)
 }
 
 const ADMIN = "scenario-admin-token"
@@ -266,21 +373,36 @@ export const runScenario = (scenario: Scenario, options: RunOptions): Promise<Ru
   )
 }
 
-const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult> => {
+const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport): Promise<RunResult> => {
   const start = Date.parse(scenario.start)
   if (Number.isNaN(start)) throw new Error(`start ${scenario.start} is not an ISO date-time`)
-  const receivers = new SimReceivers()
   const secrets = new Map<string, string>()
-  const engine = makeInProcessEngine({
-    outbound: Outbound.simulated(receivers),
-    store: options.store,
-    databaseUrl: options.databaseUrl,
-    clock: "manual",
-    start,
-    seed: options.seed,
-    desk: scenario.desk ?? "manual",
-    adminToken: ADMIN
-  })
+  const engine =
+    given === undefined
+      ? (() => {
+          const receivers = new SimReceivers()
+          const inProcess = makeInProcessEngine({
+            outbound: Outbound.simulated(receivers),
+            store: options.store,
+            databaseUrl: options.databaseUrl,
+            clock: "manual",
+            start,
+            seed: options.seed,
+            desk: scenario.desk ?? "manual",
+            adminToken: ADMIN
+          })
+          return {
+            fetch: inProcess.fetch,
+            adminToken: ADMIN as string | undefined,
+            receivers: receivers as SimReceivers | undefined,
+            keys: undefined,
+            dispose: inProcess.dispose
+          }
+        })()
+      : { ...given, dispose: async () => undefined }
+  const adminToken = engine.adminToken
+  const hasControl = adminToken !== undefined
+  const receivers = engine.receivers
   const vars: Record<string, unknown> = {}
   const reports: Array<StepReport> = []
   const streams = new Map<string, ReturnType<typeof streamReader>>()
@@ -313,31 +435,57 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
     if (path.startsWith("/_sim/")) controlProblems.push(...controlContract.check({ method, url: path, ...reply }).map((p) => `control contract: ${p}`))
     return reply
   }
-  const traceLength = async () => ((await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { lines: number }).lines
-  const eventsSince = async (from: number) => {
-    const trace = (await call("GET", "/_sim/trace", { authorization: `Bearer ${ADMIN}` }, undefined)).body
-    const lines = typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []
-    return lines
-      .slice(from)
-      .map((l) => JSON.parse(l) as { kind: string; event?: string })
-      .filter((l) => l.kind === "event")
-      .map((l) => l.event as string)
+  const admin = { authorization: `Bearer ${adminToken ?? ""}` }
+  type TraceLine = { kind: string; event?: string; partition?: string; eventId?: string; timestamp?: string }
+  const traceLines = async (): Promise<Array<TraceLine>> => {
+    const trace = (await call("GET", "/_sim/trace", admin, undefined)).body
+    return (typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []).map((l) => JSON.parse(l) as TraceLine)
+  }
+  /**
+   * Where the trace stands before a step: its length in-process (the whole trace is kept); over the wire the last
+   * event's id, as `serve` keeps only the last lines (a ring), so positions shift once it is full.
+   */
+  const traceLength = async (): Promise<number | string | undefined> => {
+    if (!hasControl) return 0
+    if (given === undefined) return ((await call("GET", "/_sim/trace/hash", admin, undefined)).body as { lines: number }).lines
+    return (await traceLines()).findLast((l) => l.kind === "event")?.eventId
+  }
+  const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
+  const eventsSince = async (from: number | string | undefined) => {
+    const lines = await traceLines()
+    const at = typeof from === "number" ? from : from === undefined ? 0 : lines.findIndex((l) => l.eventId === from) + 1
+    return (
+      lines
+        .slice(at)
+        // Over the wire the target is shared: only this scenario partner's events are its own.
+        .filter((l) => l.kind === "event" && (given === undefined || String(l.partition).startsWith(`${String(vars.partnerId)}:`)))
+        .map((l) => ({ event: l.event as string, at: String(l.timestamp ?? "") }))
+    )
   }
 
   try {
     const partner = scenario.partner ?? { businessName: "Scenario Partner", email: "partner@scenario.test" }
-    const created = await call("POST", "/_sim/partners", { authorization: `Bearer ${ADMIN}` }, { tier: "starter", ...partner })
-    if (created.status !== 201) throw new Error(`could not bootstrap the scenario partner: ${JSON.stringify(created.body)}`)
-    Object.assign(vars, created.body)
+    if (hasControl) {
+      const created = await call("POST", "/_sim/partners", admin, { tier: "starter", ...partner })
+      if (created.status !== 201) throw new Error(`could not bootstrap the scenario partner: ${JSON.stringify(created.body)}`)
+      Object.assign(vars, created.body)
+    } else Object.assign(vars, engine.keys ?? {})
 
     for (const [index, rawStep] of scenario.steps.entries()) {
       const step = substitute(rawStep, vars) as ScenarioStep
       const label = labelOf(rawStep, index)
+      const needsControl = step.control !== undefined || step.advance !== undefined || step.desk !== undefined
+      if (!hasControl && needsControl) {
+        const report: StepReport = { index, label, ok: true, problems: [], skipped: "needs the control API (--admin-token)" }
+        reports.push(report)
+        options.onStep?.(report)
+        continue
+      }
+      const at = await clockNow()
       const before = await traceLength()
       let result: { status: number; headers: Headers; body: unknown; stream?: ReturnType<typeof streamReader> } | undefined
       let messages: Array<StreamMessage> = []
-      receivers.take()
-      const admin = { authorization: `Bearer ${ADMIN}` }
+      receivers?.take()
       const streamProblems: Array<string> = []
       if (step.stream?.read !== undefined) {
         const open = streams.get(step.stream.read)
@@ -382,11 +530,11 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
                     ...(rest.quantity === undefined ? {} : { quantity: rest.quantity })
                   })
                 : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
-      } else if (step.receiver !== undefined) {
+      } else if (step.receiver !== undefined && receivers !== undefined) {
         receivers.script(step.receiver.url, step.receiver.answers ?? [], step.receiver.otherwise ?? { status: 200 })
         if (step.receiver.secret !== undefined) secrets.set(step.receiver.url, step.receiver.secret)
       }
-      const received = receivers.take().map((r) => receivedView(r, secrets))
+      const received = (receivers?.take() ?? []).map((r) => receivedView(r, secrets))
       const problems: Array<string> = [...controlProblems.splice(0), ...streamProblems]
       const expect = step.expect
       if (result !== undefined && expect?.status === undefined && result.status >= 400)
@@ -398,8 +546,9 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         const [method = "GET", path = "/"] = step.request.split(/\s+/, 2)
         problems.push(...contract.check({ method, url: path, status: result.status, headers: result.headers, body: result.body }).map((p) => `contract: ${p}`))
       }
-      if (expect?.events !== undefined) {
-        const seen = await eventsSince(before)
+      const happened = hasControl ? await eventsSince(before) : undefined
+      const seen = happened?.map((e) => e.event)
+      if (expect?.events !== undefined && seen !== undefined) {
         if (JSON.stringify(seen) !== JSON.stringify(expect.events))
           problems.push(`events: expected ${JSON.stringify(expect.events)}, got ${JSON.stringify(seen)}`)
       }
@@ -414,12 +563,21 @@ const runOn = async (scenario: Scenario, options: RunOptions): Promise<RunResult
         else problems.push(...expect.received.flatMap((e, i) => subsetProblems(e, received[i], `received[${i}]`)))
       }
       for (const [name, path] of Object.entries(step.save ?? {})) vars[name] = pick({ ...result, received, messages }, path)
-      const report = { index, label, ok: problems.length === 0, problems }
+      const report: StepReport = {
+        index,
+        label,
+        ok: problems.length === 0,
+        problems,
+        at,
+        status: result?.status,
+        events: happened,
+        received: received.map((r) => `${String(r.event)} -> ${r.outcome}${r.status === null ? "" : ` ${r.status}`}`)
+      }
       reports.push(report)
       options.onStep?.(report)
     }
-    const traceText = (await call("GET", "/_sim/trace", { authorization: `Bearer ${ADMIN}` }, undefined)).body
-    const hash = (await call("GET", "/_sim/trace/hash", { authorization: `Bearer ${ADMIN}` }, undefined)).body as { hash: string }
+    const traceText = hasControl ? (await call("GET", "/_sim/trace", admin, undefined)).body : ""
+    const hash = hasControl ? ((await call("GET", "/_sim/trace/hash", admin, undefined)).body as { hash: string }) : { hash: "" }
     return {
       scenario: scenario.name,
       seed: options.seed,

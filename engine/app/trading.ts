@@ -13,7 +13,7 @@ import { ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE, fxAsOf, rateFor } from "../domain/fx.ts"
 import { INSTRUMENTS } from "../domain/instruments.ts"
 import { refuseTrading } from "../domain/subaccount.ts"
-import { centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
+import { BASE_FEE_BPS, centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
   applyCancel,
   applyExpire,
@@ -42,6 +42,7 @@ import {
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DESK_FILL_JOB, DESK_STEP_JOB, type DeskFillJob, type DeskStepJob, ExecutionDesk, SETTLEMENT_FAILED_CODE } from "../sim/desk.ts"
+import { PlantedDefects } from "../sim/defects.ts"
 import { Entropy } from "../sim/random.ts"
 import { DELAY_SECONDS, MarketFeed } from "../sim/market-feed.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -97,6 +98,14 @@ const MASTER = "MASTER"
 
 const accountFields = (o: OrderRecord) => (o.account === "master" ? { accountType: MASTER } : { subAccountId: o.account })
 
+/** The planted defect fee-rounding: the base fee rounded up to the next cent, and the total and escrow with it. */
+const feeRoundedUp = (order: OrderRecord): OrderRecord => {
+  const baseFee = Number((BigInt(order.gross) * BigInt(BASE_FEE_BPS) + 9_999n) / 10_000n)
+  const fee = baseFee + order.partnerMarkupFee
+  const totalAmount = order.side === "BUY" ? order.gross + fee : order.gross - fee
+  return { ...order, baseFee, fee, totalAmount, escrow: order.side === "BUY" ? totalAmount : 0 }
+}
+
 export class TradingService extends Context.Service<
   TradingService,
   {
@@ -125,6 +134,8 @@ export class TradingService extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
+    // TEST ONLY (sim/defects.ts, E-190): empty unless `serve --plant-defect` named fee-rounding or quote-ttl.
+    const planted = yield* PlantedDefects
     const entropy = yield* Entropy
     const events = yield* EventLog
     const desk = yield* ExecutionDesk
@@ -279,7 +290,9 @@ export class TradingService extends Context.Service<
               fail("QUOTE_SCOPE_MISMATCH", "the quote was issued for another account: fetch it with the subAccountId you trade on", { param: "quoteId" })
             )
           }
-          if (quote.status !== "OPEN" || now >= quote.expiresAt) {
+          // The planted quote-ttl defect forgets expiry (by the clock or the expiry job) and keeps single use.
+          const expired = planted.has("quote-ttl") ? false : quote.status !== "OPEN" || now >= quote.expiresAt
+          if (quote.status === "USED" || expired) {
             return yield* Effect.fail(
               fail("STALE_QUOTE", quote.status === "USED" ? "the quote was already used" : "the quote expired (60 s TTL); fetch a new one", {
                 param: "quoteId"
@@ -301,7 +314,7 @@ export class TradingService extends Context.Service<
           const quantity = input.quantity ?? quote.derivedQuantity ?? quantityFromCash(cashValue ?? 0, quote.price, quote.rate, principal.markupBps, input.type)
           if (quantity <= 0)
             return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the quoted price", { param: "cashValue" }))
-          const order = placeMarket({
+          const placed = placeMarket({
             orderId: yield* entropy.id("ord"),
             partition: principal.partition,
             account,
@@ -321,6 +334,7 @@ export class TradingService extends Context.Service<
             timeInForce: null,
             now
           })
+          const order = planted.has("fee-rounding") ? feeRoundedUp(placed) : placed
           if (order.side === "BUY") {
             const balance = yield* walletBalance(tx, principal.partition, account)
             if (balance < order.totalAmount) {

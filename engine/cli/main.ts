@@ -1,6 +1,6 @@
 /**
  * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process;
- * `webhooks check` grades a partner's webhook receiver.
+ * `webhooks check` grades a partner's webhook receiver; `conform` checks a target over the wire.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -12,9 +12,10 @@ import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { signatureHeaderNames } from "../events/webhook-delivery.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
-import { CLOCK_MODES, isoAt, wallClockNow } from "../sim/clock.ts"
+import { CLOCK_MODES, isoAt, wallClockNow, wallSleep } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
+import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
 import { freshSeed } from "../sim/random.ts"
 
 const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
@@ -26,6 +27,9 @@ const seedFlag = Flag.Int("seed").pipe(
   Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
   Flag.optional
 )
+
+/** A wrong or missing flag: one line on stderr and exit code 2. */
+const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -87,7 +91,13 @@ const serve = Command.make(
         "Also send each webhook's signature under this header name (repeatable), e.g. x-mystocks-signature for receivers written against the public service; x-service-signature is always sent"
       )
     ),
-    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys"))
+    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys")),
+    plantDefect: Flag.String("plant-defect").pipe(
+      Flag.optional,
+      Flag.withDescription(
+        `TEST ONLY: build the engine with named faults (comma-separated: ${PLANTED_DEFECTS.join(", ")}) to prove sokoni conform catches them`
+      )
+    )
   },
   Effect.fn("sokoni.serve")(function* (flags) {
     const seed = Option.getOrElse(flags.seed, freshSeed)
@@ -102,6 +112,12 @@ const serve = Command.make(
       if (Number.isNaN(start)) return yield* Effect.fail(new Error(`--start ${rawStart} is not an ISO date-time`))
     }
     const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
+    const plantDefects = (Option.getOrUndefined(flags.plantDefect) ?? "")
+      .split(",")
+      .map((d) => d.trim())
+      .filter((d) => d !== "")
+    const unknownDefects = plantDefects.filter((d) => !isPlantedDefect(d))
+    if (unknownDefects.length > 0) return yield* usageError(`--plant-defect: ${unknownDefects.join(", ")} unknown; choose from ${PLANTED_DEFECTS.join(", ")}`)
     if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
     const signatureHeaders = signatureHeaderNames(flags.signatureHeaders)
     if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem)
@@ -117,7 +133,8 @@ const serve = Command.make(
       rateLimit: flags.rateLimit,
       rateWindowMs: flags.rateWindow * 1000,
       webhookSignatureHeaders: signatureHeaders,
-      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile))
+      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile)),
+      plantDefects: plantDefects.filter(isPlantedDefect)
     }
     const base = `http://127.0.0.1:${flags.port}`
     const running = yield* Effect.acquireRelease(
@@ -132,6 +149,7 @@ const serve = Command.make(
     yield* Console.log(
       `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
     )
+    for (const d of plantDefects.filter(isPlantedDefect)) yield* Console.log(`PLANTED DEFECT ${d} (test only): ${DEFECT_DESCRIPTIONS[d]}`)
     if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
     if (signatureHeaders.length > 0) yield* Console.log(`webhook signatures also sent as ${signatureHeaders.join(", ")} (besides x-service-signature)`)
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
@@ -198,9 +216,6 @@ const run = Command.make(
   })
 ).pipe(Command.withDescription("Run a scenario file in-process on a virtual clock and print its trace hash"))
 
-/** A wrong or missing flag: one line on stderr and exit code 2. */
-const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
-
 const webhooksCheck = Command.make(
   "check",
   {
@@ -256,13 +271,96 @@ const webhooksCheck = Command.make(
   })
 ).pipe(Command.withDescription("Sign and send deliveries to your webhook receiver and grade how it answers"))
 
+const conform = Command.make(
+  "conform",
+  {
+    base: Flag.String("base").pipe(
+      Flag.withDescription("The target's origin, e.g. http://127.0.0.1:4010 (the partner bases /api/v1/partner and /api/sandbox/v1/partner are appended)")
+    ),
+    sandboxKey: Flag.String("sandbox-key").pipe(
+      Flag.optional,
+      Flag.withDescription("Sandbox key to check with (default: $SOKONI_SANDBOX_KEY; not needed with --admin-token)")
+    ),
+    liveKey: Flag.String("live-key").pipe(
+      Flag.optional,
+      Flag.withDescription("Production key to check with (default: $SOKONI_LIVE_KEY; not needed with --admin-token)")
+    ),
+    adminToken: Flag.String("admin-token").pipe(
+      Flag.optional,
+      Flag.withDescription("Bearer token of the target's /_sim control API (our engine): fresh partners, virtual clock, desk; nothing skipped")
+    ),
+    seed: seedFlag,
+    report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into")),
+    only: Flag.String("only").pipe(Flag.optional, Flag.withDescription("Comma-separated check ids to run (as printed in a failure's replay command)")),
+    progress: Flag.Boolean("progress").pipe(Flag.withDefault(false), Flag.withDescription("Print the progress line on stderr even when it is not a terminal"))
+  },
+  Effect.fn("sokoni.conform")(function* (flags) {
+    const seed = Option.getOrElse(flags.seed, freshSeed)
+    yield* Console.log(`seed ${seed}`)
+    const { runConform } = yield* Effect.promise(() => import("../conform/conform.ts"))
+    const adminToken = Option.getOrUndefined(flags.adminToken) ?? process.env.SOKONI_ADMIN_TOKEN
+    const sandboxKey = Option.getOrUndefined(flags.sandboxKey) ?? process.env.SOKONI_SANDBOX_KEY
+    const liveKey = Option.getOrUndefined(flags.liveKey) ?? process.env.SOKONI_LIVE_KEY
+    const only = Option.getOrUndefined(flags.only)
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+    if (adminToken === undefined && sandboxKey === undefined && liveKey === undefined)
+      return yield* usageError("give --admin-token (our engine) or --sandbox-key/--live-key (any target)")
+    yield* Console.log(
+      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time, control steps skipped)" : " (control API: virtual clock)"}`
+    )
+    const showProgress = flags.progress || process.stderr.isTTY === true
+    const report = yield* Effect.promise(() =>
+      runConform({
+        base: flags.base,
+        adminToken,
+        sandboxKey,
+        liveKey,
+        seed,
+        only,
+        onStart: (info) =>
+          console.log(
+            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : ""}`
+          ),
+        now: wallClockNow,
+        sleep: wallSleep,
+        onProgress: showProgress
+          ? (p) => {
+              const line = `${p.done}/${p.total} checks, ${p.failed} failed, ${p.skipped} skipped, ~${Math.ceil(p.etaMs / 1000)} s left  ${p.current.slice(0, 60)}`
+              process.stderr.write(process.stderr.isTTY === true ? `\r\x1b[2K${line}` : `${line}\n`)
+              if (p.done === p.total && process.stderr.isTTY === true) process.stderr.write("\n")
+            }
+          : undefined
+      })
+    )
+    for (const check of report.checks.filter((c) => c.status === "failed")) {
+      yield* Console.log(`  FAIL ${check.name}`)
+      if (check.message !== undefined) yield* Console.log(`       ${check.message}`)
+      if (check.reproducer !== undefined) yield* Console.log(`       reproduce: ${check.reproducer}`)
+      if (check.replay !== undefined) yield* Console.log(`       replay:    ${check.replay}`)
+    }
+    const passed = report.checks.filter((c) => c.status === "passed").length
+    const failed = report.checks.filter((c) => c.status === "failed").length
+    const skipped = report.checks.filter((c) => c.status === "skipped").length
+    yield* Console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
+    const dir = Option.getOrUndefined(flags.report)
+    if (dir !== undefined) {
+      const { writeReports } = yield* Effect.promise(() => import("../report/write.ts"))
+      const paths = yield* Effect.promise(() => writeReports(report, dir))
+      yield* Console.log(`reports: ${paths.join(", ")}`)
+    }
+    if (failed > 0) process.exitCode = 1
+  })
+).pipe(Command.withDescription("Check a target (our engine, a mock, the real service) against the contract and its stateful rules"))
+
 const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooksCheck]), Command.withDescription("Webhook tools"))
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
 Command.make("sokoni").pipe(
   Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
-  Command.withSubcommands([serve, scenario, load, webhooks]),
+  Command.withSubcommands([serve, scenario, load, webhooks, conform]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean

@@ -13,7 +13,7 @@
  * but whether the receiver applied it once or twice is invisible from outside; the report says so.
  */
 import { Effect } from "effect"
-import { SIGNATURE_HEADER, sign, TIMEOUT_MS } from "../events/webhook-delivery.ts"
+import { SIGNATURE_HEADER, sign, spaced, TIMEOUT_MS } from "../events/webhook-delivery.ts"
 import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"
 import { isoAt } from "../sim/clock.ts"
 import { Outbound, type OutboundResult } from "../sim/outbound.ts"
@@ -77,21 +77,8 @@ const flipDigit = (body: string, draw: () => number): string => {
   return body.slice(0, at) + flipped + body.slice(at + 1)
 }
 
-/** The same JSON value in other bytes: a space after every `:` and `,` outside strings (as Python's json.dumps writes). */
-export const spaced = (body: string): string => {
-  let out = ""
-  let inString = false
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!
-    out += c
-    if (inString) {
-      if (c === "\\") out += body[++i] ?? ""
-      else if (c === '"') inString = false
-    } else if (c === '"') inString = true
-    else if (c === ":" || c === ",") out += " "
-  }
-  return out
-}
+/** The same JSON value in other bytes (the engine's own helper; its planted defect sends these). */
+export { spaced }
 
 /** Runs every probe against the receiver and returns the graded report. Never fails: problems are failed checks. */
 export const checkReceiver = (options: ReceiverCheckOptions) =>

@@ -61,9 +61,30 @@ export const signatureHeaderNames = (raw: ReadonlyArray<string>): ReadonlyArray<
   return names
 }
 
+/** The same JSON value in other bytes: a space after every ':' and ',' outside strings (as Python's json.dumps writes). */
+export const spaced = (body: string): string => {
+  let out = ""
+  let inString = false
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string
+    out += c
+    if (inString) {
+      if (c === "\\") out += body[++i] ?? ""
+      else if (c === '"') inString = false
+    } else if (c === '"') inString = true
+    else if (c === ":" || c === ",") out += " "
+  }
+  return out
+}
+
 export interface DeliveryOptions {
   /** More header names carrying the same signature (facts row 11.2: `x-mystocks-signature`); none by default. */
   readonly extraSignatureHeaders?: ReadonlyArray<string> | undefined
+  /**
+   * TEST ONLY, the planted defect `webhook-reserialised` (sim/defects.ts, E-190): send the JSON with a space after
+   * ':' and ',' but sign its compact re-serialisation, as a sender that signs a parsed copy would.
+   */
+  readonly reserialisedSignature?: boolean | undefined
 }
 
 const isSuccess = (result: OutboundResult) => result.kind === "answered" && result.status >= 200 && result.status < 300
@@ -86,8 +107,9 @@ export class WebhookDelivery extends Context.Service<
       const trace = yield* Trace
       const signatureHeaders = [SIGNATURE_HEADER, ...(options.extraSignatureHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => h !== SIGNATURE_HEADER)]
 
-      const send = (webhook: WebhookDoc, body: string) => {
-        const signature = sign(webhook.secret, body)
+      const send = (webhook: WebhookDoc, compact: string) => {
+        const body = options.reserialisedSignature === true ? spaced(compact) : compact
+        const signature = sign(webhook.secret, options.reserialisedSignature === true ? JSON.stringify(JSON.parse(body)) : body)
         const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "Sokoni-Webhooks/1" }
         for (const name of signatureHeaders) headers[name] = signature
         return outbound.post({ url: webhook.url, headers, body, timeoutMs: TIMEOUT_MS })

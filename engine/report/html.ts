@@ -4,7 +4,7 @@
  * check with details) its message, reproducer, replay command and timeline. Every interpolated string is escaped.
  * Owns the page's text only (engine/report/write.ts writes the file).
  */
-import type { CheckResult, RunReport } from "./model.ts"
+import type { CheckResult, Coverage, RunReport } from "./model.ts"
 import { totalsOf } from "./model.ts"
 import { scoreOf, suitesOf } from "./score.ts"
 
@@ -50,6 +50,34 @@ const detailOf = (check: CheckResult, index: number): string => {
   return parts.join("\n")
 }
 
+/** The coverage section: operations checked (and how), then the order, KYC and wallet transitions seen. */
+const coverageOf = (coverage: Coverage): string => {
+  const ops = coverage.operations
+  const checked = ops.filter((o) => o.passed + o.failed + o.skipped > 0).length
+  const green = ops.filter((o) => o.passed > 0 && o.failed === 0).length
+  const seen = coverage.transitions.filter((t) => t.seen).length
+  const opRows = ops.map((o) => {
+    const status = o.failed > 0 ? "failed" : o.passed > 0 ? "passed" : "skipped"
+    return `<tr><td>${e(o.operation)}</td><td class="status ${status}">${o.passed}</td><td>${o.failed}</td><td>${o.skipped}</td></tr>`
+  })
+  const trRows = coverage.transitions.map(
+    (t) =>
+      `<tr><td>${e(t.machine)}</td><td>${e(t.transition)}</td><td>${e(t.event)}</td><td class="status ${t.seen ? "passed" : "skipped"}">${t.seen ? "seen" : "not seen"}</td></tr>`
+  )
+  return [
+    `<h2>Coverage</h2>`,
+    `<p class="meta">${checked} of ${ops.length} operations checked, ${green} with every check passed; ${seen} of ${coverage.transitions.length} order, KYC and wallet transitions seen</p>`,
+    `<h3>State transitions</h3>`,
+    `<table><thead><tr><th>machine</th><th>transition</th><th>event</th><th>seen</th></tr></thead><tbody>`,
+    ...trRows,
+    `</tbody></table>`,
+    `<h3>Operations</h3>`,
+    `<table><thead><tr><th>operation</th><th>passed</th><th>failed</th><th>skipped</th></tr></thead><tbody>`,
+    ...opRows,
+    `</tbody></table>`
+  ].join("\n")
+}
+
 /** The report as one HTML page. */
 export const toHtml = (report: RunReport): string => {
   const totals = totalsOf(report.checks)
@@ -76,6 +104,7 @@ export const toHtml = (report: RunReport): string => {
 <h1>${e(report.tool)}</h1>
 <p class="meta">target ${e(report.target)} · seed ${e(String(report.seed))} · ${e(report.startedAt)} to ${e(report.finishedAt)}</p>
 <p class="totals"><span class="passed">${totals.passed} passed</span><span class="failed">${totals.failed} failed</span><span class="skipped">${totals.skipped} skipped</span>${graded ? `<span>score ${score.score}/${score.maxScore}</span>` : ""}</p>
+${report.coverage === undefined ? "" : coverageOf(report.coverage)}
 <h2>Checks</h2>
 <table>
 <thead><tr><th>suite</th><th>operation</th><th>check</th><th>status</th>${graded ? "<th>score</th>" : ""}<th>time</th></tr></thead>

@@ -44,6 +44,14 @@ export interface RunReport {
   readonly startedAt: string
   readonly finishedAt: string
   readonly checks: ReadonlyArray<CheckResult>
+  /** What the run covered, when the tool knows its universe (`sokoni conform`: the contract's operations). */
+  readonly coverage?: Coverage | undefined
+}
+
+/** Coverage of a run: the contract's operations by check status, and the state transitions seen happen. */
+export interface Coverage {
+  readonly operations: ReadonlyArray<{ readonly operation: string; readonly passed: number; readonly failed: number; readonly skipped: number }>
+  readonly transitions: ReadonlyArray<{ readonly machine: string; readonly transition: string; readonly event: string; readonly seen: boolean }>
 }
 
 export interface Totals {

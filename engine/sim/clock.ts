@@ -61,3 +61,9 @@ export const isoAt = (ms: number): string => new Date(ms).toISOString()
 
 /** Real wall time, for choosing a run's start instant only (the CLI); the engine itself reads `EngineClock.now`. */
 export const wallClockNow = (): number => Date.now()
+
+/**
+ * Waits real time: only for harness code talking to a target that has no virtual clock (`sokoni conform` against a
+ * mock or the real service, whose quote TTL and rate-limit window pass in real time). The engine never waits on it.
+ */
+export const wallSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

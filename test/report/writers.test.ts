@@ -199,3 +199,27 @@ describe("writeReports", () => {
     expect(await readFile(paths[2] ?? "", "utf8")).toBe(toHtml(report))
   })
 })
+
+describe("HTML coverage", () => {
+  it("shows operations by check status and the transitions seen, escaped, before the checks table", () => {
+    const html = toHtml({
+      ...report,
+      coverage: {
+        operations: [
+          { operation: "placeTrade", passed: 3, failed: 1, skipped: 0 },
+          { operation: "getWallet<x>", passed: 0, failed: 0, skipped: 0 }
+        ],
+        transitions: [
+          { machine: "order", transition: "PENDING -> FILLED", event: "order.filled", seen: true },
+          { machine: "KYC", transition: "status asserted", event: "kyc.updated", seen: false }
+        ]
+      }
+    })
+    expect(html).toContain("1 of 2 operations checked, 0 with every check passed; 1 of 2 order, KYC and wallet transitions seen")
+    expect(html).toContain('<tr><td>placeTrade</td><td class="status failed">3</td><td>1</td><td>0</td></tr>')
+    expect(html).toContain("getWallet&lt;x&gt;")
+    expect(html).toContain('<td>PENDING -&gt; FILLED</td><td>order.filled</td><td class="status passed">seen</td>')
+    expect(html.indexOf("<h2>Coverage</h2>")).toBeLessThan(html.indexOf("<h2>Checks</h2>"))
+    expect(toHtml(report)).not.toContain("<h2>Coverage</h2>")
+  })
+})

@@ -1,0 +1,241 @@
+/**
+ * `sokoni conform`: runs every registered check against a target over the wire and returns one RunReport (written by
+ * engine/report). Owns the registry (contract checks, stateful checks, scenario suites), the set-up of the partner it
+ * checks with (made through the control API when the target has one, else the keys given), the rate-limit budget
+ * between checks, progress, and turning each outcome into a report row with its reproducer and replay command.
+ * Does not own the probes (contract-checks.ts, stateful-checks.ts), the transport (target.ts), nor the CLI.
+ *
+ * Time: no clock is read here; `now` and `sleep` come from the caller (target.ts says how they are used).
+ */
+import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
+import type { CheckResult, Coverage, RunReport } from "../report/model.ts"
+import { isoAt } from "../sim/clock.ts"
+import { type ContractContext, type Credentials, contractChecks, type Outcome } from "./contract-checks.ts"
+import { scenarioChecks } from "./scenario-checks.ts"
+import { type StatefulCheck, statefulChecks } from "./stateful-checks.ts"
+import { type Exchange, makeTarget, rateOf, shellQuote, type Target } from "./target.ts"
+
+export interface ConformOptions {
+  readonly base: string
+  readonly sandboxKey?: string | undefined
+  readonly liveKey?: string | undefined
+  readonly adminToken?: string | undefined
+  readonly seed: number
+  readonly now: () => number
+  readonly sleep: (ms: number) => Promise<void>
+  /** Failure bound of reads that wait for something to arrive (default `sleep`); see target.ts. */
+  readonly bound?: ((ms: number) => Promise<void>) | undefined
+  readonly fetch?: typeof fetch | undefined
+  /** Only the checks whose id is listed (default every check). */
+  readonly only?: ReadonlyArray<string> | undefined
+  /** Called once the target is known: where it serves the contract, and how many checks will run. */
+  readonly onStart?: ((info: { readonly layout: "bases" | "flat"; readonly checks: number }) => void) | undefined
+  /** Called after every check with how far the run is. */
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+}
+
+export interface Progress {
+  readonly done: number
+  readonly total: number
+  readonly failed: number
+  readonly skipped: number
+  /** Estimated milliseconds left, from the mean duration of the checks so far. */
+  readonly etaMs: number
+  readonly current: string
+}
+
+/** One entry of the registry: what it is called and how it runs against a prepared context. */
+export interface RegisteredCheck {
+  readonly id: string
+  readonly suite: string
+  readonly name: string
+  readonly operation?: string
+  readonly run: (ctx: RunContext) => Promise<Outcome>
+}
+
+export interface RunContext extends ContractContext {
+  /** A fresh partner (with the control API), so a check starts with a full rate-limit window and its own wallet. */
+  readonly freshPartner: () => Promise<Credentials | undefined>
+  /** How to reach the target for checks that bring their own client (the scenario runner). */
+  readonly wire: {
+    readonly base: string
+    readonly adminToken: string | undefined
+    readonly sandboxKey: string | undefined
+    readonly liveKey: string | undefined
+    readonly fetch: typeof fetch | undefined
+  }
+  /** When the run started on the target's clock (epoch ms), to make Idempotency-Keys unique per run. */
+  readonly startedAt: number
+}
+
+/** The command that replays the whole run with the same seed (keys from the environment, never printed). */
+export const replayCommand = (options: ConformOptions): string =>
+  [
+    "npx sokoni conform",
+    `--base ${shellQuote(options.base)}`,
+    ...(options.adminToken === undefined ? [] : [`--admin-token "$SOKONI_ADMIN_TOKEN"`]),
+    ...(options.sandboxKey === undefined ? [] : [`--sandbox-key "$SOKONI_SANDBOX_KEY"`]),
+    ...(options.liveKey === undefined ? [] : [`--live-key "$SOKONI_LIVE_KEY"`]),
+    `--seed ${options.seed}`
+  ].join(" ")
+
+/**
+ * Every check conform knows: the contract checks, the stateful ones (trading needs the markets open, as the target
+ * starts), then the scenario suites, each moving the target's clock to its start (so last: a clock never goes back).
+ */
+export const registry = (): ReadonlyArray<RegisteredCheck> => [...contractChecks(), ...statefulChecks().map((c: StatefulCheck) => c), ...scenarioChecks()]
+
+/** Makes a partner through the control API (enterprise tier: the contract checks' production calls fit one window). */
+const createPartner = async (target: Target, seed: number, n: number): Promise<Credentials | undefined> => {
+  if (!target.hasControl) return undefined
+  const r = await target.admin("POST", "/_sim/partners", {
+    businessName: `Conform Partner ${n}`,
+    email: `conform-${seed}-${n}@sokoni.test`,
+    tier: "enterprise"
+  })
+  if (r.status !== 201) throw new Error(`the control API refused to create a partner: ${r.status} ${r.text.slice(0, 200)}`)
+  const body = r.json as { partnerId: string; sandboxKey: string; liveKey: string }
+  const token = await target.admin("POST", "/_sim/idp/tokens", { uid: `conform-member-${n}`, email: `member-${n}@conform.test`, emailVerified: true })
+  const idToken = token.status === 200 ? (token.json as { idToken: string }).idToken : undefined
+  // Production starts at 0: fund it so trading checks can run in either environment.
+  await target.admin("POST", `/_sim/partners/${body.partnerId}/wallet/credit`, { environment: "production", amount: 100_000 })
+  return { sandboxKey: body.sandboxKey, liveKey: body.liveKey, idToken, partnerId: body.partnerId }
+}
+
+/** `--only` names check ids (`quote-ttl`, `scenario`) or whole check names (`scenario: settlement/x.yaml`). */
+const selected = (options: ConformOptions, c: RegisteredCheck) => options.only === undefined || options.only.includes(c.id) || options.only.includes(c.name)
+
+export const runConform = async (options: ConformOptions): Promise<RunReport> => {
+  const target = makeTarget({
+    base: options.base,
+    adminToken: options.adminToken,
+    now: options.now,
+    sleep: options.sleep,
+    bound: options.bound,
+    fetch: options.fetch
+  })
+  await target.syncClock()
+  const layout = await target.detectLayout()
+  options.onStart?.({ layout, checks: registry().filter((c) => selected(options, c)).length })
+  const startMs = await target.nowOnTarget()
+  const startedAt = isoAt(startMs)
+  const replay = replayCommand(options)
+  let partners = 0
+  const made = await createPartner(target, options.seed, partners++)
+  const credentials: Credentials = made ?? { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
+  /** The last X-RateLimit-Remaining seen per environment: below a margin, the window is let pass before the next call. */
+  const remaining = new Map<string, number>()
+  const keyed: ContractContext["keyed"] = async (env, method, path, init = {}) => {
+    const left = remaining.get(env)
+    if (left !== undefined && left < 3) {
+      await target.wait(61_000)
+      remaining.delete(env)
+    }
+    let x = await target.call(method, path, init)
+    if (x.status === 429) {
+      // Someone else's calls filled the window: wait it out once (Retry-After) and send again.
+      const after = Number(x.responseHeaders.get("retry-after") ?? "61")
+      await target.wait((Number.isFinite(after) ? after + 1 : 61) * 1000)
+      x = await target.call(method, path, init)
+    }
+    const rate = rateOf(x.responseHeaders)
+    if (rate !== undefined) remaining.set(env, rate.remaining)
+    return x
+  }
+  const ctx: RunContext = {
+    target,
+    credentials,
+    seed: options.seed,
+    keyed,
+    freshPartner: () => createPartner(target, options.seed, partners++),
+    wire: { base: options.base, adminToken: options.adminToken, sandboxKey: credentials.sandboxKey, liveKey: credentials.liveKey, fetch: options.fetch },
+    startedAt: startMs
+  }
+  const checks = registry().filter((c) => selected(options, c))
+  const results: Array<CheckResult> = []
+  let spent = 0
+  for (const [index, check] of checks.entries()) {
+    const before = options.now()
+    let outcome: Outcome
+    try {
+      outcome = await check.run(ctx)
+    } catch (error) {
+      outcome = { status: "failed", message: `the check could not run: ${String((error as Error)?.message ?? error).split("\n")[0]}`, exchanges: [] }
+    }
+    const durationMs = Math.max(0, options.now() - before)
+    spent += durationMs
+    results.push(toResult(check, outcome, durationMs, target, replay))
+    const failed = results.filter((r) => r.status === "failed").length
+    const skipped = results.filter((r) => r.status === "skipped").length
+    options.onProgress?.({
+      done: index + 1,
+      total: checks.length,
+      failed,
+      skipped,
+      etaMs: Math.round((spent / (index + 1)) * (checks.length - index - 1)),
+      current: check.name
+    })
+  }
+  await target.syncClock()
+  return {
+    tool: replay,
+    seed: options.seed,
+    target: options.base,
+    startedAt,
+    finishedAt: isoAt(await target.nowOnTarget()),
+    checks: results,
+    coverage: coverageOf(results)
+  }
+}
+
+/** The state transitions the coverage table lists, each known by the event it emits (spec "Events"). */
+export const TRANSITIONS: ReadonlyArray<{ readonly machine: string; readonly transition: string; readonly event: string }> = [
+  { machine: "order", transition: "placed: PENDING", event: "order.pending" },
+  { machine: "order", transition: "PENDING -> FILLED", event: "order.filled" },
+  { machine: "order", transition: "FILLED -> SETTLED", event: "trade.settled" },
+  { machine: "order", transition: "PENDING -> REJECTED", event: "order.rejected" },
+  { machine: "order", transition: "PENDING -> CANCELLED", event: "order.cancelled" },
+  { machine: "order", transition: "PENDING -> REPLACED", event: "order.replaced" },
+  { machine: "quote", transition: "OPEN -> EXPIRED", event: "quote.expired" },
+  { machine: "KYC", transition: "status asserted (NONE/PENDING/APPROVED/REJECTED)", event: "kyc.updated" },
+  { machine: "wallet", transition: "deposit confirmed", event: "deposit.confirmed" },
+  { machine: "wallet", transition: "withdrawal confirmed", event: "withdraw.confirmed" },
+  { machine: "wallet", transition: "credited", event: "wallet.credited" },
+  { machine: "account", transition: "active -> frozen", event: "account.frozen" },
+  { machine: "account", transition: "-> closed", event: "account.closed" }
+]
+
+/** Operations by the status of their checks, and which transitions' events some check's timeline saw. */
+const coverageOf = (results: ReadonlyArray<CheckResult>): Coverage => {
+  const seen = new Set(results.flatMap((r) => (r.timeline ?? []).filter((t) => t.kind === "event").map((t) => t.text)))
+  return {
+    operations: [...PARTNER_OPERATIONS]
+      .map((op) => op.operationId as string)
+      .sort()
+      .map((operation) => {
+        const mine = results.filter((r) => r.operation === operation)
+        return {
+          operation,
+          passed: mine.filter((r) => r.status === "passed").length,
+          failed: mine.filter((r) => r.status === "failed").length,
+          skipped: mine.filter((r) => r.status === "skipped").length
+        }
+      }),
+    transitions: TRANSITIONS.map((t) => ({ ...t, seen: seen.has(t.event) }))
+  }
+}
+
+const toResult = (check: RegisteredCheck, outcome: Outcome, durationMs: number, target: Target, replay: string): CheckResult => {
+  const failing: Exchange | undefined = outcome.status === "failed" ? (outcome.failing ?? outcome.exchanges[outcome.exchanges.length - 1]) : undefined
+  return {
+    suite: check.suite,
+    name: check.name,
+    ...(check.operation === undefined ? {} : { operation: check.operation }),
+    status: outcome.status,
+    durationMs,
+    ...(outcome.message === undefined ? {} : { message: outcome.message }),
+    ...(failing === undefined ? {} : { reproducer: target.curlOf(failing) }),
+    ...(outcome.status === "failed" ? { replay: `${replay} --only ${check.id === "scenario" ? shellQuote(check.name) : check.id}` } : {}),
+    timeline: outcome.timeline ?? target.timelineOf(outcome.exchanges)
+  }
+}

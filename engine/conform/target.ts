@@ -1,0 +1,261 @@
+/**
+ * The target of `sokoni conform` over the wire: calls a base URL with `fetch`, keeps every exchange for the report's
+ * timeline, writes the one-line `curl` that reproduces an exchange, and uses the control API (`/_sim`, with an admin
+ * token) when the target has one. Owns the transport and the target's clock as conform sees it.
+ * Does not own the checks (contract-checks.ts, stateful-checks.ts) nor the run (conform.ts).
+ *
+ * Time: no clock is read here. The CLI passes `now` (wall time) and `sleep`; with a control API the instants come from
+ * the target's own clock (`GET /_sim/clock`), which is virtual on our engine, so waits are clock advances.
+ */
+import type { TimelineEntry } from "../report/model.ts"
+import { isoAt } from "../sim/clock.ts"
+
+export interface Exchange {
+  readonly method: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | undefined
+  readonly status: number
+  readonly responseHeaders: Headers
+  /** The parsed JSON answer, the text when it is not JSON, null when empty. */
+  readonly json: unknown
+  readonly text: string
+  /** Instant on the target's clock as conform knows it (virtual with a control API). */
+  readonly at: number
+}
+
+export interface TargetOptions {
+  /** The target's origin, e.g. http://127.0.0.1:4010 (the partner bases are appended). */
+  readonly base: string
+  readonly adminToken?: string | undefined
+  /** Wall time (epoch ms): the CLI's clock, used when the target has no control API. */
+  readonly now: () => number
+  /** Waits real time (only when the target has no virtual clock to advance). */
+  readonly sleep: (ms: number) => Promise<void>
+  readonly fetch?: typeof fetch | undefined
+  /**
+   * Resolves after `ms` of real time: the failure bound of reads that wait for something to arrive (an event stream).
+   * Default `sleep`. It only ends a read that would otherwise hang on a target that never sends.
+   */
+  readonly bound?: ((ms: number) => Promise<void>) | undefined
+}
+
+/** One Server-Sent Events message. */
+export interface SseMessage {
+  readonly id?: string
+  readonly event?: string
+  readonly data?: unknown
+}
+
+export const SANDBOX_BASE = "/api/sandbox/v1/partner"
+export const PRODUCTION_BASE = "/api/v1/partner"
+export const SANDBOX_ROOT = "/api/sandbox/v1"
+/** Where the public operations (GET /status) live. */
+export const PUBLIC_ROOT = "/api/v1"
+
+/** Single-quotes a word for a POSIX shell. */
+export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
+
+/** Header names whose values are secrets: the reproducer names an environment variable instead. */
+const SECRET_HEADERS: Record<string, string> = { "x-api-key": "$SOKONI_KEY", authorization: "Bearer $SOKONI_KEY" }
+
+export const makeTarget = (options: TargetOptions) => {
+  const doFetch = options.fetch ?? globalThis.fetch
+  const origin = options.base.replace(/\/+$/, "")
+  const hasControl = options.adminToken !== undefined && options.adminToken !== ""
+  /**
+   * Where the target serves the contract: under the spec's bases (our engine, the real service), or every path at the
+   * root for both environments (a mock generated from the contract, such as Prism). Found by `detectLayout`.
+   */
+  let layout: "bases" | "flat" = "bases"
+  /** The URL actually called for a canonical path (exchanges keep the canonical one, which the validator matches). */
+  const actualPath = (path: string) => {
+    if (layout === "bases") return path
+    for (const base of [SANDBOX_BASE, PRODUCTION_BASE, SANDBOX_ROOT, PUBLIC_ROOT]) if (path.startsWith(`${base}/`)) return path.slice(base.length)
+    return path
+  }
+  /** Offset added to the wall clock when the target has no control API (how long conform itself waited). */
+  let virtualNow: { at: number; mode: string; wallAt: number } | undefined
+
+  const call = async (
+    method: string,
+    path: string,
+    init: { readonly headers?: Record<string, string>; readonly body?: unknown; readonly rawBody?: string } = {}
+  ): Promise<Exchange> => {
+    const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
+    const headers: Record<string, string> = { ...(body === undefined ? {} : { "content-type": "application/json" }), ...init.headers }
+    const at = await nowOnTarget()
+    const response = await doFetch(`${origin}${actualPath(path)}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true
+    if (streaming) await response.body?.cancel()
+    const text = streaming ? "" : await response.text()
+    let json: unknown = text === "" ? null : text
+    if (text !== "" && response.headers.get("content-type")?.includes("json") === true) {
+      try {
+        json = JSON.parse(text)
+      } catch {
+        // a broken JSON body stays text: the schema check reports it
+      }
+    }
+    return { method, path, headers, body, status: response.status, responseHeaders: response.headers, json, text, at }
+  }
+
+  const admin = (method: string, path: string, body?: unknown) =>
+    call(method, path, { headers: { authorization: `Bearer ${options.adminToken ?? ""}` }, ...(body === undefined ? {} : { body }) })
+
+  /** The target's clock: GET /_sim/clock with a control API, else the wall clock (plus what conform waited). */
+  const nowOnTarget = async (): Promise<number> => {
+    if (virtualNow === undefined) return options.now()
+    // A manual clock stands still between advances; a follow clock runs with real time from where it was read.
+    return virtualNow.mode === "manual" ? virtualNow.at : virtualNow.at + (options.now() - virtualNow.wallAt)
+  }
+
+  /** Reads the target's virtual clock once (with a control API) so timelines are on it. */
+  const syncClock = async () => {
+    if (!hasControl) return
+    const r = await doFetch(`${origin}/_sim/clock`, { headers: { authorization: `Bearer ${options.adminToken}` } })
+    const body = (await r.json().catch(() => ({}))) as { now?: string; mode?: string }
+    const parsed = body.now === undefined ? Number.NaN : Date.parse(body.now)
+    virtualNow = Number.isNaN(parsed) ? undefined : { at: parsed, mode: body.mode ?? "follow", wallAt: options.now() }
+  }
+
+  /**
+   * Lets `ms` pass on the target: a clock advance with a control API (instant), else real waiting. Returns whether
+   * the wait was real (a "long wait" the report marks).
+   */
+  const wait = async (ms: number): Promise<"virtual" | "real"> => {
+    if (hasControl) {
+      const r = await admin("POST", "/_sim/clock/advance", { seconds: Math.ceil(ms / 1000) })
+      if (r.status === 200) {
+        await syncClock()
+        return "virtual"
+      }
+    }
+    await options.sleep(ms)
+    return "real"
+  }
+
+  /** The one-line curl that replays an exchange; keys are read from $SOKONI_KEY, never printed. */
+  const curlOf = (x: Exchange): string => {
+    const parts = ["curl -sS -i", "-X", x.method, shellQuote(`${origin}${actualPath(x.path)}`)]
+    for (const [name, value] of Object.entries(x.headers)) {
+      const secret = SECRET_HEADERS[name.toLowerCase()]
+      const shown = secret === undefined ? value : name.toLowerCase() === "authorization" && !value.startsWith("Bearer ") ? "$SOKONI_AUTH" : secret
+      parts.push("-H", secret === undefined ? shellQuote(`${name}: ${shown}`) : `"${name}: ${shown}"`)
+    }
+    if (x.body !== undefined) parts.push("--data-binary", shellQuote(x.body))
+    return parts.join(" ")
+  }
+
+  const timelineOf = (exchanges: ReadonlyArray<Exchange>): Array<TimelineEntry> =>
+    exchanges.flatMap(
+      (x): Array<TimelineEntry> => [
+        { at: isoAt(x.at), kind: "request", text: `${x.method} ${x.path}${x.body === undefined ? "" : ` ${x.body.slice(0, 160)}`}` },
+        { at: isoAt(x.at), kind: "response", text: `${x.status} ${x.text.slice(0, 200)}` }
+      ]
+    )
+
+  /**
+   * Opens an event stream and reads messages until `enough` says so, the stream ends, or `limitMs` of real time pass
+   * (a failure bound); then closes it. Returns the status and the messages read.
+   */
+  const readStream = async (
+    path: string,
+    headers: Record<string, string>,
+    enough: (messages: ReadonlyArray<SseMessage>) => boolean,
+    limitMs = 5_000
+  ): Promise<{ exchange: Exchange; messages: ReadonlyArray<SseMessage> }> => {
+    const at = await nowOnTarget()
+    const response = await doFetch(`${origin}${actualPath(path)}`, { headers })
+    const exchange: Exchange = {
+      method: "GET",
+      path,
+      headers,
+      body: undefined,
+      status: response.status,
+      responseHeaders: response.headers,
+      json: null,
+      text: "",
+      at
+    }
+    const messages: Array<SseMessage> = []
+    if (response.body === null || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+      const text = await response.text()
+      return { exchange: { ...exchange, text, json: text }, messages }
+    }
+    const reader = response.body.getReader()
+    const decoder = new TextDecoder()
+    let buffer = ""
+    let timedOut = false
+    const bound = (options.bound ?? options.sleep)(limitMs).then(
+      () => {
+        timedOut = true
+      },
+      () => {
+        timedOut = true
+      }
+    )
+    try {
+      while (!enough(messages) && !timedOut) {
+        const chunk = await Promise.race([reader.read(), bound.then(() => ({ done: true, value: undefined }))])
+        if (chunk.done || chunk.value === undefined) break
+        buffer += decoder.decode(chunk.value, { stream: true })
+        let end = buffer.indexOf("\n\n")
+        while (end !== -1) {
+          const message: Record<string, unknown> = {}
+          for (const line of buffer.slice(0, end).split("\n")) {
+            const colon = line.indexOf(":")
+            if (colon <= 0) continue
+            const field = line.slice(0, colon)
+            const value = line.slice(colon + 1).replace(/^ /, "")
+            if (field === "data") {
+              try {
+                message.data = JSON.parse(value)
+              } catch {
+                message.data = value
+              }
+            } else if (field === "id" || field === "event") message[field] = value
+          }
+          if (message.event !== undefined) messages.push(message as SseMessage)
+          buffer = buffer.slice(end + 2)
+          end = buffer.indexOf("\n\n")
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined)
+    }
+    return { exchange, messages }
+  }
+
+  /** Our layout when GET /api/v1/status answers; the flat one when only GET /status does. */
+  const detectLayout = async () => {
+    const answers = async (path: string) => {
+      try {
+        return (await doFetch(`${origin}${path}`)).status === 200
+      } catch {
+        return false
+      }
+    }
+    if (!(await answers(`${PUBLIC_ROOT}/status`)) && (await answers("/status"))) layout = "flat"
+    return layout
+  }
+
+  /** A short real pause while polling for something in flight (the failure bound's clock; never a virtual wait). */
+  const pause = (ms: number) => (options.bound ?? options.sleep)(ms).catch(() => undefined)
+
+  return { origin, hasControl, detectLayout, readStream, pause, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
+}
+
+export type Target = ReturnType<typeof makeTarget>
+
+/** The X-RateLimit-* numbers of an answer, or undefined when one is missing or not an integer. */
+export const rateOf = (h: Headers): { limit: number; remaining: number; reset: number } | undefined => {
+  const read = (name: string) => {
+    const v = h.get(name)
+    return v !== null && /^\d+$/.test(v) ? Number(v) : undefined
+  }
+  const limit = read("x-ratelimit-limit")
+  const remaining = read("x-ratelimit-remaining")
+  const reset = read("x-ratelimit-reset")
+  return limit === undefined || remaining === undefined || reset === undefined ? undefined : { limit, remaining, reset }
+}

@@ -1,0 +1,105 @@
+/**
+ * `sokoni conform`'s scenario suites over the wire (issue 10, part 1c): every scenario of scenarios/ against our
+ * engine over a real socket, each on an engine started at the scenario's start; on one engine past a scenario's start
+ * it runs whole weeks later (a target's clock never goes back); those that script webhook receivers (in-process only)
+ * are skipped with that reason. Without a control API the
+ * control steps are skipped and reported. Each scenario's timeline (requests, events on the engine clock) is kept.
+ */
+import { relative } from "node:path"
+import { describe, expect, it } from "vitest"
+import { scenarioFiles } from "../../engine/conform/scenario-checks.ts"
+import { loadScenario, shiftScenario } from "../../scenarios/runner.ts"
+import { conformAgainst, startTarget } from "./conform-kit.ts"
+
+const DIR = `${import.meta.dirname}/../../scenarios`
+const FILES = scenarioFiles().map((f) => relative(`${import.meta.dirname}/../../scenarios`, f))
+
+describe("sokoni conform: scenario suites over the wire", () => {
+  it.each(FILES)(
+    "runs scenarios/%s over the wire on an engine at its start",
+    async (file) => {
+      const scenario = await loadScenario(`${DIR}/${file}`)
+      const target = await startTarget({ start: Date.parse(scenario.start), desk: scenario.desk ?? "manual" })
+      try {
+        const report = await conformAgainst(target.base, { only: [`scenario: ${file}`] })
+        expect(report.checks).toHaveLength(1)
+        const [check] = report.checks
+        const scripted = scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined)
+        if (scripted) {
+          expect(check?.status).toBe("skipped")
+          expect(check?.message).toMatch(/scripts webhook receivers/)
+          return
+        }
+        expect(check?.status, check?.message).toBe("passed")
+        expect(check?.message).toBe(`${scenario.name}: ${scenario.steps.length} steps passed`)
+        // The timeline starts at the scenario's start on the engine clock and has a request row per step.
+        expect(check?.timeline?.[0]?.at).toBe(scenario.start)
+        expect(check?.timeline?.filter((t) => t.kind === "request" || t.kind === "clock")).toHaveLength(scenario.steps.length)
+        if (scenario.steps.some((s) => (s.expect?.events?.length ?? 0) > 0)) expect(check?.timeline?.some((t) => t.kind === "event")).toBe(true)
+      } finally {
+        await target.stop()
+      }
+    },
+    60_000
+  )
+
+  it("moves a scenario whose start the target's clock has passed by whole weeks, instants in its steps with it", async () => {
+    const target = await startTarget({ start: Date.parse("2026-11-23T09:00:00.000Z") })
+    try {
+      const report = await conformAgainst(target.base, {
+        only: ["scenario: alerts/pinned-price-after-delay.yaml", "scenario: settlement/market-buy-settles.yaml"]
+      })
+      expect(report.checks.map((c) => `${c.status} ${c.message}`)).toEqual([expect.stringMatching(/^passed /), expect.stringMatching(/^passed /)])
+      // The first ran a week later (the target was past 08:00), the second a week after that (the first moved the clock).
+      expect(report.checks.map((c) => c.timeline?.[0]?.at)).toEqual(["2026-11-30T08:00:00.000Z", "2026-12-07T08:00:00.000Z"])
+    } finally {
+      await target.stop()
+    }
+  })
+
+  it("shifts instants and dates by whole days, keeping their written precision", () => {
+    const shifted = shiftScenario(
+      {
+        name: "x",
+        start: "2026-11-23T08:00:00.000Z",
+        steps: [
+          {
+            request: "GET /x?from=2026-11-23&at=2026-11-23T08:05:00Z",
+            advance: { to: "2026-11-23T08:15:00.000Z" },
+            expect: { body: { on: "2026-11-24", n: 2026 } }
+          }
+        ]
+      },
+      7 * 86_400_000
+    )
+    expect(shifted.start).toBe("2026-11-30T08:00:00.000Z")
+    expect(shifted.steps[0]).toEqual({
+      request: "GET /x?from=2026-11-30&at=2026-11-30T08:05:00Z",
+      advance: { to: "2026-11-30T08:15:00.000Z" },
+      expect: { body: { on: "2026-12-01", n: 2026 } }
+    })
+  })
+
+  it("without a control API, skips the control steps and reports them (the scenario's requests still run)", async () => {
+    const target = await startTarget({ start: Date.parse("2026-11-23T08:00:00.000Z") })
+    try {
+      const made = await fetch(`${target.base}/_sim/partners`, {
+        method: "POST",
+        headers: { authorization: "Bearer conform-admin", "content-type": "application/json" },
+        body: JSON.stringify({ businessName: "Keys Only", email: "keys@conform.test", tier: "starter" })
+      }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
+      const report = await conformAgainst(target.base, {
+        adminToken: undefined,
+        sandboxKey: made.sandboxKey,
+        liveKey: made.liveKey,
+        only: ["scenario: stream/production-cap.yaml"]
+      })
+      const check = report.checks[0]
+      expect(check?.status, check?.message).toBe("passed")
+      expect(check?.message).toMatch(/, 1 skipped \(they need the control API\)$/)
+      expect(check?.timeline?.some((t) => t.kind === "note" && /skipped, needs the control API/.test(t.text))).toBe(true)
+    } finally {
+      await target.stop()
+    }
+  })
+})
