@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { parse } from "yaml"
+import { findExchange, holidayOn } from "../engine/domain/calendar.ts"
 import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
@@ -71,6 +72,13 @@ export interface Scenario {
   readonly desk?: DeskMode
   readonly partner?: { readonly businessName: string; readonly email: string; readonly tier?: string }
   readonly steps: ReadonlyArray<ScenarioStep>
+  /**
+   * Over the wire, why this scenario needs a target of its own (e.g. a corporate action acts on every holder of a
+   * listing): `sokoni conform` skips it with this reason; it runs in-process as usual.
+   */
+  readonly ownTarget?: string
+  /** Over the wire, why it is tied to its calendar date (a holiday): it is skipped rather than moved by weeks. */
+  readonly dated?: string
 }
 
 export interface StepReport {
@@ -133,7 +141,8 @@ export interface WireOptions {
 }
 
 const WEEK_MS = 7 * 86_400_000
-const ISO_INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)Z\b/g
+// An instant in UTC (`Z`) or with an offset (`+03:00`, as a partner in Nairobi writes a GTD date): both are shifted.
+const ISO_INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)(Z\b|[+-]\d{2}:\d{2}\b)/g
 const ISO_DATE = /\b(\d{4}-\d{2}-\d{2})\b(?!T)/g
 
 /**
@@ -146,7 +155,9 @@ export const shiftScenario = (scenario: Scenario, ms: number): Scenario => {
   const days = Math.round(ms / 86_400_000)
   const shiftDate = (d: string) => new Date(Date.parse(`${d}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10)
   const shiftText = (text: string) =>
-    text.replace(ISO_INSTANT, (_m, date: string, time: string) => `${shiftDate(date)}T${time}Z`).replace(ISO_DATE, (_m, date: string) => shiftDate(date))
+    text
+      .replace(ISO_INSTANT, (_m, date: string, time: string, zone: string) => `${shiftDate(date)}T${time}${zone}`)
+      .replace(ISO_DATE, (_m, date: string) => shiftDate(date))
   const walk = (value: unknown): unknown => {
     if (typeof value === "string") return shiftText(value)
     if (Array.isArray(value)) return value.map(walk)
@@ -156,8 +167,30 @@ export const shiftScenario = (scenario: Scenario, ms: number): Scenario => {
   return { ...scenario, start: shiftText(scenario.start), steps: walk(scenario.steps) as ReadonlyArray<ScenarioStep> }
 }
 
+/**
+ * The whole weeks that move `start` past `now` into a stretch as open as the written one: when no day within a week
+ * either side of the written start is a holiday of NSE or JSE (the suites' exchanges; a week either side covers
+ * their waits and a week of history), weeks whose stretch has one are passed over, so a shifted scenario meets the
+ * same sessions.
+ */
+const weeksPast = (start: string, now: number): number => {
+  const from = Date.parse(start)
+  const exchanges = ["NSE", "JSE"].flatMap((code) => findExchange(code) ?? [])
+  const holidayFree = (ms: number) => {
+    for (let day = -7; day <= 7; day++) {
+      const date = new Date(ms + day * 86_400_000).toISOString().slice(0, 10)
+      if (exchanges.some((exchange) => holidayOn(exchange, date) !== undefined)) return false
+    }
+    return true
+  }
+  let weeks = Math.ceil((now - from) / WEEK_MS)
+  while (holidayFree(from) && !holidayFree(from + weeks * WEEK_MS) && weeks < 520) weeks += 1
+  return weeks * WEEK_MS
+}
+
 /** Why a scenario cannot run over the wire against this target, or undefined when it can. */
 export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
+  if (scenario.ownTarget !== undefined) return `it needs a target of its own: ${scenario.ownTarget} (run it with \`sokoni scenario run\`)`
   if (scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined))
     return "it scripts webhook receivers, which exist only in-process (run it with `sokoni scenario run`)"
   if (!hasControl && scenario.steps.every((s) => s.request === undefined)) return "every step needs the control API (--admin-token)"
@@ -191,7 +224,10 @@ export const runScenarioOverWire = async (given: Scenario, options: WireOptions)
     const clock = (await (await doFetch(`${origin}/_sim/clock`, { headers: auth })).json()) as { now: string }
     const now = Date.parse(clock.now)
     // Past its start, the scenario moves by whole weeks (same weekday and time, same market hours; E-195).
-    if (now > Date.parse(scenario.start)) scenario = shiftScenario(scenario, Math.ceil((now - Date.parse(scenario.start)) / WEEK_MS) * WEEK_MS)
+    if (now > Date.parse(scenario.start)) {
+      if (scenario.dated !== undefined) return { ...empty, skipped: `the target's clock is past its start and it is tied to its date: ${scenario.dated}` }
+      scenario = shiftScenario(scenario, weeksPast(scenario.start, now))
+    }
     if (now < Date.parse(scenario.start)) {
       const moved = await doFetch(`${origin}/_sim/clock/advance`, {
         method: "POST",
