@@ -1,7 +1,8 @@
 /**
  * The API's model test over the wire (issue 10, part 4). fast-check generates command sequences (sub-accounts opened
  * and closed, deposits, withdrawals, KYC and freezes by the partner or compliance, quotes, trades, cancels, the desk's fills and
- * rejects, clock advances, a webhook receiver that starts or stops failing) and runs each one against a fresh engine
+ * rejects, clock advances, a webhook receiver that starts or stops failing, an earlier mutation resent with its
+ * Idempotency-Key) and runs each one against a fresh engine
  * started in this process on a free port (E-200), with real HTTP requests (`fetch`), and against the model of
  * api-model.ts. After every command the answer's status, error code and body are what the model predicts, the
  * touched accounts' wallets, escrow, holdings, statuses and orders read back over the API are the model's, and every
@@ -462,6 +463,7 @@ const advanceOf = (seconds: number): Cmd => ({
       const res = await r.wire.admin("POST", "/_sim/clock/advance", { to: new Date(due).toISOString() })
       expectStatus("advance-to", res, 200)
       m.now = Math.max(m.now, due)
+      r.wire.setNow(m.now)
       expect(attemptAt(m, due)).toBeGreaterThan(0)
       await checkDeliveries(m, r, true)
     }
@@ -470,10 +472,49 @@ const advanceOf = (seconds: number): Cmd => ({
       expectStatus("advance", res, 200)
       expect(Date.parse(res.body.now)).toBe(target)
       m.now = target
+      r.wire.setNow(m.now)
     }
     await checkDeliveries(m, r, false)
   },
   toString: () => `advance(${seconds} s)`
+})
+
+/** Idempotency-Keys are kept 24 hours (D-037). */
+const KEY_TTL_MS = 24 * 3_600_000
+
+/**
+ * Resends one of the partner's earlier successful mutations with its Idempotency-Key: as it was (the stored answer
+ * comes back and nothing happens again, D-037), or with another amount or externalId (422 IDEMPOTENCY_KEY_REUSED,
+ * D-190, and nothing happens).
+ */
+const resendOf = (index: number, changed: boolean): Cmd => ({
+  check: () => true,
+  run: async (m, r) => {
+    const kept = r.wire.mutations.filter((x) => m.now - x.at < KEY_TTL_MS)
+    if (kept.length === 0) return void count("resend none")
+    const x = recent(kept, index)
+    const body = x.body as Record<string, unknown> | undefined
+    if (!changed) {
+      const res = await r.wire.partner(x.method, x.path, x.body, x.key)
+      expectStatus("resend", res, x.status)
+      expect(res.body, `the stored answer of ${x.method} ${x.path}`).toEqual(x.answer)
+      return
+    }
+    const other =
+      body === undefined
+        ? undefined
+        : typeof body.amount === "number"
+          ? { ...body, amount: Math.round(body.amount * 100 + 1) / 100 }
+          : typeof body.externalId === "string"
+            ? { ...body, externalId: `${body.externalId}-other` }
+            : typeof body.kycStatus === "string"
+              ? { ...body, kycStatus: body.kycStatus === "PENDING" ? "VERIFIED" : "PENDING", kycLevel: body.kycStatus === "PENDING" ? "BASIC" : undefined }
+              : undefined
+    if (other === undefined) return void count("resend-other none")
+    const res = await r.wire.partner(x.method, x.path, other, x.key)
+    expectStatus("resend-other", res, 422, "IDEMPOTENCY_KEY_REUSED")
+  },
+  toString: () => `resend(mutation ${index}${changed ? ", another body" : ""})`
 })
 
 /** The receiver answers `status` from now on (a 5xx makes every attempt fail and be retried). */
@@ -527,7 +568,8 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   desk,
   desk,
   advance,
-  receiver
+  receiver,
+  fc.tuple(latest, fc.boolean()).map(([i, changed]) => resendOf(i, changed))
 ]
 
 /** The last step of every run: every account, order and delivery record read back once more. */
@@ -688,6 +730,8 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
     ["kyc-compliance 200", numRuns / 100],
     ["close 200", numRuns / 100],
     ["close 409 CONFLICT", numRuns / 100],
+    ["resend 200", numRuns / 100],
+    ["resend-other 422 IDEMPOTENCY_KEY_REUSED", numRuns / 100],
     ["kyc 400 VALIDATION_ERROR", numRuns / 100],
     ["advance-to 200", numRuns / 100]
   ]
