@@ -708,13 +708,15 @@ const replayPathOf = (details: Details) => {
   return `${details.counterexamplePath}${replay === undefined ? "" : `@${replay}`}`
 }
 
-const replayOf = (details: Details, env = "") => `${env}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH='${replayPathOf(details)}' ${REPLAY}`
+/** The one-line replay command; a store's failure replays that store's test only (`-t`). */
+const replayOf = (details: Details, store?: "memory" | "postgres") =>
+  `${store === "postgres" ? "DATABASE_URL=... " : ""}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH='${replayPathOf(details)}' ${REPLAY}${store === undefined ? "" : ` -t ${store}`}`
 
 /** Fails with the shrunk commands and the replay command, or checks that the generator reached what matters. */
-const report = (label: string, details: Details, runs: number, numRuns: number, env = "") => {
-  const reachChecked = env === ""
+const report = (label: "memory" | "postgres", details: Details, runs: number, numRuns: number) => {
+  const reachChecked = label === "memory"
   if (details.failed) {
-    const replay = replayOf(details, env)
+    const replay = replayOf(details, label)
     console.error(`api model (${label}) failed; replay with:\n  ${replay}`)
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\nreplay: ${replay}`)
   }
@@ -767,7 +769,7 @@ describe("API model over the wire (fast-check)", () => {
     `postgres: ${POSTGRES_RUNS} command sequences agree with the model (seed ${SEED})`,
     async () => {
       const { details, runs } = await runModel({ numRuns: POSTGRES_RUNS, seed: SEED, path: PATH, databaseUrl: DATABASE_URL, plant: PLANT })
-      report("postgres", details, runs, POSTGRES_RUNS, "DATABASE_URL=... ")
+      report("postgres", details, runs, POSTGRES_RUNS)
     },
     900_000
   )
