@@ -92,12 +92,9 @@ const hasUsers = (m: Readonly<Model>) => m.users.length > 0
 const accountPath = (account: string) => (account === "master" ? "" : `/users/${account}`)
 
 // ---------------------------------------------------------------------------------------------------------------
-// Reading an account back over the API
+// Reading accounts back over the API. Each command reads what it may have changed (a request over the socket costs
+// 1-3 ms here with its contract check, so a command does not re-read everything: the final step of every run does).
 
-/**
- * Reading accounts back over the API. Each command reads what it may have changed (a request costs about 1 ms with
- * its contract check, so a command does not re-read everything: the final step of every run does).
- */
 /** The master wallet: `balance` counts what open orders hold in escrow; `available` is what can be spent. */
 const checkMasterWallet = async (m: Model, r: Real) => {
   const a = accountOf(m, "master")
