@@ -297,13 +297,37 @@ export const startWire = async (options: EngineOptions) => {
   const made = await admin("POST", "/_sim/partners", { businessName: "Model Partner", email: "model@partner.test" })
   if (made.status !== 201) throw new Error(`partner not created: ${JSON.stringify(made.body)}`)
   const key = made.body.sandboxKey as string
-  const partner = (method: string, path: string, body?: unknown) =>
-    send(
-      method,
-      `/api/sandbox/v1/partner${path}`,
-      { "x-api-key": key, ...(method === "GET" ? {} : { "idempotency-key": `model-key-${++idempotencySeq}` }) },
-      body
-    )
-  return { url: server.url, admin, partner, stop: server.stop }
+  /** The partner's successful mutations, with their keys and answers (the idempotency commands resend them). */
+  const mutations: Array<Mutation> = []
+  let now = START
+  const partner = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
+    const mutation = method !== "GET"
+    const usedKey = idempotencyKey ?? `model-key-${++idempotencySeq}`
+    const reply = await send(method, `/api/sandbox/v1/partner${path}`, { "x-api-key": key, ...(mutation ? { "idempotency-key": usedKey } : {}) }, body)
+    if (mutation && idempotencyKey === undefined && reply.status >= 200 && reply.status < 300)
+      mutations.push({ method, path, body, key: usedKey, at: now, status: reply.status, answer: reply.body })
+    return reply
+  }
+  return {
+    url: server.url,
+    admin,
+    partner,
+    mutations,
+    /** The model's clock, so each mutation knows when it was made (keys are kept 24 h, D-037). */
+    setNow: (t: number) => {
+      now = t
+    },
+    stop: server.stop
+  }
+}
+
+export interface Mutation {
+  readonly method: string
+  readonly path: string
+  readonly body: unknown
+  readonly key: string
+  readonly at: number
+  readonly status: number
+  readonly answer: unknown
 }
 export type Wire = Awaited<ReturnType<typeof startWire>>

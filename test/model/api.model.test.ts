@@ -1,7 +1,8 @@
 /**
  * The API's model test over the wire (issue 10, part 4). fast-check generates command sequences (sub-accounts opened
  * and closed, deposits, withdrawals, KYC and freezes by the partner or compliance, quotes, trades, cancels, the desk's fills and
- * rejects, clock advances, a webhook receiver that starts or stops failing) and runs each one against a fresh engine
+ * rejects, clock advances, a webhook receiver that starts or stops failing, an earlier mutation resent with its
+ * Idempotency-Key) and runs each one against a fresh engine
  * started in this process on a free port (E-200), with real HTTP requests (`fetch`), and against the model of
  * api-model.ts. After every command the answer's status, error code and body are what the model predicts, the
  * touched accounts' wallets, escrow, holdings, statuses and orders read back over the API are the model's, and every
@@ -91,12 +92,9 @@ const hasUsers = (m: Readonly<Model>) => m.users.length > 0
 const accountPath = (account: string) => (account === "master" ? "" : `/users/${account}`)
 
 // ---------------------------------------------------------------------------------------------------------------
-// Reading an account back over the API
+// Reading accounts back over the API. Each command reads what it may have changed (a request over the socket costs
+// 1-3 ms here with its contract check, so a command does not re-read everything: the final step of every run does).
 
-/**
- * Reading accounts back over the API. Each command reads what it may have changed (a request costs about 1 ms with
- * its contract check, so a command does not re-read everything: the final step of every run does).
- */
 /** The master wallet: `balance` counts what open orders hold in escrow; `available` is what can be spent. */
 const checkMasterWallet = async (m: Model, r: Real) => {
   const a = accountOf(m, "master")
@@ -378,6 +376,20 @@ const tradeOf = (index: number, other: boolean): Cmd => ({
   toString: () => `trade(quote ${index}${other ? ", on another account" : ""})`
 })
 
+/** A quote and at once a trade on it (the usual flow; it also makes the SELL of units bought earlier reachable). */
+const quoteTradeOf = (user: number, master: boolean, side: "BUY" | "SELL", size: number): Cmd => {
+  const quote = quoteOf(user, master, side, size)
+  const trade = tradeOf(0, false)
+  return {
+    check: () => true,
+    run: async (m, r) => {
+      await quote.run(m, r)
+      await trade.run(m, r)
+    },
+    toString: () => `quoteTrade(${master ? "master" : `user ${user}`}, ${side} ${size}${side === "SELL" ? "%" : ""})`
+  }
+}
+
 /** The partner cancels: only an order nothing has filled yet (D-033); the escrow or the reserved units come back. */
 const cancelOf = (index: number): Cmd => ({
   check: (m) => m.orders.length > 0,
@@ -462,6 +474,7 @@ const advanceOf = (seconds: number): Cmd => ({
       const res = await r.wire.admin("POST", "/_sim/clock/advance", { to: new Date(due).toISOString() })
       expectStatus("advance-to", res, 200)
       m.now = Math.max(m.now, due)
+      r.wire.setNow(m.now)
       expect(attemptAt(m, due)).toBeGreaterThan(0)
       await checkDeliveries(m, r, true)
     }
@@ -470,10 +483,49 @@ const advanceOf = (seconds: number): Cmd => ({
       expectStatus("advance", res, 200)
       expect(Date.parse(res.body.now)).toBe(target)
       m.now = target
+      r.wire.setNow(m.now)
     }
     await checkDeliveries(m, r, false)
   },
   toString: () => `advance(${seconds} s)`
+})
+
+/** Idempotency-Keys are kept 24 hours (D-037). */
+const KEY_TTL_MS = 24 * 3_600_000
+
+/**
+ * Resends one of the partner's earlier successful mutations with its Idempotency-Key: as it was (the stored answer
+ * comes back and nothing happens again, D-037), or with another amount or externalId (422 IDEMPOTENCY_KEY_REUSED,
+ * D-190, and nothing happens).
+ */
+const resendOf = (index: number, changed: boolean): Cmd => ({
+  check: () => true,
+  run: async (m, r) => {
+    const kept = r.wire.mutations.filter((x) => m.now - x.at < KEY_TTL_MS)
+    if (kept.length === 0) return void count("resend none")
+    const x = recent(kept, index)
+    const body = x.body as Record<string, unknown> | undefined
+    if (!changed) {
+      const res = await r.wire.partner(x.method, x.path, x.body, x.key)
+      expectStatus("resend", res, x.status)
+      expect(res.body, `the stored answer of ${x.method} ${x.path}`).toEqual(x.answer)
+      return
+    }
+    const other =
+      body === undefined
+        ? undefined
+        : typeof body.amount === "number"
+          ? { ...body, amount: Math.round(body.amount * 100 + 1) / 100 }
+          : typeof body.externalId === "string"
+            ? { ...body, externalId: `${body.externalId}-other` }
+            : typeof body.kycStatus === "string"
+              ? { ...body, kycStatus: body.kycStatus === "PENDING" ? "VERIFIED" : "PENDING", kycLevel: body.kycStatus === "PENDING" ? "BASIC" : undefined }
+              : undefined
+    if (other === undefined) return void count("resend-other none")
+    const res = await r.wire.partner(x.method, x.path, other, x.key)
+    expectStatus("resend-other", res, 422, "IDEMPOTENCY_KEY_REUSED")
+  },
+  toString: () => `resend(mutation ${index}${changed ? ", another body" : ""})`
 })
 
 /** The receiver answers `status` from now on (a 5xx makes every attempt fail and be retried). */
@@ -495,6 +547,9 @@ const transfer = fc.tuple(idx, amount, fc.constantFrom<"deposit" | "withdraw">("
 const quote = fc
   .tuple(idx, fc.boolean(), fc.constantFrom<"BUY" | "SELL">("BUY", "BUY", "SELL"), fc.integer({ min: 1, max: 400 }))
   .map(([u, master, side, size]) => quoteOf(u, master, side, size))
+const quoteTrade = fc
+  .tuple(idx, fc.boolean(), fc.constantFrom<"BUY" | "SELL">("BUY", "SELL"), fc.integer({ min: 1, max: 400 }))
+  .map(([u, master, side, size]) => quoteTradeOf(u, master, side, size))
 const trade = fc.tuple(latest, fc.constantFrom(false, false, false, true)).map(([q, other]) => tradeOf(q, other))
 const desk = fc.tuple(latest, fc.constantFrom<"fill" | "partial" | "cheaper" | "reject">("fill", "partial", "cheaper", "reject")).map(([o, a]) => deskOf(o, a))
 const kyc = fc
@@ -520,14 +575,15 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   freeze,
   idx.map(closeOf),
   quote,
-  quote,
   trade,
-  trade,
+  quoteTrade,
+  quoteTrade,
   latest.map(cancelOf),
   desk,
   desk,
   advance,
-  receiver
+  receiver,
+  fc.tuple(latest, fc.boolean()).map(([i, changed]) => resendOf(i, changed))
 ]
 
 /** The last step of every run: every account, order and delivery record read back once more. */
@@ -566,7 +622,7 @@ interface RunOptions {
   readonly seed: number
   readonly path?: string | undefined
   readonly plant?: boolean
-  /** postgres: each run's engine on a database of its own (E-202). */
+  /** postgres: the admin URL; every run's engine starts on one temporary database, emptied first (E-202). */
   readonly databaseUrl?: string | undefined
 }
 
@@ -649,13 +705,15 @@ const replayPathOf = (details: Details) => {
   return `${details.counterexamplePath}${replay === undefined ? "" : `@${replay}`}`
 }
 
-const replayOf = (details: Details, env = "") => `${env}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH='${replayPathOf(details)}' ${REPLAY}`
+/** The one-line replay command; a store's failure replays that store's test only (`-t`). */
+const replayOf = (details: Details, store?: "memory" | "postgres") =>
+  `${store === "postgres" ? "DATABASE_URL=... " : ""}SOKONI_MODEL_SEED=${details.seed} SOKONI_MODEL_PATH='${replayPathOf(details)}' ${REPLAY}${store === undefined ? "" : ` -t ${store}`}`
 
 /** Fails with the shrunk commands and the replay command, or checks that the generator reached what matters. */
-const report = (label: string, details: Details, runs: number, numRuns: number, env = "") => {
-  const reachChecked = env === ""
+const report = (label: "memory" | "postgres", details: Details, runs: number, numRuns: number) => {
+  const reachChecked = label === "memory"
   if (details.failed) {
-    const replay = replayOf(details, env)
+    const replay = replayOf(details, label)
     console.error(`api model (${label}) failed; replay with:\n  ${replay}`)
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\nreplay: ${replay}`)
   }
@@ -663,18 +721,18 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
   const requests = [...outcomes].filter(([k]) => !k.startsWith("receiver")).reduce((n, [, v]) => n + v, 0)
   console.log(`api model (${label}): ${requests} checked requests (${Math.round(requests / Math.max(1, runs))} a run, set-up not counted)`)
   console.log(`api model (${label}): ms per command kind ${JSON.stringify(Object.fromEntries([...timings].map(([k, v]) => [k, Math.round(v)])))}`)
-  // the memory run checks the generator's reach; the postgres run, fewer, checks agreement on the other store
-  if (PATH !== undefined || !reachChecked) return
-  // the generator reaches the interesting answers, not only refusals. Rare ones (a SELL needs a BUY filled first, a
-  // refused unfreeze a compliance freeze first) are required only from the default 500 runs on.
-  const rare = numRuns >= 500 ? 0 : -1
+  // The memory run checks the generator's reach from the default 500 runs on (fewer runs are quick looks, where a
+  // rare answer may not come up); the postgres run, fewer, checks agreement on the other store.
+  if (PATH !== undefined || !reachChecked || numRuns < 500) return
+  // the generator reaches the interesting answers, not only refusals (a refused unfreeze, which needs a compliance
+  // freeze first, is rarer)
   const reach: Array<[string, number]> = [
     ["deposit 200", numRuns / 100],
     ["withdraw 200", numRuns / 100],
     ["deposit 400 INSUFFICIENT_FUNDS", numRuns / 100],
     ["deposit 403 FORBIDDEN", numRuns / 100],
     ["trade BUY 202", numRuns / 100],
-    ["trade SELL 202", rare],
+    ["trade SELL 202", numRuns / 100],
     ["trade 403 KYC_REQUIRED", numRuns / 100],
     ["trade 403 QUOTE_SCOPE_MISMATCH", numRuns / 100],
     ["trade 409 STALE_QUOTE", numRuns / 100],
@@ -684,10 +742,12 @@ const report = (label: string, details: Details, runs: number, numRuns: number, 
     ["desk-reject 200", numRuns / 100],
     ["cancel 200", numRuns / 100],
     ["cancel 409 CONFLICT", numRuns / 100],
-    ["unfreeze 403 FORBIDDEN", rare],
+    ["unfreeze 403 FORBIDDEN", 0],
     ["kyc-compliance 200", numRuns / 100],
     ["close 200", numRuns / 100],
     ["close 409 CONFLICT", numRuns / 100],
+    ["resend 200", numRuns / 100],
+    ["resend-other 422 IDEMPOTENCY_KEY_REUSED", numRuns / 100],
     ["kyc 400 VALIDATION_ERROR", numRuns / 100],
     ["advance-to 200", numRuns / 100]
   ]
@@ -706,7 +766,7 @@ describe("API model over the wire (fast-check)", () => {
     `postgres: ${POSTGRES_RUNS} command sequences agree with the model (seed ${SEED})`,
     async () => {
       const { details, runs } = await runModel({ numRuns: POSTGRES_RUNS, seed: SEED, path: PATH, databaseUrl: DATABASE_URL, plant: PLANT })
-      report("postgres", details, runs, POSTGRES_RUNS, "DATABASE_URL=... ")
+      report("postgres", details, runs, POSTGRES_RUNS)
     },
     900_000
   )
