@@ -581,7 +581,9 @@ const eventAgreement: StatefulCheck = {
           .filter(mine)
       // A delivery in flight arrives in real time (the target's outbound call): give it up to 5 s, only if missing.
       for (let i = 0; i < 25 && deliveredNow().length < expected.length; i++) await ctx.target.pause(200)
-      const delivered = deliveredNow()
+      // Webhooks promise no order between events (each delivery is its own call, retried on its own): arrival order
+      // is not checked, only which events came, so they are put in the order the events happened.
+      const delivered = [...deliveredNow()].sort((a, b) => expected.indexOf(a.event ?? "") - expected.indexOf(b.event ?? ""))
       for (const d of delivered) v.note(`webhook ${d.event} ${d.eventId}`, await ctx.target.nowOnTarget(), "delivery")
       const webhookNames = delivered.map((d) => d.event)
       if (JSON.stringify(webhookNames) !== JSON.stringify(expected))
