@@ -1,0 +1,214 @@
+/**
+ * Issue 8 items 4-5 over HTTP, on both stores (postgres with DATABASE_URL), the gaps the audit found untested at this
+ * level: the five quote errors each with its status (QUOTE_REQUIRED, QUOTE_NOT_FOUND, QUOTE_SCOPE_MISMATCH,
+ * STALE_QUOTE, QUOTE_ORDER_MISMATCH), MARKET_CLOSED and a SELL beyond the holdings (422) writing nothing;
+ * `executionSla` live while queued and null once the order left the queue (D-330, E-004), in the engine and in the
+ * contract's examples; the filters of `GET /orders` and `GET /users/{id}/orders` (status with the aliases PROCESSING
+ * and COMPLETED, symbol, inclusive from/to dates, from after to refused), newest first. Every answer is checked
+ * against the contract by the harness.
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
+import { startEngine } from "./harness.ts"
+
+const DATABASE_URL = process.env.DATABASE_URL
+
+type Engine = ReturnType<typeof startEngine>
+const engines: Array<Engine> = []
+const scopes: Array<Scope.Closeable> = []
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.dispose()
+  for (const s of scopes.splice(0)) await Effect.runPromise(Scope.close(s, Exit.void))
+})
+
+const setup = async (store: "memory" | "postgres") => {
+  let databaseUrl: string | undefined
+  if (store === "postgres") {
+    const scope = Effect.runSync(Scope.make())
+    scopes.push(scope)
+    databaseUrl = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+  }
+  const engine = startEngine(databaseUrl === undefined ? {} : { store: "postgres", databaseUrl })
+  engines.push(engine)
+  const p = await partnerOf(engine)
+  const { id, trade } = await tradingAccount(p, `rules-${store}`, 500)
+  const quote = async (query: string) => {
+    const r = await p.sb("GET", `/quote/${query}`)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    return r.body as { quoteId: string }
+  }
+  const advance = async (seconds: number) => expect((await engine.admin("POST", "/_sim/clock/advance", { seconds })).status).toBe(200)
+  const fill = async (orderId: string) => expect((await engine.admin("POST", `/_sim/desk/orders/${orderId}/fill`, {})).status).toBe(200)
+  /** Everything a refused request must leave as it was: balances, orders, quotes' states. */
+  const state = async () => JSON.stringify(await Promise.all(["balances", "orders", "quotes"].map((c) => storeDocs(engine, c, p.partition("sandbox")))))
+  return { engine, p, id, trade, quote, advance, fill, state }
+}
+
+const expectError = (r: { status: number; body: any }, status: number, code: string) => {
+  expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
+  expect(typeof r.body.error.message).toBe("string")
+}
+
+for (const store of ["memory", "postgres"] as const) {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`trading rules (${store})`, () => {
+    it("answers each of the five quote errors with its status, and none of them writes anything", async () => {
+      const s = await setup(store)
+      const path = `/users/${s.id}/trade`
+      const before = await s.state()
+      // QUOTE_REQUIRED: a MARKET order without quoteId
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1 }), 400, "QUOTE_REQUIRED")
+      // QUOTE_NOT_FOUND: never issued
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: "qt_never_issued" }), 404, "QUOTE_NOT_FOUND")
+      // QUOTE_SCOPE_MISMATCH: a master-account quote used on the sub-account, and the reverse
+      const master = await s.quote("SCOM?side=BUY&quantity=1")
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: master.quoteId }), 403, "QUOTE_SCOPE_MISMATCH")
+      const mine = await s.quote(`SCOM?side=BUY&quantity=1&subAccountId=${s.id}`)
+      expectError(await s.p.sb("POST", "/trade", { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: mine.quoteId }), 403, "QUOTE_SCOPE_MISMATCH")
+      // QUOTE_ORDER_MISMATCH: another symbol, side or quantity than quoted
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "SELL", quantity: 1, quoteId: mine.quoteId }), 409, "QUOTE_ORDER_MISMATCH")
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 2, quoteId: mine.quoteId }), 409, "QUOTE_ORDER_MISMATCH")
+      expectError(await s.p.sb("POST", path, { symbol: "EQTY", type: "BUY", quantity: 1, quoteId: mine.quoteId }), 409, "QUOTE_ORDER_MISMATCH")
+      // none of the refusals used the quote up or moved money: the balances and orders are as before
+      const afterRefusals = JSON.parse(await s.state()) as Array<ReadonlyArray<unknown>>
+      const initial = JSON.parse(before) as Array<ReadonlyArray<unknown>>
+      expect(afterRefusals[0]).toEqual(initial[0])
+      expect(afterRefusals[1]).toEqual(initial[1])
+      // STALE_QUOTE: used once, then again
+      const used = await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: mine.quoteId })
+      expect(used.status).toBe(202)
+      const afterUse = await s.state()
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: mine.quoteId }), 409, "STALE_QUOTE")
+      // STALE_QUOTE: past its 60 s TTL unused
+      const late = await s.quote(`SCOM?side=BUY&quantity=1&subAccountId=${s.id}`)
+      await s.advance(60)
+      const beforeLate = await s.state()
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: late.quoteId }), 409, "STALE_QUOTE")
+      expect(await s.state()).toBe(beforeLate)
+      expect(afterUse).not.toBe(before)
+    }, 60_000)
+
+    it("refuses a MARKET order while the exchange is closed (422 MARKET_CLOSED) and a SELL beyond the holdings (422), writing nothing", async () => {
+      const s = await setup(store)
+      const path = `/users/${s.id}/trade`
+      // 4 units held: bought and filled
+      const bought = await s.trade("BUY", 4)
+      await s.fill(bought.orderId)
+      const sell5 = await s.quote(`SCOM?side=SELL&quantity=5&subAccountId=${s.id}`)
+      const before = await s.state()
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "SELL", quantity: 5, quoteId: sell5.quoteId }), 422, "INSUFFICIENT_HOLDINGS")
+      expect(await s.state()).toBe(before)
+      // exactly the holding sells
+      const sell4 = await s.quote(`SCOM?side=SELL&quantity=4&subAccountId=${s.id}`)
+      expect((await s.p.sb("POST", path, { symbol: "SCOM", type: "SELL", quantity: 4, quoteId: sell4.quoteId })).status).toBe(202)
+      // NSE closes at 15:00 Nairobi (12:00Z); the test starts Monday 08:00Z. A quote issued just before the close is
+      // refused just after it.
+      await s.advance(4 * 3_600 - 30)
+      const lastMinute = await s.quote(`SCOM?side=BUY&quantity=1&subAccountId=${s.id}`)
+      await s.advance(30)
+      const closed = await s.state()
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: lastMinute.quoteId }), 422, "MARKET_CLOSED")
+      expect(await s.state()).toBe(closed)
+    }, 60_000)
+
+    it("shows executionSla live while the order is queued and null once it left the queue; bid and ask are null", async () => {
+      const s = await setup(store)
+      // every stock item (list, quotes, movers) carries bid and ask, always null (spec: "Always null currently")
+      const items = await Promise.all(["/stocks", "/market/quotes?symbols=SCOM.KE,EQTY.KE", "/market/movers"].map((u) => s.p.sb("GET", u)))
+      const rows = items.flatMap((r) => {
+        expect(r.status).toBe(200)
+        return (r.body.stocks ?? r.body.data ?? r.body.movers ?? r.body.gainers ?? []) as Array<Record<string, unknown>>
+      })
+      expect(rows.length).toBeGreaterThanOrEqual(3)
+      for (const row of rows) expect([row.bid, row.ask], String(row.symbol)).toEqual([null, null])
+      const placed = await s.trade("BUY", 2)
+      const get = async (orderId: string) => ((await s.p.sb("GET", `/users/${s.id}/orders`)).body.orders as Array<any>).find((o) => o.orderId === orderId)
+      expect(placed.executionSla).toMatchObject({
+        queuedAt: "2026-11-23T08:00:00.000Z",
+        deadlineAt: "2026-11-23T08:05:00.000Z",
+        elapsedSeconds: 0,
+        breached: false
+      })
+      await s.advance(301)
+      expect((await get(placed.orderId)).executionSla).toMatchObject({ elapsedSeconds: 301, breached: true })
+      await s.fill(placed.orderId)
+      const filled = await get(placed.orderId)
+      expect([filled.status, filled.executionSla]).toEqual(["FILLED", null])
+      const rejected = await s.trade("BUY", 1)
+      expect(
+        (
+          await s.engine.admin("POST", `/_sim/desk/orders/${rejected.orderId}/reject`, {
+            rejectionCode: "LIQUIDITY_UNAVAILABLE",
+            rejectionReason: "no liquidity"
+          })
+        ).status
+      ).toBe(200)
+      expect((await get(rejected.orderId)).executionSla).toBeNull()
+      const cancelled = await s.trade("BUY", 1)
+      expect((await s.p.sb("DELETE", `/orders/${cancelled.orderId}`)).status).toBe(200)
+      expect((await get(cancelled.orderId)).executionSla).toBeNull()
+    }, 60_000)
+
+    it("filters GET /orders and GET /users/{id}/orders by status (aliases included), symbol and inclusive dates, newest first", async () => {
+      const s = await setup(store)
+      const list = async (base: string, query: string) => {
+        const r = await s.p.sb("GET", `${base}?${query}`)
+        expect(r.status, JSON.stringify(r.body)).toBe(200)
+        return (r.body.orders as Array<{ orderId: string }>).map((o) => o.orderId)
+      }
+      const userBase = `/users/${s.id}/orders`
+      // Monday: a filled SCOM order, then a pending one; Tuesday: a pending EQTY order
+      const filled = await s.trade("BUY", 1)
+      await s.fill(filled.orderId)
+      await s.advance(60)
+      const pending = await s.trade("BUY", 1)
+      await s.advance(86_400)
+      const eq = await s.quote(`EQTY?side=BUY&quantity=1&subAccountId=${s.id}`)
+      const eqty = await s.p.sb("POST", `/users/${s.id}/trade`, { symbol: "EQTY", type: "BUY", quantity: 1, quoteId: eq.quoteId })
+      expect(eqty.status).toBe(202)
+      const eqtyId = eqty.body.orderId as string
+      expect(await list(userBase, "")).toEqual([eqtyId, pending.orderId, filled.orderId])
+      expect(await list(userBase, "status=PENDING")).toEqual([eqtyId, pending.orderId])
+      expect(await list(userBase, "status=PROCESSING")).toEqual([eqtyId, pending.orderId])
+      expect(await list(userBase, "status=COMPLETED")).toEqual([filled.orderId])
+      expect(await list(userBase, "status=FILLED")).toEqual([filled.orderId])
+      expect(await list(userBase, "status=CANCELLED")).toEqual([])
+      expect(await list(userBase, "symbol=SCOM")).toEqual([pending.orderId, filled.orderId])
+      expect(await list(userBase, "symbol=eqty.ke")).toEqual([eqtyId])
+      // dates are UTC days, both ends inclusive; a timestamp bound is exact
+      expect(await list(userBase, "from=2026-11-24")).toEqual([eqtyId])
+      expect(await list(userBase, "to=2026-11-23")).toEqual([pending.orderId, filled.orderId])
+      expect(await list(userBase, "from=2026-11-23&to=2026-11-23")).toEqual([pending.orderId, filled.orderId])
+      expect(await list(userBase, "from=2026-11-23T08:00:30Z")).toEqual([eqtyId, pending.orderId])
+      expect(await list(userBase, "from=2026-11-25")).toEqual([])
+      const reversed = await s.p.sb("GET", `${userBase}?from=2026-11-24&to=2026-11-23`)
+      expectError(reversed, 400, "VALIDATION_ERROR")
+      // the master account's list has the same filters over its own orders only
+      const master = await s.quote("SCOM?side=BUY&quantity=1")
+      await s.p.credit("sandbox", 100)
+      const mine = await s.p.sb("POST", "/trade", { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: master.quoteId })
+      expect(mine.status).toBe(202)
+      expect(await list("/orders", "")).toEqual([mine.body.orderId])
+      expect(await list("/orders", "status=PROCESSING&symbol=SCOM.KE&from=2026-11-24")).toEqual([mine.body.orderId])
+      expect(await list("/orders", "status=COMPLETED")).toEqual([])
+    }, 60_000)
+  })
+}
+
+describe("the contract's Order examples (D-330)", () => {
+  it("show executionSla only on orders still in the desk's queue", () => {
+    const doc = parse(readFileSync(join(import.meta.dirname, "..", "..", "spec", "openapi.yaml"), "utf8")) as {
+      components: { examples: Record<string, { value: any }> }
+    }
+    const orders = Object.entries(doc.components.examples).filter(([, e]) => typeof e.value?.canonicalStatus === "string" && "executionSla" in e.value)
+    expect(orders.length).toBeGreaterThanOrEqual(4)
+    for (const [name, e] of orders) {
+      const queued = e.value.canonicalStatus === "PENDING" || e.value.canonicalStatus === "PARTIALLY_FILLED"
+      expect(e.value.executionSla === null, name).toBe(!queued)
+    }
+  })
+})
