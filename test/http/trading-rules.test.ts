@@ -153,6 +153,51 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await get(cancelled.orderId)).executionSla).toBeNull()
     }, 60_000)
 
+    it("charges 0.75% plus the partner's markupBps on the gross, and shows the FX of the order both ways round", async () => {
+      const s = await setup(store)
+      expect((await s.p.sb("PATCH", "/settings", { markupBps: 150 })).status).toBe(200)
+      const walletBefore = Math.round((await s.p.sb("GET", `/users/${s.id}`)).body.walletBalance * 100)
+      const q = await s.p.sb("GET", `/quote/SCOM?side=BUY&quantity=300&subAccountId=${s.id}`)
+      expect(q.status).toBe(200)
+      const placed = await s.p.sb("POST", `/users/${s.id}/trade`, { symbol: "SCOM", type: "BUY", quantity: 300, quoteId: q.body.quoteId })
+      expect(placed.status).toBe(202)
+      const o = placed.body
+      // gross in USD cents of 300 units at priceAtOrder KES, fxRateAtOrder KES per USD; fees each rounded to the cent
+      const gross = Math.round((300 * o.priceAtOrder * 100) / o.fxRateAtOrder)
+      const base = Math.round((gross * 75) / 10_000)
+      const markup = Math.round((gross * 150) / 10_000)
+      expect(markup).toBeGreaterThan(base)
+      expect([o.baseFee, o.partnerMarkupFee, o.fee, o.totalAmount].map((x: number) => Math.round(x * 100))).toEqual([
+        base,
+        markup,
+        base + markup,
+        gross + base + markup
+      ])
+      expect([q.body.estimatedGross, q.body.estimatedFee, q.body.estimatedTotal].map((x: number) => Math.round(x * 100))).toEqual([
+        gross,
+        base + markup,
+        gross + base + markup
+      ])
+      // the wallet paid exactly totalAmount
+      const walletAfter = Math.round((await s.p.sb("GET", `/users/${s.id}`)).body.walletBalance * 100)
+      expect(walletBefore - walletAfter).toBe(gross + base + markup)
+      // FX: the local price in USD at the order's rate; fxConversion from USD to KES at that same rate
+      expect(o.usdPriceAtOrder).toBeCloseTo(o.priceAtOrder / o.fxRateAtOrder, 4)
+      expect([o.currency, o.localCurrency]).toEqual(["USD", "KES"])
+      expect(o.fxConversion).toEqual({ fromCurrency: "USD", toCurrency: "KES", rate: o.fxRateAtOrder, source: o.fxSource, asOf: o.fxRateAsOf })
+      // a SELL of the filled units receives gross - fee
+      await s.fill(o.orderId)
+      const sq = await s.quote(`SCOM?side=SELL&quantity=300&subAccountId=${s.id}`)
+      const sell = (await s.p.sb("POST", `/users/${s.id}/trade`, { symbol: "SCOM", type: "SELL", quantity: 300, quoteId: sq.quoteId })).body
+      const sellGross = Math.round((300 * sell.priceAtOrder * 100) / sell.fxRateAtOrder)
+      const sellFee = Math.round((sellGross * 75) / 10_000) + Math.round((sellGross * 150) / 10_000)
+      expect([Math.round(sell.fee * 100), Math.round(sell.totalAmount * 100)]).toEqual([sellFee, sellGross - sellFee])
+      const beforeProceeds = Math.round((await s.p.sb("GET", `/users/${s.id}`)).body.walletBalance * 100)
+      await s.fill(sell.orderId)
+      const afterProceeds = Math.round((await s.p.sb("GET", `/users/${s.id}`)).body.walletBalance * 100)
+      expect(afterProceeds - beforeProceeds).toBe(sellGross - sellFee)
+    }, 60_000)
+
     it("filters GET /orders and GET /users/{id}/orders by status (aliases included), symbol and inclusive dates, newest first", async () => {
       const s = await setup(store)
       const list = async (base: string, query: string) => {
