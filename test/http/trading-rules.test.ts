@@ -9,11 +9,13 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import addFormatsModule from "ajv-formats"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
-import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
+import { eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
@@ -52,6 +54,20 @@ const setup = async (store: "memory" | "postgres") => {
 const expectError = (r: { status: number; body: any }, status: number, code: string) => {
   expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
   expect(typeof r.body.error.message).toBe("string")
+}
+
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void
+const contract = parse(readFileSync(join(import.meta.dirname, "..", "..", "spec", "openapi.yaml"), "utf8")) as {
+  components: { schemas: Record<string, { allOf?: Array<{ properties?: { event?: { const?: string } } }> }>; examples: Record<string, { value: any }> }
+}
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats(ajv)
+ajv.addSchema({ $id: "urn:sokoni:openapi", components: contract.components })
+/** The contract's envelope schema of the event `name` (its webhook payload). */
+const eventSchema = (name: string) => {
+  const entry = Object.entries(contract.components.schemas).find(([, x]) => x.allOf?.[1]?.properties?.event?.const === name)
+  if (entry === undefined) throw new Error(`no event schema for ${name}`)
+  return ajv.compile({ $ref: `urn:sokoni:openapi#/components/schemas/${entry[0]}` })
 }
 
 for (const store of ["memory", "postgres"] as const) {
@@ -153,6 +169,46 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await get(cancelled.orderId)).executionSla).toBeNull()
     }, 60_000)
 
+    it("announces quote.expired once, at the 60 s TTL of an unused quote, in the contract's payload; a used quote never", async () => {
+      const s = await setup(store)
+      const watch = eventWatcher(s.engine)
+      await watch()
+      const unused = await s.quote(`SCOM?side=BUY&quantity=3&subAccountId=${s.id}`)
+      const byCash = (await s.p.sb("GET", `/quote/SCOM?side=BUY&cashValue=5&subAccountId=${s.id}`)).body
+      const used = await s.quote(`SCOM?side=BUY&quantity=1&subAccountId=${s.id}`)
+      expect((await s.p.sb("POST", `/users/${s.id}/trade`, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: used.quoteId })).status).toBe(202)
+      await s.advance(59.999)
+      expect((await watch()).filter((e) => e.event === "quote.expired")).toEqual([])
+      await s.advance(0.001)
+      await s.advance(120)
+      const expired = (await watch()).filter((e) => e.event === "quote.expired") as Array<TraceEvent & { eventId: string; timestamp: string }>
+      expect(expired.map((e) => [e.data.quoteId, e.timestamp])).toEqual([
+        [unused.quoteId, "2026-11-23T08:01:00.000Z"],
+        [byCash.quoteId, "2026-11-23T08:01:00.000Z"]
+      ])
+      // a cashValue quote's payload carries its cash and the units it showed
+      expect(expired[1]?.data).toMatchObject({ cashValue: 5, quantity: byCash.quantity, exchange: "NSE" })
+      expect(byCash.quantity).toBeGreaterThan(0)
+      expect(expired[0]?.data).toMatchObject({
+        symbol: "SCOM.KE",
+        subAccountId: s.id,
+        side: "BUY",
+        quantity: 3,
+        cashValue: null,
+        expiresAt: "2026-11-23T08:01:00.000Z"
+      })
+      const validate = eventSchema("quote.expired")
+      const e = expired[0] as TraceEvent & { eventId: string; timestamp: string }
+      const body = { eventId: e.eventId, event: e.event, timestamp: e.timestamp, data: e.data, isSandbox: true }
+      expect(validate(body), ajv.errorsText(validate.errors)).toBe(true)
+      const cash = expired[1] as TraceEvent & { eventId: string; timestamp: string }
+      expect(
+        validate({ eventId: cash.eventId, event: cash.event, timestamp: cash.timestamp, data: cash.data, isSandbox: true }),
+        ajv.errorsText(validate.errors)
+      ).toBe(true)
+      expect(validate({ ...body, data: { quoteId: unused.quoteId } })).toBe(false)
+    }, 60_000)
+
     it("charges 0.75% plus the partner's markupBps on the gross, and shows the FX of the order both ways round", async () => {
       const s = await setup(store)
       expect((await s.p.sb("PATCH", "/settings", { markupBps: 150 })).status).toBe(200)
@@ -246,10 +302,7 @@ for (const store of ["memory", "postgres"] as const) {
 
 describe("the contract's Order examples (D-330)", () => {
   it("show executionSla only on orders still in the desk's queue", () => {
-    const doc = parse(readFileSync(join(import.meta.dirname, "..", "..", "spec", "openapi.yaml"), "utf8")) as {
-      components: { examples: Record<string, { value: any }> }
-    }
-    const orders = Object.entries(doc.components.examples).filter(([, e]) => typeof e.value?.canonicalStatus === "string" && "executionSla" in e.value)
+    const orders = Object.entries(contract.components.examples).filter(([, e]) => typeof e.value?.canonicalStatus === "string" && "executionSla" in e.value)
     expect(orders.length).toBeGreaterThanOrEqual(4)
     for (const [name, e] of orders) {
       const queued = e.value.canonicalStatus === "PENDING" || e.value.canonicalStatus === "PARTIALLY_FILLED"
