@@ -15,7 +15,7 @@ import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
-import { eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
+import { eventsOf, eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
@@ -207,6 +207,58 @@ for (const store of ["memory", "postgres"] as const) {
         ajv.errorsText(validate.errors)
       ).toBe(true)
       expect(validate({ ...body, data: { quoteId: unused.quoteId } })).toBe(false)
+    }, 60_000)
+
+    it("every event of a trading day validates against the contract's envelope schema of its name", async () => {
+      const s = await setup(store)
+      await s.p.credit("sandbox", 200)
+      // sub-account: filled BUY, partly filled then filled SELL, rejected BUY, cancelled BUY and SELL
+      const bought = await s.trade("BUY", 20)
+      await s.fill(bought.orderId)
+      const sold = await s.trade("SELL", 10)
+      expect((await s.engine.admin("POST", `/_sim/desk/orders/${sold.orderId}/fill`, { quantity: 4 })).status).toBe(200)
+      await s.fill(sold.orderId)
+      const rejected = await s.trade("BUY", 1)
+      const reason = { rejectionCode: "LIQUIDITY_UNAVAILABLE", rejectionReason: "no liquidity" }
+      expect((await s.engine.admin("POST", `/_sim/desk/orders/${rejected.orderId}/reject`, reason)).status).toBe(200)
+      for (const side of ["BUY", "SELL"] as const) {
+        const open = await s.trade(side, 2)
+        expect((await s.p.sb("DELETE", `/orders/${open.orderId}`)).status).toBe(200)
+      }
+      // master account: a filled BUY and a rejected one
+      for (const decide of ["fill", "reject"] as const) {
+        const q = await s.quote("SCOM?side=BUY&quantity=3")
+        const placed = await s.p.sb("POST", "/trade", { symbol: "SCOM", type: "BUY", quantity: 3, quoteId: q.quoteId })
+        expect(placed.status).toBe(202)
+        expect((await s.engine.admin("POST", `/_sim/desk/orders/${placed.body.orderId}/${decide}`, decide === "fill" ? {} : reason)).status).toBe(200)
+      }
+      // an unused quote expires
+      await s.quote(`SCOM?side=SELL&quantity=1&subAccountId=${s.id}`)
+      await s.advance(5 * 3_600)
+      const events = await eventsOf(s.engine)
+      const names = new Set(events.map((e) => e.event))
+      for (const name of [
+        "order.pending",
+        "order.filled",
+        "trade.settled",
+        "order.rejected",
+        "trade.rejected",
+        "order.cancelled",
+        "deposit.confirmed",
+        "kyc.updated",
+        "wallet.credited",
+        "quote.expired"
+      ])
+        expect(names.has(name), name).toBe(true)
+      for (const e of events as Array<TraceEvent & { eventId: string; timestamp: string }>) {
+        const validate = eventSchema(e.event)
+        const body = { eventId: e.eventId, event: e.event, timestamp: e.timestamp, data: e.data, isSandbox: true }
+        expect(validate(body), `${e.event}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(e.data)}`).toBe(true)
+      }
+      // master orders say so and name no sub-account (spec: subAccountId omitted for master, accountType only there)
+      const masterPending = events.filter((e) => e.event === "order.pending" && e.data.accountType !== undefined)
+      expect(masterPending).toHaveLength(2)
+      for (const e of masterPending) expect("subAccountId" in e.data).toBe(false)
     }, 60_000)
 
     it("charges 0.75% plus the partner's markupBps on the gross, and shows the FX of the order both ways round", async () => {
