@@ -131,6 +131,31 @@ for (const store of ["memory", "postgres"] as const) {
       expect(await s.state()).toBe(closed)
     }, 60_000)
 
+    it("refuses trading on a frozen or a closed sub-account (403) and on one without verified KYC (KYC_REQUIRED)", async () => {
+      const s = await setup(store)
+      const other = (await s.p.createUser("sandbox", { externalId: `closing-${store}` })).subAccountId
+      const tryBuy = async (account: string) => {
+        const q = await s.p.sb("GET", `/quote/SCOM?side=BUY&quantity=1&subAccountId=${account}`)
+        expect(q.status).toBe(200)
+        return s.p.sb("POST", `/users/${account}/trade`, { symbol: "SCOM", type: "BUY", quantity: 1, quoteId: q.body.quoteId })
+      }
+      expectError(await tryBuy(other), 403, "KYC_REQUIRED")
+      await s.p.verify(other)
+      expect((await s.p.sb("DELETE", `/users/${other}`)).status).toBe(200)
+      const before = await s.state()
+      const closed = await tryBuy(other)
+      expectError(closed, 403, "FORBIDDEN")
+      expect(closed.body.error.message).toContain("closed")
+      expect((await s.p.sb("POST", `/users/${s.id}/freeze`)).status).toBe(200)
+      const frozen = await tryBuy(s.id)
+      expectError(frozen, 403, "FORBIDDEN")
+      expect(frozen.body.error.message).toContain("frozen")
+      // neither refusal wrote an order or moved money (the quotes were issued: a quote is a read)
+      const [balances, orders] = JSON.parse(await s.state()) as Array<unknown>
+      const [balancesBefore, ordersBefore] = JSON.parse(before) as Array<unknown>
+      expect([balances, orders]).toEqual([balancesBefore, ordersBefore])
+    }, 60_000)
+
     it("shows executionSla live while the order is queued and null once it left the queue; bid and ask are null", async () => {
       const s = await setup(store)
       // every stock item (list, quotes, movers) carries bid and ask, always null (spec: "Always null currently")
@@ -340,6 +365,29 @@ for (const store of ["memory", "postgres"] as const) {
       expect(await list(userBase, "from=2026-11-25")).toEqual([])
       const reversed = await s.p.sb("GET", `${userBase}?from=2026-11-24&to=2026-11-23`)
       expectError(reversed, 400, "VALIDATION_ERROR")
+      // pages: limit 1 walks the three orders newest first; limits and cursors out of range or foreign are 400
+      const page1 = (await s.p.sb("GET", `${userBase}?limit=1`)).body
+      const page2 = (await s.p.sb("GET", `${userBase}?limit=1&cursor=${page1.nextCursor}`)).body
+      const page3 = (await s.p.sb("GET", `${userBase}?limit=2&cursor=${page2.nextCursor}`)).body
+      expect([page1, page2, page3].map((pg) => [pg.orders.map((o: { orderId: string }) => o.orderId), pg.count, pg.hasMore])).toEqual([
+        [[eqtyId], 1, true],
+        [[pending.orderId], 1, true],
+        [[filled.orderId], 1, false]
+      ])
+      expect(page3.nextCursor).toBeNull()
+      for (const [query, param] of [
+        ["limit=0", "limit"],
+        ["limit=201", "limit"],
+        ["cursor=not-a-cursor", "cursor"],
+        ["status=DONE", "status"],
+        ["from=2026-13-01", "from"]
+      ] as const) {
+        const r = await s.p.sb("GET", `${userBase}?${query}`)
+        expectError(r, 400, r.body?.error?.code === "INVALID_TYPE" ? "INVALID_TYPE" : "VALIDATION_ERROR")
+        expect(r.body.error.param ?? r.body.error.params, query).toEqual(param)
+      }
+      // a cursor of the sub-account's list does not page the master's
+      expectError(await s.p.sb("GET", `/orders?cursor=${page1.nextCursor}`), 400, "VALIDATION_ERROR")
       // the master account's list has the same filters over its own orders only
       const master = await s.quote("SCOM?side=BUY&quantity=1")
       await s.p.credit("sandbox", 100)
