@@ -14,7 +14,10 @@ import addFormatsModule from "ajv-formats"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { parse } from "yaml"
+import { Orders, timeSortKey } from "../../engine/app/docs.ts"
+import type { OrderRecord } from "../../engine/domain/order.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { Store } from "../../engine/store/port.ts"
 import { eventsOf, eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 
@@ -155,6 +158,38 @@ for (const store of ["memory", "postgres"] as const) {
       const [balancesBefore, ordersBefore] = JSON.parse(before) as Array<unknown>
       expect([balances, orders]).toEqual([balancesBefore, ordersBefore])
     }, 60_000)
+
+    it("scans at most 1,000 orders per request: a page can be empty with hasMore, and its cursor continues", async () => {
+      const s = await setup(store)
+      const mine = await s.trade("BUY", 1)
+      await s.advance(1)
+      // 1,001 master orders newer than the sub-account's one, stored directly (placing them would take minutes)
+      const template = (await storeDocs(s.engine, "orders", s.p.partition("sandbox")))[0]?.body as OrderRecord
+      const base = template.createdAt + 1_000
+      await s.engine.runtime.runPromise(
+        Store.use((st) =>
+          st.transact((tx) =>
+            Effect.forEach(
+              Array.from({ length: 1001 }, (_, i) => ({
+                ...template,
+                orderId: `ord_bulk_${String(i).padStart(5, "0")}`,
+                account: "master",
+                createdAt: base + i
+              })),
+              (o) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o),
+              { discard: true }
+            )
+          )
+        )
+      )
+      const first = await s.p.sb("GET", `/users/${s.id}/orders`)
+      expect(first.body).toMatchObject({ orders: [], count: 0, hasMore: true })
+      const second = await s.p.sb("GET", `/users/${s.id}/orders?cursor=${first.body.nextCursor}`)
+      expect(second.body).toMatchObject({ count: 1, hasMore: false, nextCursor: null })
+      expect(second.body.orders[0].orderId).toBe(mine.orderId)
+      // the master's list fills its page of 200 from the same scan, and says there is more
+      expect((await s.p.sb("GET", "/orders?limit=200")).body).toMatchObject({ count: 200, hasMore: true })
+    }, 120_000)
 
     it("shows executionSla live while the order is queued and null once it left the queue; bid and ask are null", async () => {
       const s = await setup(store)
