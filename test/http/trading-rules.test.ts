@@ -121,6 +121,13 @@ for (const store of ["memory", "postgres"] as const) {
       const before = await s.state()
       expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "SELL", quantity: 5, quoteId: sell5.quoteId }), 422, "INSUFFICIENT_HOLDINGS")
       expect(await s.state()).toBe(before)
+      // a BUY beyond the wallet is 400 INSUFFICIENT_FUNDS and leaves its quote usable
+      const big = await s.quote(`SCOM?side=BUY&quantity=100000&subAccountId=${s.id}`)
+      expectError(await s.p.sb("POST", path, { symbol: "SCOM", type: "BUY", quantity: 100_000, quoteId: big.quoteId }), 400, "INSUFFICIENT_FUNDS")
+      const [balancesNow, ordersNow, quotesNow] = JSON.parse(await s.state()) as Array<Array<{ body: { quoteId?: string; status?: string } }>>
+      const [balancesThen, ordersThen] = JSON.parse(before) as Array<unknown>
+      expect([balancesNow, ordersNow]).toEqual([balancesThen, ordersThen])
+      expect(quotesNow?.find((d) => d.body.quoteId === big.quoteId)?.body.status).toBe("OPEN")
       // exactly the holding sells
       const sell4 = await s.quote(`SCOM?side=SELL&quantity=4&subAccountId=${s.id}`)
       expect((await s.p.sb("POST", path, { symbol: "SCOM", type: "SELL", quantity: 4, quoteId: sell4.quoteId })).status).toBe(202)
