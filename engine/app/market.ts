@@ -225,14 +225,20 @@ export class MarketService extends Context.Service<
         if (Option.isNone(quote) || quote.value.status !== "OPEN") return
         const q = quote.value
         yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
+        // The contract's QuoteExpiredData (D-075): the quote's size as the quote showed it (a cashValue quote's
+        // derived units), its exchange from the listing, and `expiresAt` (E-221).
+        const found = lookupSymbol(q.symbol)
         yield* events.append(tx, q.partition, "quote.expired", {
           quoteId,
           symbol: q.symbol,
+          // a listing renamed since the quote falls back to the exchange of the symbol's country suffix
+          exchange: found._tag === "Found" ? found.instrument.exchange : (EXCHANGES.find((e) => q.symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN"),
           subAccountId: q.account === "master" ? null : q.account,
           side: q.side,
-          quantity: q.quantity,
+          quantity: q.quantity ?? q.derivedQuantity,
+          cashValue: q.cashValue === null ? null : centsToWire(q.cashValue),
           issuedAt: isoAt(q.issuedAt),
-          expiredAt: isoAt(q.expiresAt)
+          expiresAt: isoAt(q.expiresAt)
         })
       })
     )

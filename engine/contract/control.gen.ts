@@ -1020,7 +1020,7 @@ export interface components {
             /** @description reject, failSettlement. Free text. */
             rejectionReason?: string;
         };
-        /** @description Live SLA clock of an order in the PENDING (dealing-desk) queue. */
+        /** @description Live SLA clock of an order in the PENDING (dealing-desk) queue; the order shows null once it left the queue (D-330). */
         ExecutionSla: {
             /** @description True once elapsedSeconds exceeds targetSeconds. */
             breached: boolean;
@@ -1029,7 +1029,7 @@ export interface components {
              * @description queuedAt + targetSeconds.
              */
             deadlineAt: string;
-            /** @description Seconds in the queue so far (frozen at the decision). */
+            /** @description Seconds in the queue so far (whole seconds, never negative). */
             elapsedSeconds: number;
             /**
              * Format: date-time
@@ -1216,7 +1216,7 @@ export interface components {
             currency: "USD";
             /** @description Exchange code. */
             exchange: string;
-            /** @description Live SLA clock while in the PENDING queue; null while WORKING and before queueing. */
+            /** @description Live SLA clock while the order is in the desk's queue (PENDING or PARTIALLY_FILLED); null while WORKING, before queueing and once the order has left the queue (FILLED, REJECTED, CANCELLED, expired). */
             executionSla: components["schemas"]["ExecutionSla"] | null;
             /** @description Venue of execution (exchange MIC or desk). */
             executionVenue: string | null;

@@ -618,13 +618,12 @@ export const orderToWire = (o: OrderRecord, now: number): Schemas["Order"] => {
     fxRateAtOrder: rate6ToWire(o.fxRate),
     fxSource: o.fxSource,
     fxRateAsOf: iso(o.fxRateAsOf),
-    fxConversion: {
-      fromCurrency: o.localCurrency,
-      toCurrency: "USD",
-      rate: rate6ToWire(o.fxRate),
-      source: o.fxSource,
-      asOf: isoOf(o.fxRateAsOf)
-    },
+    // The contract's direction (D-006, E-220): from USD to the local currency, `rate` local units per USD, as
+    // fxRateAtOrder; none for an instrument that trades in USD.
+    fxConversion:
+      o.localCurrency === "USD"
+        ? null
+        : { fromCurrency: "USD", toCurrency: o.localCurrency, rate: rate6ToWire(o.fxRate), source: o.fxSource, asOf: isoOf(o.fxRateAsOf) },
     fee: centsToWire(o.fee),
     baseFee: centsToWire(o.baseFee),
     partnerMarkupFee: centsToWire(o.partnerMarkupFee),

@@ -591,7 +591,11 @@ describe("orderToWire", () => {
       settledAt: null,
       cancelledAt: null
     })
-    expect(w.fxConversion).toEqual({ fromCurrency: "KES", toCurrency: "USD", rate: 129.25, source: "sokoni-sim-reference", asOf: "2026-11-23T07:59:00.000Z" })
+    expect(w.fxConversion).toEqual({ fromCurrency: "USD", toCurrency: "KES", rate: 129.25, source: "sokoni-sim-reference", asOf: "2026-11-23T07:59:00.000Z" })
+    // the same direction as fxRateAtOrder (local units per USD); no conversion for an instrument traded in USD
+    expect(w.fxConversion?.rate).toBe(w.fxRateAtOrder)
+    const usd = orderToWire(placeMarket(input({ localCurrency: "USD", rate: 1_000_000 })), T0)
+    expect([usd.fxConversion, usd.localCurrency, usd.fxRateAtOrder]).toEqual([null, "USD", 1])
   })
 
   it("property: averageFillPrice equals the weighted mean of the fills rounded to 1e-4", () => {
