@@ -135,7 +135,8 @@ export const makeValidator = (contractPath = CONTRACT_PATH, mounts: ReadonlyArra
     return problems
   }
 
-  return { doc, match, check }
+  /** `resolve` follows a node's `$ref` chain within the contract (the conformance checks read schemas with it). */
+  return { doc, match, check, resolve }
 }
 
 export type ResponseValidator = ReturnType<typeof makeValidator>

@@ -53,17 +53,7 @@ export interface ContractContext {
 export const validator = makeValidator()
 const doc = validator.doc as Json
 
-const resolve = (node: Json | undefined): Json | undefined => {
-  let current = node
-  for (let i = 0; i < 10 && current?.$ref !== undefined; i++) {
-    const pointer = String(current.$ref)
-      .replace(/^#\//, "")
-      .split("/")
-      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
-    current = pointer.reduce<any>((at, key) => at?.[key], doc)
-  }
-  return current
-}
+const resolve = validator.resolve
 
 const operationNode = (op: Operation): Json => (doc.paths[op.path] as Json)[op.method.toLowerCase()] as Json
 
