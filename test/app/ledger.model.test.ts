@@ -522,29 +522,31 @@ const runModel = async (engine: Engine, numRuns: number) => {
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\n${replay}`)
   }
   console.log(`ledger model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
-  // the generator reaches the interesting paths, not only refusals
-  for (const path of [
-    "deposit 200",
-    "withdraw 200",
-    "deposit 400",
-    "BUY 202",
-    "SELL 202",
-    "fill 200",
-    "reject 200",
-    "cancel 200",
-    "close 200",
-    "close 409",
-    "reset 200",
-    "subscribe 202",
-    "subscribe 400",
-    "subscribe 403",
-    "sub-allot 200",
-    "sub-partial 200",
-    "sub-reject 200",
-    "sub-cancel 200"
-  ]) {
-    expect(outcomes.get(path) ?? 0, path).toBeGreaterThan(numRuns / 100)
-  }
+  // the generator reaches the interesting paths, not only refusals; a count this rare (withdraw 200 is about 5%) says
+  // something only over many runs, so the lowered run counts of mutation testing skip it
+  if (numRuns >= 500)
+    for (const path of [
+      "deposit 200",
+      "withdraw 200",
+      "deposit 400",
+      "BUY 202",
+      "SELL 202",
+      "fill 200",
+      "reject 200",
+      "cancel 200",
+      "close 200",
+      "close 409",
+      "reset 200",
+      "subscribe 202",
+      "subscribe 400",
+      "subscribe 403",
+      "sub-allot 200",
+      "sub-partial 200",
+      "sub-reject 200",
+      "sub-cancel 200"
+    ]) {
+      expect(outcomes.get(path) ?? 0, path).toBeGreaterThan(numRuns / 100)
+    }
   return runs
 }
 
