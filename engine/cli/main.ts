@@ -12,7 +12,7 @@ import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { signatureHeaderNames } from "../events/webhook-delivery.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
 import { startServer } from "../http/node-server.ts"
-import { CLOCK_MODES, isoAt, wallClockNow, wallSleep } from "../sim/clock.ts"
+import { CLOCK_MODES, isoAt, processUptimeMs, wallClockNow, wallSleep } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
@@ -168,7 +168,7 @@ const serve = Command.make(
       yield* Console.log(`              live key    ${response.liveKey} (production wallet starts at 0)`)
       yield* Console.log(`try: curl -s -H "x-api-key: ${response.sandboxKey}" ${base}/api/sandbox/v1/partner/stocks`)
     }
-    yield* Console.log(`ready in ${Math.round(performance.now())} ms (Ctrl-C stops: in-flight requests finish first)`)
+    yield* Console.log(`ready in ${Math.round(processUptimeMs())} ms (Ctrl-C stops: in-flight requests finish first)`)
     return yield* Effect.never
   }, Effect.scoped)
 ).pipe(Command.withDescription("Run the engine over HTTP"))

@@ -15,6 +15,7 @@ import { ApiFailure, fail } from "../domain/errors.ts"
 import { type EngineConfig, engineLayer } from "../runtime.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { bytesOf, type EngineRequest, type EngineResponse, errorResponse } from "./exchange.ts"
+import { wallDeadline } from "../sim/clock.ts"
 import { Gateway, MAX_HEADER_BYTES } from "./gateway.ts"
 
 /** Largest request body accepted; larger bodies answer 413 without being read further. */
@@ -168,7 +169,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       server.closeIdleConnections()
       // Open streams never finish on their own: end them now (their slots are freed) rather than wait out the grace.
       await Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber))))
-      const deadline = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref())
+      const deadline = wallDeadline(SHUTDOWN_GRACE_MS)
       await Promise.race([closed, deadline])
       server.closeAllConnections()
       if (background !== undefined) await Effect.runPromise(Fiber.interrupt(background))

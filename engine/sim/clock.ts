@@ -67,3 +67,9 @@ export const wallClockNow = (): number => Date.now()
  * mock or the real service, whose quote TTL and rate-limit window pass in real time). The engine never waits on it.
  */
 export const wallSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A real-time deadline that does not keep the process alive: `serve`'s shutdown grace, outside the engine's clock. */
+export const wallDeadline = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
+
+/** Milliseconds since the process started: `serve` reports how long it took to be ready. */
+export const processUptimeMs = (): number => performance.now()
