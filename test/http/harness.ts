@@ -2,7 +2,9 @@
  * Test harness: an in-process engine on a manual clock, with helpers to call it as a partner or as the admin.
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
+import { Effect, Exit, Scope } from "effect"
 import { makeInProcessEngine } from "../../engine/runtime.ts"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Outbound, type SimReceivers } from "../../engine/sim/outbound.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 
@@ -96,4 +98,25 @@ export const startEngine = (
     return r.body as { partnerId: string; sandboxKey: string; liveKey: string }
   }
   return { call, admin, newPartner, fetch: engine.fetch, runtime: engine.runtime, dispose: engine.dispose }
+}
+
+/**
+ * A fresh engine on `store` and how to dispose of it: postgres runs on a temporary database of its own, created on the
+ * server DATABASE_URL names and dropped by `dispose`. Tests that run on both stores skip postgres without DATABASE_URL.
+ */
+export const engineOn = async (store: "memory" | "postgres") => {
+  if (store === "memory") {
+    const engine = startEngine()
+    return { engine, dispose: () => engine.dispose() }
+  }
+  const scope = Effect.runSync(Scope.make())
+  const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(process.env.DATABASE_URL ?? ""), scope))
+  const engine = startEngine({ store: "postgres", databaseUrl: url })
+  return {
+    engine,
+    dispose: async () => {
+      await engine.dispose()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }
 }

@@ -8,8 +8,9 @@ import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { LIVE, partnerOf, SANDBOX, tradingAccount } from "./accounts-kit.ts"
-import { MONDAY_OPEN, startEngine } from "./harness.ts"
-import { DATABASE_URL, engineOn } from "./platform-kit.ts"
+import { engineOn, MONDAY_OPEN, startEngine } from "./harness.ts"
+
+const DATABASE_URL = process.env.DATABASE_URL
 
 /** Every document of every collection in the store, as text (to search it for secrets). */
 const wholeStore = (engine: ReturnType<typeof startEngine>, partitions: ReadonlyArray<string>) =>

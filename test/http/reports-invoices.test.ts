@@ -8,8 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { invoiceFor } from "../../engine/app/invoices.ts"
 import { render } from "../../engine/app/reports.ts"
 import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
-import { MONDAY_OPEN, type startEngine } from "./harness.ts"
-import { DATABASE_URL, engineOn } from "./platform-kit.ts"
+import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
+
+const DATABASE_URL = process.env.DATABASE_URL
 
 const at = (ms: number) => new Date(ms).toISOString()
 

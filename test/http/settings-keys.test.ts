@@ -2,31 +2,11 @@
  * Partner settings (GET/PATCH /settings, D-065) and the data key (POST /api-keys/data-key): per-environment
  * settings, the markup reaching quotes at once, validation, and a data key's rights, bucket and rotation.
  */
-import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { engineOn, type startEngine } from "./harness.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
-
-/** A fresh engine on `store` (postgres: its own temporary database) and how to dispose of it. */
-const engineOn = async (store: "memory" | "postgres") => {
-  if (store === "memory") {
-    const engine = startEngine()
-    return { engine, dispose: () => engine.dispose() }
-  }
-  const scope = Effect.runSync(Scope.make())
-  const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
-  const engine = startEngine({ store: "postgres", databaseUrl: url })
-  return {
-    engine,
-    dispose: async () => {
-      await engine.dispose()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
-  }
-}
 
 for (const store of ["memory", "postgres"] as const) {
   const skip = store === "postgres" && DATABASE_URL === undefined

@@ -6,36 +6,18 @@
  * Every answer is checked against the contract (harness); offers are picked from the run's reference book by what
  * they are, not by id, so the tests survive a larger catalogue.
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ReferenceData } from "../../engine/app/reference-data.ts"
 import { rateFor } from "../../engine/domain/fx.ts"
 import type { BondRecord, FundRecord, OpportunityRecord } from "../../engine/domain/reference/offers.ts"
-import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { partnerOf, storeDocs } from "./accounts-kit.ts"
-import { MONDAY_OPEN, startEngine } from "./harness.ts"
+import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const cents = (x: number) => Math.round(x * 100)
 /** 0.75% of `c` cents, rounded half up (positive amounts): the base fee, the partners here have no markup. */
 const feeOf = (c: number) => Math.round((c * 75) / 10_000)
-
-const engineOn = async (store: "memory" | "postgres") => {
-  if (store === "memory") {
-    const engine = startEngine()
-    return { engine, dispose: () => engine.dispose() }
-  }
-  const scope = Effect.runSync(Scope.make())
-  const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
-  const engine = startEngine({ store: "postgres", databaseUrl: url })
-  return {
-    engine,
-    dispose: async () => {
-      await engine.dispose()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
-  }
-}
 
 const isOpen = (opensAt: number | null, closesAt: number | null, now: number) => (opensAt === null || now >= opensAt) && (closesAt === null || now < closesAt)
 
