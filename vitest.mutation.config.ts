@@ -17,6 +17,7 @@ export default mergeConfig(
         // Spawns engine processes and sockets: a mutant lives only inside the test runner, so these cannot kill one.
         "test/http/node-server.process.test.ts",
         "test/conform/webhooks-check.process.test.ts",
+        "test/cli/serve-bundle.process.test.ts",
         "test/contract/prism.test.ts",
         "test/contract/coverage-of-spec.test.ts",
         "test/guards/**",
