@@ -3,175 +3,14 @@
  * `webhooks check` grades a partner's webhook receiver; `conform` checks a target over the wire.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Console, Data, Effect, Exit, Option, Runtime } from "effect"
+import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from "./common.ts"
 import { load } from "./load.ts"
-import { nextInstantAllOpen } from "../domain/calendar.ts"
-import { signatureHeaderNames } from "../events/webhook-delivery.ts"
-import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
-import { startServer } from "../http/node-server.ts"
-import { CLOCK_MODES, isoAt, processUptimeMs, wallClockNow, wallSleep } from "../sim/clock.ts"
-import { Trace } from "../sim/trace.ts"
-import { DESK_MODES } from "../sim/desk.ts"
-import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
+import { root, runCli, VERSION } from "./program.ts"
+import { serve } from "./serve.ts"
+import { wallClockNow, wallSleep } from "../sim/clock.ts"
 import { freshSeed } from "../sim/random.ts"
-
-const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
-  Flag.withDescription("Where state lives: memory (embedded default) or postgres"),
-  Flag.withDefault("memory" as const)
-)
-const databaseUrlFlag = Flag.String("database-url").pipe(Flag.withDescription("PostgreSQL URL for --store postgres (default: $DATABASE_URL)"), Flag.optional)
-const seedFlag = Flag.Int("seed").pipe(
-  Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
-  Flag.optional
-)
-
-/** A wrong or missing flag: one line on stderr and exit code 2. */
-const usageError = (message: string) => Console.error(`sokoni: ${message}`).pipe(Effect.andThen(Effect.sync(() => (process.exitCode = 2))), Effect.asVoid)
-
-class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
-
-/** One line that says what stopped the engine from starting and what to do about it (no stack). */
-const startupProblem = (error: unknown, port: number): string => {
-  const e = error as { code?: string; message?: string; cause?: unknown }
-  if (e?.code === "EADDRINUSE") return `port ${port} is already in use: stop the other process or pass --port`
-  if (e?.code === "EACCES") return `no permission to listen on port ${port}: pass --port above 1023`
-  const text = String(e?.message ?? error)
-  const cause = e?.cause === undefined ? "" : ` (${String((e.cause as { message?: string }).message ?? e.cause).split("\n")[0]})`
-  return `could not start the engine: ${text.split("\n")[0]}${cause}`
-}
-
-/** serve keeps a bounded trace: the last `ring` lines in memory, and every line in `file` when one is named. */
-const traceLayer = (ring: number, file: string | undefined) => {
-  const kept = ring > 0 ? Trace.layerRing(ring) : Trace.layerOff
-  return file === undefined ? kept : Trace.layerFile(file, kept)
-}
-
-const databaseUrlOf = (flag: Option.Option<string>) => Option.getOrUndefined(flag) ?? process.env.DATABASE_URL
-
-const serve = Command.make(
-  "serve",
-  {
-    port: Flag.Int("port").pipe(Flag.withDefault(4010), Flag.withDescription("Port to listen on (127.0.0.1)")),
-    store: storeFlag,
-    databaseUrl: databaseUrlFlag,
-    clock: Flag.Literals("clock", CLOCK_MODES).pipe(
-      Flag.withDefault("follow" as const),
-      Flag.withDescription("system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced")
-    ),
-    start: Flag.String("start").pipe(
-      Flag.optional,
-      Flag.withDescription("ISO date-time the clock starts at, or `now` (default: now, or the next moment NSE and JSE are both open)")
-    ),
-    seed: seedFlag,
-    desk: Flag.Literals("desk", DESK_MODES).pipe(
-      Flag.withDefault("auto" as const),
-      Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds")
-    ),
-    deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling")),
-    adminToken: Flag.String("admin-token").pipe(Flag.optional, Flag.withDescription("Bearer token of the /_sim control API (default: derived from the seed)")),
-    rateLimit: Flag.Literals("rate-limit", ["on", "off"]).pipe(
-      Flag.withDefault("on" as const),
-      Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
-    ),
-    rateWindow: Flag.Int("rate-window-seconds").pipe(
-      Flag.withDefault(60),
-      Flag.withDescription("Length of the rate-limit window (the API's is 60 s); load profiles shorten it to prove limits in seconds")
-    ),
-    traceRing: Flag.Int("trace-ring").pipe(
-      Flag.withDefault(1000),
-      Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
-    ),
-    traceFile: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Also append every trace line (JSON lines) to this file as it happens")),
-    signatureHeaders: Flag.String("webhook-signature-header").pipe(
-      Flag.atLeast(0),
-      Flag.withDescription(
-        "Also send each webhook's signature under this header name (repeatable), e.g. x-mystocks-signature for receivers written against the public service; x-service-signature is always sent"
-      )
-    ),
-    demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys")),
-    plantDefect: Flag.String("plant-defect").pipe(
-      Flag.optional,
-      Flag.withDescription(
-        `TEST ONLY: build the engine with named faults (comma-separated: ${PLANTED_DEFECTS.join(", ")}) to prove sokoni conform catches them`
-      )
-    )
-  },
-  Effect.fn("sokoni.serve")(function* (flags) {
-    const seed = Option.getOrElse(flags.seed, freshSeed)
-    yield* Console.log(`seed ${seed}`)
-    const wall = wallClockNow()
-    const rawStart = Option.getOrUndefined(flags.start)
-    let start: number
-    if (rawStart === undefined) start = flags.clock === "system" ? wall : (nextInstantAllOpen(wall) ?? wall)
-    else if (rawStart === "now") start = wall
-    else {
-      start = Date.parse(rawStart)
-      if (Number.isNaN(start)) return yield* Effect.fail(new Error(`--start ${rawStart} is not an ISO date-time`))
-    }
-    const adminToken = Option.getOrElse(flags.adminToken, () => `adm_${seed.toString(36)}`)
-    const plantDefects = (Option.getOrUndefined(flags.plantDefect) ?? "")
-      .split(",")
-      .map((d) => d.trim())
-      .filter((d) => d !== "")
-    const unknownDefects = plantDefects.filter((d) => !isPlantedDefect(d))
-    if (unknownDefects.length > 0) return yield* usageError(`--plant-defect: ${unknownDefects.join(", ")} unknown; choose from ${PLANTED_DEFECTS.join(", ")}`)
-    if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
-    const signatureHeaders = signatureHeaderNames(flags.signatureHeaders)
-    if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem)
-    const config = {
-      store: flags.store,
-      databaseUrl: databaseUrlOf(flags.databaseUrl),
-      clock: flags.clock,
-      start,
-      seed,
-      desk: flags.desk,
-      deskDelaySeconds: flags.deskDelay,
-      adminToken,
-      rateLimit: flags.rateLimit,
-      rateWindowMs: flags.rateWindow * 1000,
-      webhookSignatureHeaders: signatureHeaders,
-      trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile)),
-      plantDefects: plantDefects.filter(isPlantedDefect)
-    }
-    const base = `http://127.0.0.1:${flags.port}`
-    const running = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => startServer(config, flags.port), catch: (error) => new StartupError({ message: startupProblem(error, flags.port) }) }),
-      (server) => Effect.promise(() => server.stop())
-    ).pipe(
-      Effect.catchTag("StartupError", (e) =>
-        Console.error(`sokoni: ${e.message}`).pipe(Effect.andThen(Effect.sync(() => process.exit(1))), Effect.as(undefined))
-      )
-    )
-    if (running === undefined) return
-    yield* Console.log(
-      `clock ${flags.clock}, starting ${isoAt(start)}${start !== wall && rawStart === undefined ? " (markets were closed at wall time; --start now keeps it)" : ""}`
-    )
-    for (const d of plantDefects.filter(isPlantedDefect)) yield* Console.log(`PLANTED DEFECT ${d} (test only): ${DEFECT_DESCRIPTIONS[d]}`)
-    if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
-    if (signatureHeaders.length > 0) yield* Console.log(`webhook signatures also sent as ${signatureHeaders.join(", ")} (besides x-service-signature)`)
-    yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
-    yield* Console.log(`production  ${base}/api/v1/partner`)
-    yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)
-    yield* Console.log(`control     ${base}/_sim   (Authorization: Bearer ${adminToken})`)
-    if (flags.demo) {
-      const response = yield* Effect.promise(() =>
-        fetch(`${base}/_sim/partners`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-          body: JSON.stringify({ businessName: "Demo Partner", email: "demo@sokoni.test", tier: "starter" })
-        }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
-      )
-      yield* Console.log(`demo partner: sandbox key ${response.sandboxKey}`)
-      yield* Console.log(`              live key    ${response.liveKey} (production wallet starts at 0)`)
-      yield* Console.log(`try: curl -s -H "x-api-key: ${response.sandboxKey}" ${base}/api/sandbox/v1/partner/stocks`)
-    }
-    yield* Console.log(`ready in ${Math.round(processUptimeMs())} ms (Ctrl-C stops: in-flight requests finish first)`)
-    return yield* Effect.never
-  }, Effect.scoped)
-).pipe(Command.withDescription("Run the engine over HTTP"))
 
 const run = Command.make(
   "run",
@@ -358,14 +197,4 @@ const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooks
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
-Command.make("sokoni").pipe(
-  Command.withDescription("Sokoni: reference engine, deterministic simulator and conformance harness for the Partner Brokerage API"),
-  Command.withSubcommands([serve, scenario, load, webhooks, conform]),
-  Command.run({ version: "0.1.0" }),
-  Effect.provide(NodeServices.layer),
-  // A server stopped by SIGINT/SIGTERM has finished its in-flight requests and released its pool: that is a clean
-  // exit (0), not the 130 Effect's default teardown gives an interrupted program.
-  NodeRuntime.runMain({
-    teardown: (exit, onExit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit))
-  })
-)
+root.pipe(Command.withSubcommands([serve, scenario, load, webhooks, conform]), Command.run({ version: VERSION }), runCli)

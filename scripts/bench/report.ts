@@ -81,6 +81,9 @@ export const rssTable = (rows: readonly Rss[]): string =>
   )
 
 export interface StartupRow {
+  readonly store: string
+  /** "bundle": dist/serve, what serve runs when it is fresh; "sources": SOKONI_SERVE_BUNDLE=off. */
+  readonly code: string
   readonly mode: string
   /** Spawn to the first 200 from GET /api/v1/status, per run. */
   readonly ms: readonly number[]
@@ -90,8 +93,8 @@ export interface StartupRow {
 
 export const startupTable = (rows: readonly StartupRow[]): string =>
   table(
-    ["compile cache", "runs", "median ms (spawn → first 200)", "per run", "median `ready in` (self-reported)"],
-    rows.map((r) => [r.mode, String(r.ms.length), fixed(median(r.ms)), r.ms.map((v) => fixed(v)).join(" / "), fixed(median(r.selfReported))])
+    ["store", "code", "compile cache", "runs", "median ms (spawn → first 200)", "per run", "median `ready in` (self-reported)"],
+    rows.map((r) => [r.store, r.code, r.mode, String(r.ms.length), fixed(median(r.ms)), r.ms.map((v) => fixed(v)).join(" / "), fixed(median(r.selfReported))])
   )
 
 export interface Verdict {
@@ -173,10 +176,12 @@ ${doc.busy ? "> **Busy machine.** Other processes were using the cores when this
   defined over 200,000 requests; a quick run (20,000) is indicative only. Growth counts whatever the engine keeps on
   purpose (the memory store's quotes, orders and idempotency records; the trace, if \`serve\` keeps it in memory) as well
   as leaks.
-- **Startup**: time from spawning \`node engine/cli/bin.ts serve\` (pinned to core 0, memory store) to the first 200 from
-  \`GET /api/v1/status\`, polled every 5 ms. \`engine/cli/bin.ts\` already calls \`module.enableCompileCache()\`, so a
-  plain \`serve\` uses Node's compile cache (in the OS temp directory); "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`,
-  "cold" is the first run into an empty \`NODE_COMPILE_CACHE\` directory and "warm" the runs after it.
+- **Startup**: time from spawning \`node engine/cli/bin.ts serve\` (pinned to core 0) to the first 200 from
+  \`GET /api/v1/status\`, polled every 5 ms, per store (postgres: one database for all runs; its first start, which
+  creates the schema, is reported apart). "bundle" is dist/serve, which \`serve\` runs when it is fresh (built first when
+  missing or stale, as \`npm start\` does); "sources" sets \`SOKONI_SERVE_BUNDLE=off\`. \`engine/cli/bin.ts\` calls
+  \`module.enableCompileCache()\`: "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`, "cold" is the first run into an empty
+  \`NODE_COMPILE_CACHE\` directory and "warm" the runs after it; bundle and sources runs alternate.
 
 ## Results
 

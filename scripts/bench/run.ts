@@ -4,12 +4,12 @@
  * writes docs/performance.md. A missed target prints `TARGET MISSED: …` (exit 1 only with --strict).
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import type { Flow } from "./cannon.ts"
 import { type LoadResult, runLoad } from "./load.ts"
+import { measureStartup } from "./startup.ts"
 import {
   markdown,
   median,
@@ -18,29 +18,12 @@ import {
   rssGrowth,
   rssTable,
   type Sample,
-  type StartupRow,
   startupTable,
   type Throughput,
   throughputTable,
   type Verdict
 } from "./report.ts"
-import {
-  capture,
-  cleanup,
-  type Engine,
-  freePort,
-  LOAD_CORE,
-  root,
-  SERVER_CORE,
-  type Server,
-  type Store,
-  spawnPinned,
-  startBare,
-  startEngine,
-  startPrism,
-  stop,
-  waitForHttp
-} from "./targets.ts"
+import { capture, cleanup, type Engine, LOAD_CORE, root, SERVER_CORE, type Server, type Store, startBare, startEngine, startPrism, stop } from "./targets.ts"
 
 const { values: flags } = parseArgs({
   options: {
@@ -194,47 +177,6 @@ const rss = async (): Promise<Rss[]> => {
   return rows
 }
 
-/** One `serve` start: spawn → first 200 from /api/v1/status, and the "ready in" it printed. */
-const startOnce = async (env: NodeJS.ProcessEnv): Promise<{ ms: number; selfReported: number }> => {
-  const port = await freePort()
-  const started = performance.now()
-  const child = spawnPinned(SERVER_CORE, ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", "memory", "--seed", "1"], env)
-  let selfReported = Number.NaN
-  child.stdout?.on("data", (chunk: Buffer) => {
-    const match = /ready in (\d+) ms/.exec(chunk.toString())
-    if (match) selfReported = Number(match[1])
-  })
-  await waitForHttp(`http://127.0.0.1:${port}/api/v1/status`, child, 30_000, true)
-  const ms = performance.now() - started
-  await new Promise((r) => setTimeout(r, 50)) // let the "ready in" line arrive
-  await stop(child)
-  return { ms, selfReported }
-}
-
-const startup = async (): Promise<StartupRow[]> => {
-  const { NODE_COMPILE_CACHE: _, ...base } = process.env
-  const cacheDir = mkdtempSync(join(tmpdir(), "sokoni-bench-cache-"))
-  const modes: { mode: string; env: NodeJS.ProcessEnv; runs: number }[] = [
-    { mode: "off", env: { ...base, NODE_DISABLE_COMPILE_CACHE: "1" }, runs: settings.startupRuns },
-    { mode: "cold (empty dir)", env: { ...base, NODE_COMPILE_CACHE: cacheDir }, runs: 1 },
-    { mode: "warm", env: { ...base, NODE_COMPILE_CACHE: cacheDir }, runs: settings.startupRuns }
-  ]
-  const rows: StartupRow[] = []
-  try {
-    for (const { mode, env, runs } of modes) {
-      const results = []
-      for (let i = 0; i < runs; i++) results.push(await startOnce(env))
-      const row = { mode, ms: results.map((r) => r.ms), selfReported: results.map((r) => r.selfReported) }
-      log(`  [startup] compile cache ${mode}: ${row.ms.map((v) => v.toFixed(0)).join(" / ")} ms`)
-      rows.push(row)
-    }
-  } finally {
-    rmSync(cacheDir, { recursive: true, force: true })
-  }
-  log(`\n${startupTable(rows)}\n`)
-  return rows
-}
-
 const machine = () => {
   const model = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown"
   const commit = sh("git", ["-C", root, "rev-parse", "--short", "HEAD"])
@@ -296,10 +238,18 @@ const main = async () => {
     }
   }
   if (only.has("startup")) {
-    const rows = await startup()
+    const rows = await measureStartup(stores, settings.startupRuns, log)
+    log(`\n${startupTable(rows)}\n`)
     sections.push(`### serve start-up (ms)\n\n${startupTable(rows)}`)
-    const warm = median(rows.find((r) => r.mode === "warm")!.ms)
-    verdicts.push({ name: "serve ready with a warm compile cache", measured: `${warm.toFixed(0)} ms`, target: "≤ 400 ms", pass: warm <= 400 })
+    // Judged on what a plain `sokoni serve` runs: the bundle when there is one, else the sources.
+    const judged = rows.find((r) => r.store === "memory" && r.mode === "warm" && r.code === "bundle") ?? rows.find((r) => r.mode === "warm")!
+    const warm = median(judged.ms)
+    verdicts.push({
+      name: `serve ready with a warm compile cache (${judged.store} store, ${judged.code})`,
+      measured: `${warm.toFixed(0)} ms`,
+      target: "≤ 400 ms",
+      pass: warm <= 400
+    })
   }
 
   const load = `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min)`

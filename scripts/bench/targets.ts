@@ -106,7 +106,7 @@ export interface Engine extends Server {
 export type Store = "memory" | "postgres"
 
 /** A fresh database for one run of the postgres store, dropped at cleanup. */
-const freshDatabase = async (): Promise<string> => {
+export const freshDatabase = async (): Promise<string> => {
   const name = `sokoni_bench_${process.pid}_${finalizers.length}`
   await run("createdb", [...PG, name])
   finalizers.push(async () => {
