@@ -1,6 +1,6 @@
 /**
  * ReceiverScripts: the control API's hold on the engine's simulated webhook receivers (`PUT /_sim/receivers`,
- * `POST /_sim/receivers/take`, E-241). Scripting checks what the body's schema cannot (an answer that is both
+ * `POST /_sim/receivers/take`, D-350). Scripting checks what the body's schema cannot (an answer that is both
  * unreachable and a status, a partner that does not exist); taking returns the views (sim/received-view.ts) of what
  * the receivers got and forgets them.
  * Owns those two use cases. Does not own the receivers' behaviour (sim/outbound.ts) nor the wire decoding (route).

@@ -588,7 +588,7 @@ export interface paths {
          *     started at; any instant, earlier ones too: nothing of the old world remains). A `system` clock cannot be set:
          *     `at` is then refused. The admin token and the engine's settings (store, clock mode, desk mode, limits) stay.
          *     Requests that arrive while the world is replaced wait for the new one; open event streams are closed; the
-         *     answer comes once the new world serves. Needs the engine to hold its database alone (E-242).
+         *     answer comes once the new world serves. Needs the engine to hold its database alone (D-351).
          */
         post: operations["resetSimEngine"];
         delete?: never;
@@ -1478,6 +1478,7 @@ export interface components {
         ReceiverScript: {
             /** @description The next answers, in order. */
             answers?: components["schemas"]["ScriptedAnswer"][];
+            /** @description The answer to every request after `answers` (default status 200). */
             otherwise?: components["schemas"]["ScriptedAnswer"];
             /** @description Only this partner's webhooks meet the script (default every partner's). */
             partnerId?: string;
@@ -1495,6 +1496,7 @@ export interface components {
             answers: components["schemas"]["ScriptedAnswer"][];
             /** @description Whether it was given a secret. */
             checksSignatures: boolean;
+            /** @description The answer after them. */
             otherwise: components["schemas"]["ScriptedAnswer"];
             /** @description The partner it is for, null for every partner. */
             partnerId: string | null;
@@ -2510,6 +2512,8 @@ export interface operations {
             /** @description The new world could not be built (for example the database is unreachable); SERVICE_UNAVAILABLE, retry the reset. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -11,6 +11,7 @@ import { relative } from "node:path"
 import { describe, expect, it } from "vitest"
 import { scenarioFiles } from "../../engine/conform/scenario-checks.ts"
 import { loadScenario, shiftScenario } from "../../scenarios/runner.ts"
+import { adminUrl, withDatabase } from "../http/node-server-kit.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
 
 const DIR = `${import.meta.dirname}/../../scenarios`
@@ -149,3 +150,28 @@ describe("sokoni conform: scenario suites over the wire", () => {
     }
   })
 })
+
+describe.skipIf(adminUrl === undefined)(
+  adminUrl === undefined
+    ? "sokoni conform: receivers and fresh worlds on postgres (skipped: set DATABASE_URL)"
+    : "sokoni conform: receivers and fresh worlds on postgres",
+  () => {
+    it("runs scripted-receiver scenarios and, after a reset that empties the tables, the worlds of their own", async () => {
+      await withDatabase(adminUrl ?? "", async (url) => {
+        const target = await startTarget({ store: "postgres", databaseUrl: url })
+        try {
+          const only = [
+            "scenario: webhook-retries/retry-5-then-delivered.yaml",
+            "scenario: webhook-retries/signature-receiver-side.yaml",
+            "scenario: corporate-actions/dividend-credits-wallet.yaml",
+            "scenario: market-clock/christmas-midnight.yaml"
+          ]
+          const report = await conformAgainst(target.base, { only })
+          expect(report.checks.map((c) => [c.name, c.status, c.status === "passed" ? "" : c.message])).toEqual(only.map((name) => [name, "passed", ""]))
+        } finally {
+          await target.stop()
+        }
+      })
+    }, 120_000)
+  }
+)

@@ -36,7 +36,23 @@ const serve = async (extra: ReadonlyArray<string> = []) => {
     process.execPath,
     // A fixed seed: serve draws a fresh one otherwise, and the offers' windows (placed around the start from the seed)
     // decide whether the subscriptions suite, run a week or two past its start, finds an open treasury bill.
-    [BIN, "serve", "--port", String(port), "--seed", "1", "--clock", "manual", "--start", "2026-11-23T08:00:00.000Z", "--desk", "manual", "--admin-token", TOKEN, ...extra],
+    [
+      BIN,
+      "serve",
+      "--port",
+      String(port),
+      "--seed",
+      "1",
+      "--clock",
+      "manual",
+      "--start",
+      "2026-11-23T08:00:00.000Z",
+      "--desk",
+      "manual",
+      "--admin-token",
+      TOKEN,
+      ...extra
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] }
   )
   let out = ""
@@ -94,7 +110,12 @@ describe("sokoni conform (process)", () => {
         "scenario: market-clock/christmas-midnight.yaml"
       ])
       // They ran last: a reset ends every other check's state.
-      expect(tests.slice(-fresh.length).map((t) => t.name).sort()).toEqual(fresh.map((t) => t.name).sort())
+      expect(
+        tests
+          .slice(-fresh.length)
+          .map((t) => t.name)
+          .sort()
+      ).toEqual(fresh.map((t) => t.name).sort())
       const junit = await readFile(join(out, "report.xml"), "utf8")
       expect(junit).toContain('name="rate-limit-oracle: the first 429 is exactly request limit + 1')
       const html = await readFile(join(out, "report.html"), "utf8")

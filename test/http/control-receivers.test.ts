@@ -1,5 +1,5 @@
 /**
- * The simulated webhook receivers of the control API (E-241): `PUT /_sim/receivers` scripts the receiver of a URL
+ * The simulated webhook receivers of the control API (D-350, E-241): `PUT /_sim/receivers` scripts the receiver of a URL
  * (answers in order, then `otherwise`; a timeout on the engine clock, no real wait; unreachable), optionally for one
  * partner only and with a secret it checks signatures with; `POST /_sim/receivers/take` returns what they got and
  * forgets it. The engine's default outbound routes scripted URLs to them and every other URL to the network.

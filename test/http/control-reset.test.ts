@@ -1,5 +1,5 @@
 /**
- * `POST /_sim/reset` (E-242): the engine behind `serve` starts over from nothing: partners, keys, wallets, events,
+ * `POST /_sim/reset` (D-351, E-242): the engine behind `serve` starts over from nothing: partners, keys, wallets, events,
  * trace, maintenance, receiver scripts gone; the seeded generators from the start again (the first partner gets the
  * same id as the old world's first); the clock at `at` (default the engine's start, earlier instants allowed); the
  * admin token kept; open streams closed; on PostgreSQL the tables emptied, so a restart on the same database finds

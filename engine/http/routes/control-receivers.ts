@@ -1,5 +1,5 @@
 /**
- * Control routes of the simulated webhook receivers (spec/control.yaml, tag "Receivers", E-241): script the
+ * Control routes of the simulated webhook receivers (spec/control.yaml, tag "Receivers", D-350): script the
  * receiver standing for a webhook URL, take what the receivers got. Decoding only; the work is ReceiverScripts'.
  */
 import { Schema } from "effect"
