@@ -42,6 +42,7 @@ export interface HostHooks {
 
 const internalError = errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))
 const RESET_PATH = "/_sim/reset"
+const startedOver = errorResponse(fail("SERVICE_UNAVAILABLE", "the engine started over while this stream was opening; reconnect"), { "retry-after": "1" })
 
 /** Builds the engine of `config` (store connected and migrated) and returns its host; rejects when it cannot start. */
 export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}): Promise<EngineHost> => {
@@ -111,7 +112,9 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
     gate = undefined
     for (const { request, response, respond } of answers) {
       const isReset = request.method === "POST" && request.path === RESET_PATH && response.status === 200
-      respond(isReset && broken !== undefined ? unavailable() : response)
+      // A stream opened on the old world would read a world that is gone: the client reconnects to the new one.
+      if (response.stream !== undefined) respond(startedOver)
+      else respond(isReset && broken !== undefined ? unavailable() : response)
     }
     waiting?.open()
   }
@@ -146,6 +149,8 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
       return
     }
     inFlight += 1
+    // Requests run in fibers started with an empty context: the gateway provides the engine's own, and providing it
+    // onto an empty context is free where merging it into a full one copies every service on each request.
     Effect.runFork(current.gateway.handle(request)).addObserver((exit) => {
       inFlight -= 1
       const response = exit._tag === "Success" ? exit.value : internalError
