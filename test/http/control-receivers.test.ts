@@ -77,7 +77,9 @@ describe("PUT /_sim/receivers and POST /_sim/receivers/take", () => {
     const { engine, partner, webhookId, take } = await setup()
     let sent = 0
     const test = () =>
-      engine.call("POST", `${SANDBOX}/webhooks/${webhookId}/test`, { headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `receivers-test-${++sent}` } })
+      engine.call("POST", `${SANDBOX}/webhooks/${webhookId}/test`, {
+        headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `receivers-test-${++sent}` }
+      })
     await engine.admin("PUT", "/_sim/receivers", { url: URL_A, secret: "whsec_other_secret_000" })
     expect((await test()).status).toBe(200)
     await engine.admin("PUT", "/_sim/receivers", { url: URL_A })
