@@ -96,7 +96,8 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
     const old = world
     world = undefined
     try {
-      await hooks.beforeReset?.()
+      // Ending the old world's streams must not keep it alive: a failure there is the old world's last word.
+      await hooks.beforeReset?.().catch(() => undefined)
       if (old !== undefined) await release(old)
       if (config.store === "postgres" && config.databaseUrl !== undefined) await Effect.runPromise(wipePostgresStore(config.databaseUrl))
       world = await build(plan)
