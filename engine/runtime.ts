@@ -26,6 +26,7 @@ import { IntelService } from "./app/intel.ts"
 import { MarketService } from "./app/market.ts"
 import { OfferService } from "./app/offers.ts"
 import { PartnerService } from "./app/partners.ts"
+import { ReceiverScripts } from "./app/receiver-scripts.ts"
 import { SandboxService } from "./app/sandbox.ts"
 import { ReferenceService } from "./app/reference.ts"
 import { ReferenceData } from "./app/reference-data.ts"
@@ -43,7 +44,8 @@ import { ROUTES } from "./http/routes/index.ts"
 import { type ClockMode, EngineClock } from "./sim/clock.ts"
 import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
 import { MarketFeed } from "./sim/market-feed.ts"
-import { Outbound } from "./sim/outbound.ts"
+import { Outbound, Receivers, type SimReceivers } from "./sim/outbound.ts"
+import { EngineReset } from "./sim/reset.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
@@ -76,12 +78,20 @@ export interface EngineConfig {
   readonly rateWindowMs?: number | undefined
   /** How the trace is kept: every line (scenarios, the default), none, or the last N lines (serve). */
   readonly trace?: Layer.Layer<Trace, unknown> | undefined
-  /** How webhooks reach their endpoints: real `fetch` (the default) or `Outbound.simulated(receivers)` (tests, scenarios). */
-  readonly outbound?: Layer.Layer<Outbound, never, EngineClock> | undefined
+  /**
+   * How webhooks reach their endpoints: by default `Outbound.routed` (the URLs scripted through `PUT /_sim/receivers`
+   * answer from `receivers`, every other URL goes to the network), or e.g. `Outbound.simulated(receivers)` (tests,
+   * scenarios: every URL simulated).
+   */
+  readonly outbound?: Layer.Layer<Outbound, never, EngineClock | Receivers> | undefined
+  /** The simulated receivers the control API scripts and reads (`/_sim/receivers`); a fresh set by default. */
+  readonly receivers?: SimReceivers | undefined
   /** More header names carrying the webhook signature, e.g. x-mystocks-signature (facts row 11.2, D-054). */
   readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
   /** The `retry:` a stream opens with, default the contract's 3000 ms; tests that reconnect often shorten it (E-134). */
   readonly streamRetryMs?: number | undefined
+  /** Who can start this engine over (`POST /_sim/reset`): its host (http/engine-host.ts); nobody by default (E-242). */
+  readonly reset?: EngineReset["Service"] | undefined
   /** TEST ONLY (E-190): faults the conformance harness must catch by name (`serve --plant-defect`); none by default. */
   readonly plantDefects?: ReadonlyArray<PlantedDefect> | undefined
 }
@@ -116,9 +126,11 @@ export const engineLayer = (config: EngineConfig) => {
     Entropy.layer(config.seed),
     config.trace ?? Trace.layer,
     Maintenance.layer,
+    Receivers.layer(config.receivers),
+    config.reset === undefined ? EngineReset.unavailable : EngineReset.layer(config.reset),
     plantedDefectsLayer(config.plantDefects ?? [])
   )
-  const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.network, seams)
+  const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.routed, seams)
   const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
@@ -151,7 +163,8 @@ export const engineLayer = (config: EngineConfig) => {
       Idempotency.layer,
       AuditTrail.layer,
       ReportService.layer,
-      InvoiceService.layer
+      InvoiceService.layer,
+      ReceiverScripts.layer
     ),
     withUsage
   )

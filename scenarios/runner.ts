@@ -4,7 +4,6 @@
  * Owns: the scenario format, variable saving/substitution, expectations and the report. The engine is used only
  * through HTTP (partner and control API), exactly as an outside client would.
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { parse } from "yaml"
@@ -13,7 +12,8 @@ import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
 import type { DeskMode } from "../engine/sim/desk.ts"
-import { Outbound, type ReceivedRequest, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbound.ts"
+import { Outbound, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbound.ts"
+import { type ReceivedView, receivedView } from "../engine/sim/received-view.ts"
 
 export interface ScenarioStep {
   readonly name?: string
@@ -38,8 +38,9 @@ export interface ScenarioStep {
     readonly rejectionReason?: string
   }
   /**
-   * Scripts a webhook receiver (the partner's endpoint, simulated in-process): its next answers in order, then
-   * `otherwise` (default 200). With `secret`, the receiver checks every signature it gets (node:crypto).
+   * Scripts a webhook receiver (the partner's endpoint, simulated by the engine: in-process directly, over the wire
+   * through `PUT /_sim/receivers` for the scenario's partner): its next answers in order, then `otherwise` (default
+   * 200). With `secret`, the receiver checks every signature it gets (node:crypto).
    */
   readonly receiver?: {
     readonly url: string
@@ -74,10 +75,14 @@ export interface Scenario {
   readonly steps: ReadonlyArray<ScenarioStep>
   /**
    * Over the wire, why this scenario needs a target of its own (e.g. a corporate action acts on every holder of a
-   * listing): `sokoni conform` skips it with this reason; it runs in-process as usual.
+   * listing): `sokoni conform` runs it on a fresh world (`POST /_sim/reset` to its start, E-243), or skips it with
+   * this reason when the target cannot start over; it runs in-process as usual.
    */
   readonly ownTarget?: string
-  /** Over the wire, why it is tied to its calendar date (a holiday): it is skipped rather than moved by weeks. */
+  /**
+   * Over the wire, why it is tied to its calendar date (a holiday): it runs on a fresh world at its start rather than
+   * being moved by weeks, or is skipped with this reason when the target's clock is past it and cannot start over.
+   */
   readonly dated?: string
 }
 
@@ -117,13 +122,14 @@ export interface RunOptions {
 
 /**
  * How a scenario reaches the engine: in-process (a fresh engine per run, its scripted receivers, the control API) or
- * over the wire (`sokoni conform`: a base URL, the control API only with an admin token, no scripted receivers).
+ * over the wire (`sokoni conform`: a base URL; the control API, and through it the scripted receivers, only with an
+ * admin token).
  */
 export interface Transport {
   readonly fetch: (request: Request) => Promise<Response>
   /** The control API's token, or undefined when the target has none (its steps are then skipped). */
   readonly adminToken: string | undefined
-  /** The in-process scripted webhook receivers; undefined over the wire. */
+  /** The in-process scripted webhook receivers; undefined over the wire (there they are the control API's). */
   readonly receivers: SimReceivers | undefined
   /** Keys to use when the control API cannot create the scenario's partner. */
   readonly keys?: { readonly sandboxKey?: string | undefined; readonly liveKey?: string | undefined } | undefined
@@ -188,21 +194,33 @@ const weeksPast = (start: string, now: number): number => {
   return weeks * WEEK_MS
 }
 
+/** Whether a scenario scripts webhook receivers or expects what they got. */
+const usesReceivers = (scenario: Scenario) => scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined)
+
+/** Whether, over the wire, a scenario runs on a world of its own (after `POST /_sim/reset` to its start, E-243). */
+export const needsFreshWorld = (scenario: Scenario) => scenario.ownTarget !== undefined || scenario.dated !== undefined
+
 /** Why a scenario cannot run over the wire against this target, or undefined when it can. */
 export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
-  if (scenario.ownTarget !== undefined) return `it needs a target of its own: ${scenario.ownTarget} (run it with \`sokoni scenario run\`)`
-  if (scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined))
-    return "it scripts webhook receivers, which exist only in-process (run it with `sokoni scenario run`)"
+  if (scenario.ownTarget !== undefined && !hasControl)
+    return `it needs a target of its own: ${scenario.ownTarget} (a fresh world through the control API, --admin-token; or \`sokoni scenario run\`)`
+  if (!hasControl && usesReceivers(scenario))
+    return "it scripts webhook receivers, which need the control API (--admin-token; or run it in-process with `sokoni scenario run`)"
   if (!hasControl && scenario.steps.every((s) => s.request === undefined)) return "every step needs the control API (--admin-token)"
   return undefined
 }
 
 /**
  * Runs `scenario` against a running target over HTTP. With a control API the target's clock is first advanced to the
- * scenario's start (refused when it is already past it: a clock never goes back); without one, control, clock and desk
- * steps are skipped and reported as such, and the scenario runs in the target's present.
+ * scenario's start (past it, the scenario moves by whole weeks: a clock never goes back), or, for a scenario that needs
+ * a world of its own, the target starts over at its start (`POST /_sim/reset`); its receivers are the control API's.
+ * Without one, control, clock and desk steps are skipped and reported as such, and the scenario runs in the target's
+ * present.
  */
-export const runScenarioOverWire = async (given: Scenario, options: WireOptions): Promise<RunResult & { readonly skipped?: string }> => {
+export const runScenarioOverWire = async (
+  given: Scenario,
+  options: WireOptions
+): Promise<RunResult & { readonly skipped?: string; readonly freshWorld?: boolean }> => {
   const origin = options.base.replace(/\/+$/, "")
   const doFetch = options.fetch ?? globalThis.fetch
   const transport: Transport = {
@@ -216,18 +234,32 @@ export const runScenarioOverWire = async (given: Scenario, options: WireOptions)
     keys: { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
   }
   let scenario = given
+  const runOptions: RunOptions = { seed: options.seed, store: "memory", ...(options.onStep === undefined ? {} : { onStep: options.onStep }) }
   const empty = { scenario: scenario.name, seed: options.seed, store: "memory" as const, steps: [], passed: false, trace: [], hash: "" }
   const obstacle = wireObstacle(scenario, options.adminToken !== undefined)
   if (obstacle !== undefined) return { ...empty, skipped: obstacle }
   if (options.adminToken !== undefined) {
     const auth = { authorization: `Bearer ${options.adminToken}` }
+    if (needsFreshWorld(scenario)) {
+      // A world of its own, its clock at the scenario's start: the target starts over (E-243).
+      const reset = await doFetch(`${origin}/_sim/reset`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ at: scenario.start })
+      })
+      const why = scenario.ownTarget !== undefined ? `it needs a target of its own: ${scenario.ownTarget}` : `it is tied to its date: ${scenario.dated}`
+      if (reset.status !== 200)
+        return {
+          ...empty,
+          skipped: `${why}, and the target cannot start over (POST /_sim/reset answered ${reset.status} ${(await reset.text()).slice(0, 200)})`
+        }
+      await reset.body?.cancel()
+      return { ...(await runOn(scenario, runOptions, transport)), freshWorld: true }
+    }
     const clock = (await (await doFetch(`${origin}/_sim/clock`, { headers: auth })).json()) as { now: string }
     const now = Date.parse(clock.now)
     // Past its start, the scenario moves by whole weeks (same weekday and time, same market hours; E-195).
-    if (now > Date.parse(scenario.start)) {
-      if (scenario.dated !== undefined) return { ...empty, skipped: `the target's clock is past its start and it is tied to its date: ${scenario.dated}` }
-      scenario = shiftScenario(scenario, weeksPast(scenario.start, now))
-    }
+    if (now > Date.parse(scenario.start)) scenario = shiftScenario(scenario, weeksPast(scenario.start, now))
     if (now < Date.parse(scenario.start)) {
       const moved = await doFetch(`${origin}/_sim/clock/advance`, {
         method: "POST",
@@ -237,7 +269,7 @@ export const runScenarioOverWire = async (given: Scenario, options: WireOptions)
       if (moved.status !== 200) return { ...empty, skipped: `the target's clock cannot be moved to the scenario's start (${moved.status})` }
     }
   }
-  return runOn(scenario, { seed: options.seed, store: "memory", ...(options.onStep === undefined ? {} : { onStep: options.onStep }) }, transport)
+  return runOn(scenario, runOptions, transport)
 }
 
 const ADMIN = "scenario-admin-token"
@@ -294,29 +326,20 @@ const labelOf = (step: ScenarioStep, index: number) =>
         ? `receiver ${step.receiver.url}`
         : `step ${index + 1}`)
 
-/** What a scenario sees of one webhook request: when, which event, the outcome, and the receiver-side signature check. */
-const receivedView = (r: ReceivedRequest, secrets: ReadonlyMap<string, string>) => {
-  let envelope: Record<string, unknown> = {}
-  try {
-    envelope = JSON.parse(r.body) as Record<string, unknown>
-  } catch {
-    // not JSON: the view shows no event
-  }
-  const secret = secrets.get(r.url)
-  const given = Buffer.from(r.headers["x-service-signature"] ?? "", "hex")
-  const expected = secret === undefined ? undefined : createHmac("sha256", secret).update(r.body).digest()
-  return {
-    url: r.url,
-    at: new Date(r.at).toISOString(),
-    event: envelope.event,
-    eventId: envelope.eventId,
-    data: envelope.data,
-    isSandbox: envelope.isSandbox,
-    outcome: r.result.kind,
-    status: r.result.kind === "answered" ? r.result.status : null,
-    signature: expected === undefined ? "unchecked" : given.length === expected.length && timingSafeEqual(given, expected) ? "valid" : "invalid"
-  }
+/** A scenario's webhook receivers, wherever they live: script one by URL, take what they got since the last take. */
+interface ScenarioReceivers {
+  /** Problems when the script was refused (none when it is in force). */
+  readonly script: (url: string, answers: ReadonlyArray<ScriptedAnswer>, otherwise: ScriptedAnswer, secret: string | undefined) => Promise<Array<string>>
+  readonly take: () => Promise<Array<ReceivedView>>
 }
+
+const inProcessReceivers = (receivers: SimReceivers): ScenarioReceivers => ({
+  script: async (url, answers, otherwise, secret) => {
+    receivers.script(url, answers, otherwise, { secret })
+    return []
+  },
+  take: async () => receivers.take().map((r) => receivedView(r))
+})
 
 /** How long a stream `read` waits for the messages it expects before reporting what it got (a failure bound only). */
 export const STREAM_READ_LIMIT_MS = 5_000
@@ -438,7 +461,6 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
       : { ...given, dispose: async () => undefined }
   const adminToken = engine.adminToken
   const hasControl = adminToken !== undefined
-  const receivers = engine.receivers
   const vars: Record<string, unknown> = {}
   const reports: Array<StepReport> = []
   const streams = new Map<string, ReturnType<typeof streamReader>>()
@@ -486,6 +508,26 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     if (given === undefined) return ((await call("GET", "/_sim/trace/hash", admin, undefined)).body as { lines: number }).lines
     return (await traceLines()).findLast((l) => l.kind === "event")?.eventId
   }
+  /**
+   * The scenario's webhook receivers: in-process the engine's SimReceivers directly (as always: the trace stays
+   * byte-identical); over the wire the control API's, scripted for this scenario's partner only (E-241).
+   */
+  const receivers: ScenarioReceivers | undefined =
+    engine.receivers !== undefined
+      ? inProcessReceivers(engine.receivers)
+      : hasControl && usesReceivers(scenario)
+        ? {
+            script: async (url, answers, otherwise, secret) => {
+              const body = { url, partnerId: String(vars.partnerId), answers, otherwise, ...(secret === undefined ? {} : { secret }) }
+              const set = await call("PUT", "/_sim/receivers", admin, body)
+              return set.status === 200 ? [] : [`receiver: PUT /_sim/receivers answered ${set.status} ${JSON.stringify(set.body)}`]
+            },
+            take: async () => {
+              const got = await call("POST", "/_sim/receivers/take", admin, { partnerId: String(vars.partnerId) })
+              return got.status === 200 ? (got.body as { received: Array<ReceivedView> }).received : []
+            }
+          }
+        : undefined
   const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
   const eventsSince = async (from: number | string | undefined) => {
     const lines = await traceLines()
@@ -521,7 +563,8 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
       const before = await traceLength()
       let result: { status: number; headers: Headers; body: unknown; stream?: ReturnType<typeof streamReader> } | undefined
       let messages: Array<StreamMessage> = []
-      receivers?.take()
+      const receiverProblems: Array<string> = []
+      await receivers?.take()
       const streamProblems: Array<string> = []
       if (step.stream?.read !== undefined) {
         const open = streams.get(step.stream.read)
@@ -567,11 +610,19 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
                   })
                 : await call("POST", `/_sim/desk/orders/${reject}/reject`, admin, { rejectionCode: rest.rejectionCode, rejectionReason: rest.rejectionReason })
       } else if (step.receiver !== undefined && receivers !== undefined) {
-        receivers.script(step.receiver.url, step.receiver.answers ?? [], step.receiver.otherwise ?? { status: 200 })
+        // A receiver keeps the secret it was last given for its URL until it is given another.
         if (step.receiver.secret !== undefined) secrets.set(step.receiver.url, step.receiver.secret)
+        receiverProblems.push(
+          ...(await receivers.script(
+            step.receiver.url,
+            step.receiver.answers ?? [],
+            step.receiver.otherwise ?? { status: 200 },
+            secrets.get(step.receiver.url)
+          ))
+        )
       }
-      const received = (receivers?.take() ?? []).map((r) => receivedView(r, secrets))
-      const problems: Array<string> = [...controlProblems.splice(0), ...streamProblems]
+      const received = (await receivers?.take()) ?? []
+      const problems: Array<string> = [...controlProblems.splice(0), ...streamProblems, ...receiverProblems]
       const expect = step.expect
       if (result !== undefined && expect?.status === undefined && result.status >= 400)
         problems.push(`unexpected ${result.status}: ${JSON.stringify(result.body)}`)

@@ -32,3 +32,5 @@ export const scopeAllows = (principal: Principal, required: ReadonlyArray<string
 
 export const partitionOf = (partnerId: string, environment: Environment) => `${partnerId}:${environment}`
 export const isSandboxPartition = (partition: string) => partition.endsWith(":sandbox")
+/** The partner a partition (`partnerId:environment`) belongs to. */
+export const partnerOfPartition = (partition: string) => partition.slice(0, partition.lastIndexOf(":"))

@@ -81,7 +81,9 @@ export const replayCommand = (options: ConformOptions): string =>
 
 /**
  * Every check conform knows: the contract checks, the stateful ones (trading needs the markets open, as the target
- * starts), then the scenario suites, each moving the target's clock to its start (so last: a clock never goes back).
+ * starts), then the scenario suites, each moving the target's clock to its start (so last: a clock never goes back),
+ * and last of all the scenarios that start the target over (`POST /_sim/reset`, E-243), which ends every other
+ * check's partners and state.
  */
 export const registry = (): ReadonlyArray<RegisteredCheck> => [...contractChecks(), ...statefulChecks().map((c: StatefulCheck) => c), ...scenarioChecks()]
 

@@ -4,8 +4,10 @@
  * of requests, events and deliveries on the target's clock for the HTML report.
  * Owns turning a scenario run into a check. Does not own the scenario format nor the runner.
  *
- * What cannot run is skipped with its reason: a scenario that scripts webhook receivers (in-process only), one whose
- * start the target's clock has passed (a clock never goes back), and, without a control API, its control steps.
+ * With a control API nothing is skipped: scripted webhook receivers are the control API's (`/_sim/receivers`), and
+ * the scenarios that need a world of their own (`ownTarget`, `dated`) run last, each after the target starts over at
+ * its start (`POST /_sim/reset`, E-243). Without one, what cannot run is skipped with its reason (receivers, a target
+ * of its own, every step a control step), and a scenario's control steps are skipped and counted.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
@@ -15,7 +17,10 @@ import type { RegisteredCheck } from "./conform.ts"
 const SCENARIOS = join(import.meta.dirname, "..", "..", "scenarios")
 
 /** A scenario's start as written (ISO sorts as time), read without parsing the whole file. */
-const startOf = (file: string) => /^start:\s*['"]?([0-9T:.Z-]+)/m.exec(readFileSync(file, "utf8"))?.[1] ?? ""
+const startOf = (text: string) => /^start:\s*['"]?([0-9T:.Z-]+)/m.exec(text)?.[1] ?? ""
+
+/** Whether it needs a world of its own over the wire (scenarios/runner.ts `needsFreshWorld`), read the same way. */
+const needsFreshWorld = (text: string) => /^(ownTarget|dated):/m.test(text)
 
 /**
  * Suites whose data is placed around the engine's start (the subscription offers' windows, domain/reference/offers.ts):
@@ -25,15 +30,20 @@ const EARLY_SUITES = ["subscriptions"]
 
 /**
  * Every scenario file, the early suites first, then earliest start first (then by path): over the wire a target's
- * clock only moves forward, and a scenario whose start has passed is moved by whole weeks (E-195).
+ * clock only moves forward, and a scenario whose start has passed is moved by whole weeks (E-195). Those that need a
+ * world of their own come last (each starts the target over, which ends every other check's state: E-243).
  */
 export const scenarioFiles = (dir = SCENARIOS): ReadonlyArray<string> =>
   readdirSync(dir, { recursive: true })
     .map(String)
     .filter((f) => f.endsWith(".yaml"))
     .map((f) => join(dir, f))
-    .map((file) => ({ file, start: startOf(file), early: EARLY_SUITES.some((suite) => file.includes(`/${suite}/`)) ? 0 : 1 }))
-    .sort((a, b) => a.early - b.early || a.start.localeCompare(b.start) || a.file.localeCompare(b.file))
+    .map((file) => {
+      const text = readFileSync(file, "utf8")
+      const rank = needsFreshWorld(text) ? 2 : EARLY_SUITES.some((suite) => file.includes(`/${suite}/`)) ? 0 : 1
+      return { file, start: startOf(text), rank }
+    })
+    .sort((a, b) => a.rank - b.rank || a.start.localeCompare(b.start) || a.file.localeCompare(b.file))
     .map((s) => s.file)
 
 export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> =>
@@ -85,7 +95,7 @@ export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> 
           }
         return {
           status: "passed",
-          message: `${scenario.name}: ${result.steps.length - skipped} steps passed${skipped === 0 ? "" : `, ${skipped} skipped (they need the control API)`}`,
+          message: `${scenario.name}: ${result.steps.length - skipped} steps passed${skipped === 0 ? "" : `, ${skipped} skipped (they need the control API)`}${result.freshWorld === true ? " (on a fresh world: POST /_sim/reset)" : ""}`,
           exchanges: [],
           timeline
         }

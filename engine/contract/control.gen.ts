@@ -518,6 +518,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/receivers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Script a simulated webhook receiver
+         * @description The engine's own stand-in for a partner's webhook endpoint at `url`: deliveries (and test deliveries) to it
+         *     are answered by the script instead of the network, at once and on the engine clock: `answers` first, in
+         *     order, then `otherwise` (default `{status: 200}`) for every later request. An answer is a `status` after
+         *     `latencyMs` (default 200 after 0 ms; a latency of 8000 ms or more is the 8 s rule's timeout, without any
+         *     real waiting) or `unreachable`. With `partnerId` the script applies to that partner's webhooks only (its own
+         *     script comes before one for every partner), so partners sharing an engine do not consume each other's
+         *     answers. With `secret` the receiver checks every signature it gets (`POST /_sim/receivers/take` reports the
+         *     verdict). Scripting a URL again replaces its script. URLs nobody scripted go to the network as usual. A reset
+         *     (`POST /_sim/reset`) forgets every script.
+         */
+        put: operations["setSimReceiver"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/receivers/take": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take what the simulated receivers got
+         * @description Returns, oldest first, the requests the scripted receivers got since the last take, and forgets them: with
+         *     `partnerId`, only those sent by that partner's webhooks (the others stay to be taken). Each shows when it
+         *     arrived on the engine clock, the event, the outcome the sender saw (`answered` with its status and latency,
+         *     `timeout`, `unreachable`), the receiver's signature verdict (`unchecked` without a secret) and the exact bytes.
+         *     At most the last 10,000 requests are kept.
+         */
+        post: operations["takeSimReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the engine over from nothing
+         * @description Replaces the whole simulated world with a fresh one, as if the engine had just started: every partner, key,
+         *     sub-account, order, event, delivery, job, trace line, rate-limit window, maintenance mode, desk policy,
+         *     price pin and receiver script is gone (on PostgreSQL its tables are emptied), the seeded generators start
+         *     again from `seed` (default the engine's), and the clock starts at `at` (default the instant the engine was
+         *     started at; any instant, earlier ones too: nothing of the old world remains). A `system` clock cannot be set:
+         *     `at` is then refused. The admin token and the engine's settings (store, clock mode, desk mode, limits) stay.
+         *     Requests that arrive while the world is replaced wait for the new one; open event streams are closed; the
+         *     answer comes once the new world serves. Needs the engine to hold its database alone (D-351).
+         */
+        post: operations["resetSimEngine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/subscriptions/{subscriptionId}/allot": {
         parameters: {
             query?: never;
@@ -1354,6 +1433,76 @@ export interface components {
          * @example NPN.ZA
          */
         QualifiedSymbol: string;
+        /** @description One request a simulated receiver got. */
+        ReceivedRequest: {
+            /**
+             * Format: date-time
+             * @description When it arrived, on the engine clock.
+             */
+            at: string;
+            /** @description The exact bytes received. */
+            body: string;
+            /** @description The envelope's data (null when absent). */
+            data: unknown;
+            /** @description The envelope's event (null when the body is not an envelope). */
+            event: string | null;
+            /** @description The envelope's eventId. */
+            eventId: string | null;
+            /** @description The envelope's isSandbox. */
+            isSandbox: boolean | null;
+            /** @description How long the answer took (null on timeout or unreachable). */
+            latencyMs: number | null;
+            /**
+             * @description What the sender saw.
+             * @enum {string}
+             */
+            outcome: "answered" | "timeout" | "unreachable";
+            /** @description The partner whose webhook sent it. */
+            partnerId: string | null;
+            /**
+             * @description The receiver's check of x-service-signature (unchecked when it holds no secret).
+             * @enum {string}
+             */
+            signature: "valid" | "invalid" | "unchecked";
+            /** @description The status answered (null on timeout or unreachable). */
+            status: number | null;
+            /** @description Where it was sent. */
+            url: string;
+        };
+        /** @description Requests the simulated receivers got, oldest first. */
+        ReceivedRequests: {
+            /** @description The requests. */
+            received: components["schemas"]["ReceivedRequest"][];
+        };
+        /** @description A simulated webhook receiver's script. */
+        ReceiverScript: {
+            /** @description The next answers, in order. */
+            answers?: components["schemas"]["ScriptedAnswer"][];
+            /** @description The answer to every request after `answers` (default status 200). */
+            otherwise?: components["schemas"]["ScriptedAnswer"];
+            /** @description Only this partner's webhooks meet the script (default every partner's). */
+            partnerId?: string;
+            /** @description The secret the receiver checks signatures with (default it does not check). */
+            secret?: string;
+            /**
+             * Format: uri
+             * @description The webhook URL it stands for (http or https).
+             */
+            url: string;
+        };
+        /** @description The script now in force for a URL. */
+        ReceiverScriptSet: {
+            /** @description The answers still to give, in order. */
+            answers: components["schemas"]["ScriptedAnswer"][];
+            /** @description Whether it was given a secret. */
+            checksSignatures: boolean;
+            /** @description The answer after them. */
+            otherwise: components["schemas"]["ScriptedAnswer"];
+            /** @description The partner it is for, null for every partner. */
+            partnerId: string | null;
+            /** @description The webhook URL. */
+            url: string;
+        };
         /** @description Why the application is rejected. */
         RejectApplicationRequest: {
             /** @description Reason shown as applicationRejectionReason. */
@@ -1365,6 +1514,40 @@ export interface components {
             rejectionCode: string;
             /** @description Free-text reason. */
             rejectionReason: string;
+        };
+        /** @description Where the new world starts. */
+        ResetRequest: {
+            /**
+             * Format: date-time
+             * @description The clock's first instant (default the engine's start); refused on a system clock.
+             */
+            at?: string;
+            /** @description The seed of the new world (default the engine's). */
+            seed?: number;
+        };
+        /** @description The new world. */
+        ResetResult: {
+            /**
+             * @description The clock mode (unchanged).
+             * @enum {string}
+             */
+            mode: "system" | "follow" | "manual";
+            /**
+             * Format: date-time
+             * @description The engine clock in the new world.
+             */
+            now: string;
+            /** @description Its seed. */
+            seed: number;
+        };
+        /** @description One answer of a simulated receiver (a status after a latency, or no connection at all). */
+        ScriptedAnswer: {
+            /** @description Milliseconds before the answer (default 0); 8000 or more is a timeout (the 8 s rule), on the engine clock. */
+            latencyMs?: number;
+            /** @description HTTP status answered (default 200). */
+            status?: number;
+            /** @description No connection (no status nor latency with it). */
+            unreachable?: boolean;
         };
         /** @description Maintenance mode to set. */
         SetMaintenanceRequest: {
@@ -1532,6 +1715,11 @@ export interface components {
          * @enum {string}
          */
         SubscriptionStatus: "PENDING" | "ALLOTTED" | "PARTIALLY_ALLOTTED" | "REJECTED" | "CANCELLED";
+        /** @description Whose requests to take. */
+        TakeReceivedRequest: {
+            /** @description Only the requests sent by this partner's webhooks (default all). */
+            partnerId?: string;
+        };
         /**
          * @description Partner tier.
          * @enum {string}
@@ -2241,6 +2429,97 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    setSimReceiver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceiverScript"];
+            };
+        };
+        responses: {
+            /** @description The script now in force (the secret is never shown). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiverScriptSet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    takeSimReceived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TakeReceivedRequest"];
+            };
+        };
+        responses: {
+            /** @description What the receivers got. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedRequests"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    resetSimEngine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The new world. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            /** @description The new world could not be built (for example the database is unreachable); SERVICE_UNAVAILABLE, retry the reset. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlError"];
+                };
+            };
         };
     };
     allotSimSubscription: {

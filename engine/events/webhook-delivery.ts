@@ -16,7 +16,7 @@
 import { createHmac } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
-import { isSandboxPartition } from "../app/principal.ts"
+import { isSandboxPartition, partnerOfPartition } from "../app/principal.ts"
 import { isoAt } from "../sim/clock.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Outbound, type OutboundResult } from "../sim/outbound.ts"
@@ -112,8 +112,15 @@ export class WebhookDelivery extends Context.Service<
         const signature = sign(webhook.secret, options.reserialisedSignature === true ? JSON.stringify(JSON.parse(body)) : body)
         const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "Sokoni-Webhooks/1" }
         for (const name of signatureHeaders) headers[name] = signature
-        return outbound.post({ url: webhook.url, headers, body, timeoutMs: TIMEOUT_MS })
+        return outbound.post({ url: webhook.url, headers, body, timeoutMs: TIMEOUT_MS, partnerId: partnerOfPartition(webhook.partition) })
       }
+
+      /**
+       * Whether an attempt to `webhook` is answered at once by a simulated receiver (then it runs inline, so the run is
+       * deterministic) or may take up to the timeout on the network.
+       */
+      const answersAtOnce = (webhook: WebhookDoc) =>
+        outbound.mode === "simulated" || (outbound.simulates?.(webhook.url, partnerOfPartition(webhook.partition)) ?? false)
 
       const putDelivery = (tx: Tx, d: DeliveryDoc) =>
         Deliveries.put(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
@@ -215,15 +222,16 @@ export class WebhookDelivery extends Context.Service<
           const d = found.value
           if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
           const now = yield* clock.now
+          const webhook = yield* tx.get(Webhooks.name, d.webhookId)
+          if (Option.isNone(webhook)) return
+          const atOnce = answersAtOnce(webhook.value.body as WebhookDoc)
           // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
           // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
-          if (outbound.mode === "network" && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
+          if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
             const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
             yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
             return
           }
-          const webhook = yield* tx.get(Webhooks.name, d.webhookId)
-          if (Option.isNone(webhook)) return
           const last = attempt >= MAX_ATTEMPTS
           const next = last
             ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
@@ -240,7 +248,7 @@ export class WebhookDelivery extends Context.Service<
           const followUp = attemptNow(sending, webhook.value.body as WebhookDoc, attempt, now)
           // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
           // do not hold up the scheduler's other jobs.
-          return outbound.mode === "simulated" ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
+          return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
         })
 
       /** After the 6th attempt: if its outcome was never written (a crash), the delivery is failed. */

@@ -2,7 +2,8 @@
  * The engine over node:http. It builds every layer first (store connected and migrated) and only then opens the
  * port, so no request can arrive before the engine is ready. Each request becomes an EngineRequest run through the
  * gateway as one Effect; limits answer in the spec's envelope (431 for headers, 413 for bodies); SIGINT/SIGTERM
- * stop accepting, let in-flight requests finish (up to 10 s), release the layers (the pool) and exit 0.
+ * stop accepting, let in-flight requests finish (up to 10 s), release the layers (the pool) and exit 0. The engine
+ * itself is held by http/engine-host.ts, which can replace it whole (`POST /_sim/reset`).
  *
  * Why node:http directly and not effect/http-api: measured here, HttpApi alone serves 0.28x of bare node:http for
  * a constant body, under the 0.30x target before any engine work; node:http with one Effect per request keeps
@@ -10,13 +11,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
-import { Context, Effect, Fiber, type Layer, ManagedRuntime, Stream } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
-import { type EngineConfig, engineLayer } from "../runtime.ts"
-import { Scheduler } from "../sim/scheduler.ts"
+import type { EngineConfig } from "../runtime.ts"
 import { bytesOf, type EngineRequest, type EngineResponse, errorResponse } from "./exchange.ts"
 import { wallDeadline } from "../sim/clock.ts"
-import { Gateway, MAX_HEADER_BYTES } from "./gateway.ts"
+import { makeEngineHost } from "./engine-host.ts"
+import { MAX_HEADER_BYTES } from "./gateway.ts"
 
 /** Largest request body accepted; larger bodies answer 413 without being read further. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -96,23 +97,18 @@ export interface RunningServer {
 
 /** Builds the engine, then listens on `host:port`. Rejects (port in use, database unreachable) with one clear error. */
 export const startServer = async (config: EngineConfig, port: number, host = "127.0.0.1"): Promise<RunningServer> => {
-  const runtime = ManagedRuntime.make(engineLayer(config) as Layer.Layer<Gateway | Scheduler, unknown>)
-  const context = await runtime.context()
-  const run = Effect.runForkWith(context)
-  // Requests run in fibers started with an empty context: the gateway provides the engine's own, and providing it
-  // onto an empty context is free where merging it into a full one copies every service on each request.
-  const serve = (request: EngineRequest) => Effect.runFork(gateway.handle(request))
-  const gateway = Context.get(context, Gateway)
-  const background = config.clock === "manual" ? undefined : run(Scheduler.use((s) => s.loop(250)))
   const inFlight = new Set<ServerResponse>()
   const streams = new Set<Fiber.Fiber<void, unknown>>()
+  /** Ends every open stream: they never finish on their own (their slots are freed as they end). */
+  const endStreams = () => Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber)))).then(() => undefined)
+  // The engine (and a fresh one after `POST /_sim/reset`, whose old world's streams end first: E-242).
+  const engine = await makeEngineHost(config, { beforeReset: endStreams })
 
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 5_000 }, (req, res) => {
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
     const respond = (body: string | undefined) =>
-      serve(toEngineRequest(req, body)).addObserver((exit) => {
-        const response = exit._tag === "Success" ? exit.value : errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))
+      engine.handle(toEngineRequest(req, body), (response) => {
         if (response.stream === undefined) return write(res, response)
         const fiber = pipeStream(res, response, response.stream)
         streams.add(fiber)
@@ -158,7 +154,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       })
     })
   } catch (error) {
-    await runtime.dispose()
+    await engine.stop()
     throw error
   }
 
@@ -168,12 +164,11 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
       // Open streams never finish on their own: end them now (their slots are freed) rather than wait out the grace.
-      await Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber))))
+      await endStreams()
       const deadline = wallDeadline(SHUTDOWN_GRACE_MS)
       await Promise.race([closed, deadline])
       server.closeAllConnections()
-      if (background !== undefined) await Effect.runPromise(Fiber.interrupt(background))
-      await runtime.dispose()
+      await engine.stop()
     })()
     return stopping
   }

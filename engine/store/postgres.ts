@@ -365,3 +365,25 @@ export const PostgresStoreOnClient: Layer.Layer<Store, StoreError, SqlClient.Sql
 /** A `Store` on its own pooled PgClient for `databaseUrl`, migrated at startup; the pool closes with the layer. */
 export const PostgresStoreLayer = (databaseUrl: string): Layer.Layer<Store, StoreError> =>
   PostgresStoreOnClient.pipe(Layer.provide(PostgresClientLayer(databaseUrl)))
+
+/**
+ * Empties every table of the engine on `databaseUrl` (the store's and the rate windows'), the schema kept: what a
+ * fresh database migrated from nothing would hold. `POST /_sim/reset` runs it between the old world's release and the
+ * new world's start (E-242); it assumes no other engine process is using the database.
+ */
+export const wipePostgresStore = (databaseUrl: string): Effect.Effect<void, StoreError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sql = yield* PgClient.makeClient({ url: Redacted.make(databaseUrl) })
+      yield* sql.unsafe(`DO $$ BEGIN
+        IF to_regclass('documents') IS NOT NULL THEN
+          TRUNCATE documents, counters, events, jobs;
+          ALTER SEQUENCE documents_insert_seq RESTART;
+        END IF;
+        IF to_regclass('rate_windows') IS NOT NULL THEN TRUNCATE rate_windows; END IF;
+      END $$`)
+    })
+  ).pipe(
+    Effect.provide(Reactivity.layer),
+    Effect.mapError((cause) => new StoreError({ message: `postgres store: wipe failed: ${cause.message}`, cause }))
+  )

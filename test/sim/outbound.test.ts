@@ -1,14 +1,15 @@
 /**
  * The Outbound seam. `network`: real fetch against a loopback server (status, redirects not followed, unreachable,
  * the timeout, the exact bytes and headers). `simulated`: scripted receivers answer in order, then `otherwise`; a
- * latency at or above the timeout is a timeout; unscripted URLs are unreachable.
+ * latency at or above the timeout is a timeout; unscripted URLs are unreachable. `routed` (serve's default, E-240):
+ * a URL scripted for the sender's partner (or for every partner) answers from the script, any other from the network.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EngineClock } from "../../engine/sim/clock.ts"
-import { Outbound, type OutboundRequest, SimReceivers } from "../../engine/sim/outbound.ts"
+import { Outbound, type OutboundRequest, Receivers, SimReceivers } from "../../engine/sim/outbound.ts"
 
 const seen: Array<{ path: string; headers: IncomingMessage["headers"]; body: string }> = []
 let server: Server
@@ -93,5 +94,36 @@ describe("Outbound.simulated", () => {
     expect(receivers.take()).toEqual([])
     receivers.script("https://c.test/")
     expect(await post(layer, { url: "https://c.test/" })).toEqual({ kind: "answered", status: 200, latencyMs: 0 })
+  })
+})
+
+describe("Outbound.routed", () => {
+  const clock = EngineClock.layer("manual", 2_000)
+  it("answers scripted URLs from the script (per partner first) and sends every other URL to the network", async () => {
+    const receivers = new SimReceivers()
+    const layer = Layer.provide(Outbound.routed, Layer.merge(clock, Receivers.layer(receivers)))
+    receivers.script(`${base}/fail`, [{ status: 201 }], { status: 202 }, { partnerId: "ptn_a" })
+    receivers.script("https://only-simulated.test/x", [], { latencyMs: 9_000 })
+    // ptn_a's own script; ptn_b has none for that URL, so its request goes to the real server (which answers 500).
+    expect(await post(layer, { url: `${base}/fail`, partnerId: "ptn_a" })).toEqual({ kind: "answered", status: 201, latencyMs: 0 })
+    const before = seen.length
+    expect(await post(layer, { url: `${base}/fail`, partnerId: "ptn_b" })).toMatchObject({ kind: "answered", status: 500 })
+    expect(seen.length).toBe(before + 1)
+    // A script for every partner answers anyone, at once: a 9 s latency is a timeout without waiting.
+    expect(await post(layer, { url: "https://only-simulated.test/x", partnerId: "ptn_b" })).toEqual({ kind: "timeout" })
+    const simulates = await Effect.runPromise(
+      Effect.provide(
+        Outbound.use((o) => Effect.succeed(o.simulates)),
+        layer
+      )
+    )
+    expect([simulates?.(`${base}/fail`, "ptn_a"), simulates?.(`${base}/fail`, "ptn_b"), simulates?.("https://only-simulated.test/x", undefined)]).toEqual([
+      true,
+      false,
+      true
+    ])
+    // Only the simulated ones are kept, each with its partner; take(partner) leaves the others.
+    expect(receivers.take("ptn_b").map((r) => [r.url, r.at, r.result.kind])).toEqual([["https://only-simulated.test/x", 2_000, "timeout"]])
+    expect(receivers.take().map((r) => [r.partnerId, r.result])).toEqual([["ptn_a", { kind: "answered", status: 201, latencyMs: 0 }]])
   })
 })

@@ -11,6 +11,7 @@ import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
 import { type DeskPolicy, ExecutionDesk, MAX_DELAY_SECONDS, SETTLEMENT_FAILED_REASON } from "../../sim/desk.ts"
+import { EngineReset } from "../../sim/reset.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
 import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
@@ -70,6 +71,10 @@ const DeskPolicyBody = Schema.Struct({
       })
     ).check(Schema.isMinLength(1), Schema.isMaxLength(100))
   )
+})
+const ResetBody = Schema.Struct({
+  at: Schema.optionalKey(Schema.String),
+  seed: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4_294_967_295 })))
 })
 const FailSettlementBody = Schema.Struct({ rejectionReason: Schema.optionalKey(Reason) })
 
@@ -205,6 +210,21 @@ export const controlRoutes = [
           operations
         }
         return maintenanceWire(yield* Maintenance.use((m) => m.set(next)))
+      })
+  }),
+  controlRoute("resetSimEngine", 200, {
+    body: ResetBody,
+    bodyOptional: true,
+    handle: ({ body }) =>
+      Effect.gen(function* () {
+        const at = body.at === undefined ? undefined : Date.parse(body.at)
+        if (at !== undefined && Number.isNaN(at)) return yield* fail("VALIDATION_ERROR", "`at` must be an ISO 8601 date-time", { param: "at" })
+        const clock = yield* EngineClock
+        if (at !== undefined && clock.mode === "system")
+          return yield* fail("CONFLICT", "the clock is in system mode: a new world starts at the real time, without `at`")
+        const now = yield* clock.now
+        const plan = yield* EngineReset.use((r) => r.schedule({ at, seed: body.seed, now }))
+        return { now: isoAt(plan.at), seed: plan.seed, mode: clock.mode }
       })
   }),
   controlRoute("getSimTrace", 200, {

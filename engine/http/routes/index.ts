@@ -40,12 +40,15 @@ import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
+import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
+import type { EngineReset } from "../../sim/reset.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { receiverControlRoutes } from "./control-receivers.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
@@ -100,6 +103,8 @@ export type RouteServices =
   | Scheduler
   | ExecutionDesk
   | Trace
+  | ReceiverScripts
+  | EngineReset
   | Maintenance
   | AuditTrail
   | UsageMeter
@@ -127,6 +132,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
+  ...receiverControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
