@@ -167,4 +167,3 @@ export const checkDeliveries = async (m: Model, r: Real, inFlight: boolean) => {
   expectStatus("read-webhooks", hook, 200)
   expect(hook.body.webhooks[0].status, "webhook status (D-055)").toBe(m.webhookActive ? "active" : "disabled")
 }
-

@@ -7,17 +7,7 @@
  * Owns the commands only: the model of prices, triggers and expiries is resting-model.ts's.
  */
 import { expect } from "vitest"
-import {
-  accountOf,
-  attemptAt,
-  cents,
-  count,
-  emit,
-  nextDueBy,
-  type OrderModel,
-  price4,
-  wouldDisableAt
-} from "./api-model.ts"
+import { accountOf, attemptAt, cents, count, emit, nextDueBy, type OrderModel, price4, wouldDisableAt } from "./api-model.ts"
 import { accountPath, checkDeliveries, checkTrading, type Cmd, expectStatus, hasUsers, pick, userAt } from "./api-checks.ts"
 import {
   book,
@@ -29,6 +19,7 @@ import {
   nextRefresh,
   pinEffectiveAt,
   referenceOf,
+  REFRESH_MS,
   runJobsAt,
   totalAt
 } from "./resting-model.ts"
@@ -44,10 +35,19 @@ const latestPin = (m: { readonly pins: ReadonlyArray<{ readonly price: number }>
 const wire4 = (p: number) => p / 10_000
 const iso = (t: number) => new Date(t).toISOString()
 
+/** The most units a wallet of `wallet` cents buys at `price` (at least one): a BUY that leaves less than a unit's cost. */
+const allIn = (wallet: number, price: number) => {
+  let q = Math.max(1, Math.floor((wallet * 100 * KES_RATE) / (price * 1_007_500)))
+  while (q > 1 && totalAt("BUY", q, price, KES_RATE) > wallet) q--
+  while (totalAt("BUY", q + 1, price, KES_RATE) <= wallet) q++
+  return q
+}
+
 /**
- * A resting order: a BUY of `size` units or a SELL of 1-110% of the account's free units (an account with free
+ * A resting order: a BUY of `size` units (0: all the wallet affords, so that a STOP BUY's top-up at its trigger or
+ * a larger replace falls short) or a SELL of 1-110% of the account's free units (an account with free
  * units when the chosen one has none), its limit and stop `limitAt` and `stopAt` offsets from SCOM's price; a
- * GTD order expires `gtdMinutes` from now. Refusals: the account (403), then the money (D-280).
+ * GTD order expires `gtdMinutes` from now, or for `gtdMinutes` <= 0 at the (1 - gtdMinutes)-th refresh from now. Refusals: the account (403), then the money (D-280).
  */
 export const restingOf = (
   user: number,
@@ -64,16 +64,24 @@ export const restingOf = (
   run: async (m, r) => {
     // for even `user` a sub-account that can trade, when there is one (else the sub-accounts' orders are rare)
     const tradable = m.users.filter((id) => accountOf(m, id).status === "active" && accountOf(m, id).kyc === "VERIFIED")
-    const chosen = master || !hasUsers(m) ? "master" : user % 2 === 0 && tradable.length > 0 ? (tradable[(user >> 1) % tradable.length] as string) : userAt(m, user)
+    const chosen =
+      master || !hasUsers(m) ? "master" : user % 2 === 0 && tradable.length > 0 ? (tradable[(user >> 1) % tradable.length] as string) : userAt(m, user)
     const holder = [...m.accounts.values()].find((x) => x.shares > x.reserved)
     const account = side === "SELL" && accountOf(m, chosen).shares <= accountOf(m, chosen).reserved && holder !== undefined ? holder.id : chosen
     const a = accountOf(m, account)
-    // a SELL of 1% to 110% of the free units (at least one): mostly within them, sometimes beyond
-    const quantity = side === "BUY" ? size : Math.max(1, Math.floor(((a.shares - a.reserved) * ((size % 110) + 1)) / 100))
     const base = latestPin(m)
     const limit = orderType === "STOP" ? null : offsetPrice(base, limitAt)
     const stop = orderType === "LIMIT" ? null : offsetPrice(base, stopAt)
-    const expiresAt = timeInForce === "GTD" ? m.now + gtdMinutes * 60_000 : null
+    // a SELL of 1% to 110% of the free units (at least one): mostly within them, sometimes beyond
+    const quantity =
+      side === "SELL"
+        ? Math.max(1, Math.floor(((a.shares - a.reserved) * ((size % 110) + 1)) / 100))
+        : size > 0
+          ? size
+          : allIn(a.wallet, referenceOf({ orderType, limit, stop }))
+    // a GTD deadline off the refresh grid, or on it (`gtdMinutes` <= 0: the refresh after next, and so on), where the
+    // expiry and a trigger fall at one instant and the engine's job order decides (E-251)
+    const expiresAt = timeInForce !== "GTD" ? null : gtdMinutes > 0 ? m.now + gtdMinutes * 60_000 : nextRefresh(m.now) - gtdMinutes * REFRESH_MS
     const res = await r.wire.partner("POST", `${accountPath(account)}/trade`, {
       symbol: "SCOM",
       type: side,
@@ -92,7 +100,15 @@ export const restingOf = (
     if (side === "SELL" && a.shares - a.reserved < quantity) return expectStatus("resting", res, 422, "INSUFFICIENT_HOLDINGS")
     expectStatus(`resting ${side}`, res, 202)
     expect(
-      [res.body.status, res.body.orderType, res.body.quantity, price4(res.body.priceAtOrder), cents(res.body.totalAmount), res.body.timeInForce, res.body.expiresAt],
+      [
+        res.body.status,
+        res.body.orderType,
+        res.body.quantity,
+        price4(res.body.priceAtOrder),
+        cents(res.body.totalAmount),
+        res.body.timeInForce,
+        res.body.expiresAt
+      ],
       "the resting order placed"
     ).toEqual(["WORKING", orderType, quantity, price, total, timeInForce, expiresAt === null ? undefined : iso(expiresAt)])
     if (side === "BUY") {
@@ -127,7 +143,7 @@ export const restingOf = (
     await checkTrading(m, r, account)
   },
   toString: () =>
-    `resting(${master ? "master" : `user ${user}`}, ${side} ${orderType} ${side === "SELL" ? `${(size % 110) + 1}%` : size}, limit ${limitAt}, stop ${stopAt}, ${timeInForce}${timeInForce === "GTD" ? ` ${gtdMinutes} min` : ""})`
+    `resting(${master ? "master" : `user ${user}`}, ${side} ${orderType} ${side === "SELL" ? `${(size % 110) + 1}%` : size > 0 ? size : "all-in"}, limit ${limitAt}, stop ${stopAt}, ${timeInForce}${timeInForce !== "GTD" ? "" : gtdMinutes > 0 ? ` ${gtdMinutes} min` : ` refresh ${1 - gtdMinutes}`})`
 })
 
 /**
@@ -164,10 +180,13 @@ export const replaceOf = (index: number, quantity: number | undefined, priceAt: 
     if (o.side === "SELL" && next.quantity - o.quantity > a.shares - a.reserved) return expectStatus("replace", res, 422, "INSUFFICIENT_HOLDINGS")
     expectStatus("replace", res, 200)
     const wireOf = (p: number | null) => (p === null ? null : wire4(p))
-    expect(
-      [res.body.status, res.body.quantity, cents(res.body.totalAmount), res.body.limitPrice, res.body.stopPrice],
-      "the replaced order"
-    ).toEqual(["WORKING", next.quantity, total, wireOf(next.limit), wireOf(next.stop)])
+    expect([res.body.status, res.body.quantity, cents(res.body.totalAmount), res.body.limitPrice, res.body.stopPrice], "the replaced order").toEqual([
+      "WORKING",
+      next.quantity,
+      total,
+      wireOf(next.limit),
+      wireOf(next.stop)
+    ])
     // a BUY's escrow becomes the new total (the extra taken, the surplus back); a SELL's reservation follows
     if (o.side === "BUY") {
       a.wallet -= total - o.escrow
@@ -204,16 +223,16 @@ export const pinOf = (bps: number, tail: number): Cmd => ({
 })
 
 /**
- * Moves the clock `seconds` on. It stops (`to`) at each instant a webhook attempt is due (E-203) or the model expects
+ * Moves the clock `seconds` on, or to NSE's next close (12:00 UTC: where DAY orders expire). It stops (`to`) at each instant a webhook attempt is due (E-203) or the model expects
  * a trigger or an expiry (E-250), and awaits the attempts' outcomes before moving on, so the attempts made are
  * exactly the model's. Jobs that change nothing (a look that does not trigger) run on the way without a stop; the model
  * books their next look. An instant where a job fires an event while an attempt may disable the webhook is not
  * crossed: the advance stops 1 ms before it (E-252).
  */
-export const advanceOf = (seconds: number): Cmd => ({
+export const advanceOf = (seconds: number | "close"): Cmd => ({
   check: () => true,
   run: async (m, r) => {
-    let target = m.now + seconds * 1000
+    let target = seconds === "close" ? dayDeadline(m.now) : m.now + seconds * 1000
     const touched = new Set<string>()
     for (;;) {
       const job = nextJobBy(m, target)
@@ -249,5 +268,5 @@ export const advanceOf = (seconds: number): Cmd => ({
     await checkDeliveries(m, r, false)
     for (const id of touched) await checkTrading(m, r, id)
   },
-  toString: () => `advance(${seconds} s)`
+  toString: () => (seconds === "close" ? "advance(to NSE's close)" : `advance(${seconds} s)`)
 })
