@@ -507,6 +507,7 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   pin,
   pin,
   advanceRefresh,
+  advanceRefresh,
   // 5 USD: a wallet a BUY can nearly empty (a STOP BUY's top-up at its trigger, a larger replace, then fall short)
   fc.constantFrom(5, 500, 20_000).map(onboardOf),
   fc.constantFrom(5, 500, 20_000).map(onboardOf),
