@@ -5,7 +5,8 @@
  *
  * The model owns: the master wallet and every sub-account's wallet, escrow, holdings and reserved units; its status
  * (active, frozen by whom, closed) and KYC; the quotes issued (price, FX rate, expiry, used); the orders and their states;
- * the simulated clock; and one webhook's delivery records (attempts, retry times, outcomes, D-055 disabling).
+ * the simulated clock; and one webhook's delivery records (attempts, retry times, outcomes, D-055 disabling). The
+ * resting orders' prices, triggers, deadlines and jobs are resting-model.ts's.
  * Money is integer cents computed here with BigInt (gross = quantity x price / FX rate, fee 0.75%, both rounded half
  * up: spec "Fees"), independently of engine/domain/money.ts, so an arithmetic slip in the engine disagrees with it.
  */
@@ -36,6 +37,7 @@ export const WEBHOOK_EVENTS = [
   "order.rejected",
   "trade.rejected",
   "order.cancelled",
+  "order.replaced",
   "deposit.confirmed",
   "withdraw.confirmed",
   "account.frozen",
@@ -86,21 +88,43 @@ export interface QuoteModel {
   used: boolean
 }
 
-export type OrderStatus = "PENDING" | "PARTIALLY_FILLED" | "FILLED" | "REJECTED" | "CANCELLED"
+/** The engine's canonical states: an expired order shows `status: CANCELLED`, `canonicalStatus: EXPIRED` (D-283). */
+export type OrderStatus = "WORKING" | "PENDING" | "PARTIALLY_FILLED" | "FILLED" | "REJECTED" | "CANCELLED" | "EXPIRED"
 
 export interface OrderModel {
   readonly orderId: string
   readonly account: string
   readonly side: "BUY" | "SELL"
-  readonly quantity: number
-  readonly price: number
+  readonly orderType: "MARKET" | "LIMIT" | "STOP" | "STOP_LIMIT"
+  /** A replace may change the quantity and the limit or stop of a WORKING order (D-284). */
+  quantity: number
+  limit: number | null
+  stop: number | null
+  readonly timeInForce: "DAY" | "GTD" | "GTC" | null
+  /** When a DAY or GTD order expires (epoch ms); null for GTC and MARKET orders. */
+  readonly deadline: number | null
+  /** `priceAtOrder` (price4): the quote's (MARKET), the reference price while WORKING (E-160), the trigger's after. */
+  price: number
   readonly rate: number
+  /** `totalAmount` (cents) at `price`. */
+  total: number
   status: OrderStatus
   filled: number
   /** Sum of quantity x price4 over the fills (local notional). */
   notional: bigint
   /** Cents a BUY still holds in escrow. */
   escrow: number
+  cancelReason: string | null
+  rejectionCode: string | null
+}
+
+/** A job the engine booked for an order (E-161): its trigger look at a refresh, or its expiry at its deadline. */
+export interface OrderJob {
+  readonly at: number
+  /** Booking order: jobs due at one instant run in it (E-251). */
+  readonly seq: number
+  readonly kind: "trigger" | "expire"
+  readonly orderId: string
 }
 
 export interface DeliveryModel {
@@ -122,19 +146,26 @@ export interface Model {
   readonly quotes: Array<QuoteModel>
   readonly orders: Array<OrderModel>
   readonly deliveries: Array<DeliveryModel>
+  /** SCOM pins in call order, each from the instant it takes effect (D-240); the run's set-up pins one at START. */
+  readonly pins: Array<{ readonly effectiveAt: number; readonly price: number }>
+  readonly jobs: Array<OrderJob>
+  jobSeq: number
   /** What the receiver answers now. */
   receiverStatus: number
   webhookActive: boolean
   consecutiveFailures: number
 }
 
-export const freshModel = (): Model => ({
+export const freshModel = (setUpPrice: number): Model => ({
   now: START,
   accounts: new Map([["master", { id: "master", status: "active", frozenBy: null, kyc: "VERIFIED", wallet: SEED_CENTS, escrow: 0, shares: 0, reserved: 0 }]]),
   users: [],
   quotes: [],
   orders: [],
   deliveries: [],
+  pins: [{ effectiveAt: START, price: setUpPrice }],
+  jobs: [],
+  jobSeq: 0,
   receiverStatus: 200,
   webhookActive: true,
   consecutiveFailures: 0
@@ -181,6 +212,17 @@ export const attemptAt = (m: Model, at: number) => {
     }
   }
   return made
+}
+
+/**
+ * Whether the attempts due at `at` would disable the webhook (D-055): the receiver fails them and enough of them are
+ * last attempts. The engine writes an attempt's outcome after the receiver answers, while its clock goes on running
+ * the jobs due at the same instant: an event one of them fires then may or may not find the webhook active (E-252).
+ */
+export const wouldDisableAt = (m: Model, at: number) => {
+  if (!m.webhookActive || (m.receiverStatus >= 200 && m.receiverStatus < 300)) return false
+  const last = m.deliveries.filter((d) => d.nextDue !== null && d.nextDue <= at && d.attempts + 1 >= MAX_ATTEMPTS).length
+  return last > 0 && m.consecutiveFailures + last >= DISABLE_AFTER
 }
 
 /** A delivery record as the wire shows it, minus what the model cannot know (ids, the real latency). */
