@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders } from "node
 import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { accepts, adminUrl, connectionsTo, freePort, send, withDatabase } from "./node-server-kit.ts"
+import { accepts, adminUrl, connectionsAfterClose, freePort, send, withDatabase } from "./node-server-kit.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const BIN = join(ROOT, "engine", "cli", "bin.ts")
@@ -188,7 +188,7 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "sokoni serve o
       } finally {
         await stopsOnSigterm(serve.child, serve.finished)
       }
-      expect(await connectionsTo(admin, url)).toBe(0)
+      expect(await connectionsAfterClose(admin, url)).toBe(0)
     })
   })
 })

@@ -11,7 +11,7 @@ import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_BODY_BYTES, type RunningServer, startServer } from "../../engine/http/node-server.ts"
-import { accepts, adminUrl, config, connectionsTo, freePort, portOf, send, withDatabase } from "./node-server-kit.ts"
+import { accepts, adminUrl, config, connectionsAfterClose, connectionsTo, freePort, portOf, send, withDatabase } from "./node-server-kit.ts"
 
 describe("node-server limits (real socket)", () => {
   let running: RunningServer
@@ -240,10 +240,11 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "node-server on
       } finally {
         const began = Date.now()
         await running.stop()
-        expect(Date.now() - began).toBeLessThan(2_000)
+        // The old engine hung for over 20 s here; 10 s is the issue's bound, and leaves room for a loaded machine.
+        expect(Date.now() - began).toBeLessThan(10_000)
       }
       expect(await accepts(port)).toBe(false)
-      expect(await connectionsTo(admin, url)).toBe(0)
+      expect(await connectionsAfterClose(admin, url)).toBe(0)
     })
   })
 
@@ -262,8 +263,9 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "node-server on
       expect(await connectionsTo(admin, url)).toBeGreaterThan(0)
       const began = Date.now()
       await running.stop()
-      expect(Date.now() - began).toBeLessThan(2_000)
-      expect(await connectionsTo(admin, url)).toBe(0)
+      // An open keep-alive socket once held stop() for over 20 s; 10 s is the issue's bound for in-flight requests.
+      expect(Date.now() - began).toBeLessThan(10_000)
+      expect(await connectionsAfterClose(admin, url)).toBe(0)
     })
   })
 })
