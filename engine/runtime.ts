@@ -9,6 +9,7 @@ import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
 import { Listings } from "./app/listings.ts"
+import { Symbols } from "./app/symbols.ts"
 import { CorporateActions } from "./app/corporate-actions.ts"
 import { InvoiceService } from "./app/invoices.ts"
 import { ReportService } from "./app/reports.ts"
@@ -130,7 +131,7 @@ export const engineLayer = (config: EngineConfig) => {
     withEvents
   )
   // Usage counts are read by the audit hook (which writes them) and by /usage and invoices.
-  const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer), withDelivery)
+  const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer, Symbols.layer), withDelivery)
   const services = Layer.provideMerge(
     Layer.mergeAll(
       PartnerService.layer,

@@ -24,19 +24,22 @@ import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type PinResult } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
-import { type HoldingDoc, Holdings, holdingId, Partners, SimActions, SimDividends, timeSortKey } from "./docs.ts"
+import { SimActions, SimDividends, timeSortKey } from "./docs.ts"
+import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
+import { actionBaseToWire } from "./corporate.ts"
 import { postEntry } from "./ledger.ts"
 import { Listings } from "./listings.ts"
-import { resolveInstrument } from "./market.ts"
-import { partitionOf } from "./principal.ts"
+import { Symbols } from "./symbols.ts"
+import { newSymbolFor, renameRecordsIn, SYMBOL_CHANGE_JOB } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
 import { TradingService } from "./trading.ts"
 
 const GLOBAL = "global"
 
-export type RaiseType = "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE"
+export type RaiseType = "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE"
 
 export interface RaiseInput {
   readonly actionType: RaiseType
@@ -52,19 +55,14 @@ export interface RaiseInput {
   readonly ratioEntitled?: number | undefined
   readonly subscriptionPrice?: number | undefined
   readonly subscriptionDeadline?: string | undefined
+  readonly newSymbol?: string | undefined
+  readonly effectiveDate?: string | undefined
 }
 
 /** Rejection codes of the listing's open orders (D-304, extending D-008). */
 export const REJECT_SPLIT = "CORPORATE_ACTION"
 export const REJECT_SUSPENDED = "INSTRUMENT_SUSPENDED"
 export const REJECT_DELISTED = "INSTRUMENT_DELISTED"
-
-/** One holder of the listing: where, which account, and the holding. */
-interface Holder {
-  readonly partition: string
-  readonly account: string
-  readonly holding: HoldingDoc
-}
 
 const invalid = (param: string, message: string) => fail("VALIDATION_ERROR", message, { param })
 
@@ -103,46 +101,14 @@ export class CorporateActions extends Context.Service<
     const listings = yield* Listings
     const trading = yield* TradingService
     const { book } = yield* ReferenceData
-
-    /** Every partner's partitions: `all` for holdings (property is kept whatever the partner's status), else active. */
-    const partitions = (tx: ReadTx, all: boolean) =>
-      Effect.map(Partners.list(tx, GLOBAL, { limit: 1_000_000, order: "asc" }), (partners) =>
-        partners.filter((p) => all || p.status !== "suspended").flatMap((p) => [partitionOf(p.partnerId, "sandbox"), partitionOf(p.partnerId, "production")])
-      )
-
-    /** Every account holding units of `symbol`, partition by partition, in sort-key order (account, then symbol). */
-    const holdersOf = (tx: ReadTx, symbol: string) =>
-      Effect.gen(function* () {
-        const out: Array<Holder> = []
-        for (const partition of yield* partitions(tx, true)) {
-          const docs = yield* tx.list(Holdings.name, { partition, limit: 1_000_000, order: "asc" })
-          for (const d of docs) {
-            const holding = d.body as HoldingDoc
-            if (holding.symbol === symbol && holding.quantity > 0) out.push({ partition, account: d.sortKey.split("|")[0] ?? "master", holding })
-          }
-        }
-        return out
-      })
-
-    const putHolding = (tx: Tx, h: Holder, holding: HoldingDoc) =>
-      Holdings.put(tx, holdingId(h.partition, h.account, holding.symbol), h.partition, `${h.account}|${holding.symbol}`, holding)
-
-    const basePayload = (a: ActionRecord) => ({
-      actionId: a.actionId,
-      actionType: a.actionType,
-      symbol: a.symbol,
-      exchange: a.exchange,
-      name: a.name,
-      announcedAt: isoAt(a.announcedAt),
-      effectiveDate: isoDate(a.effectiveAt),
-      description: a.description
-    })
+    const symbols = yield* Symbols
+    const scheduler = yield* Scheduler
 
     /** The action's own event and the generic one (D-074), to every active partner's partitions. */
     const announce = (tx: Tx, event: string, a: ActionRecord, extra: Record<string, unknown>) =>
       Effect.gen(function* () {
-        const base = basePayload(a)
-        for (const partition of yield* partitions(tx, false)) {
+        const base = actionBaseToWire(a)
+        for (const partition of yield* partnerPartitions(tx, false)) {
           yield* events.append(tx, partition, event, { ...base, ...extra })
           yield* events.append(tx, partition, "corporateaction.declared", base)
         }
@@ -157,7 +123,8 @@ export class CorporateActions extends Context.Service<
       now: number,
       description: string,
       details: ActionRecord["details"],
-      completed: boolean
+      completed: boolean,
+      effectiveAt = dayStart(now)
     ): ActionRecord => ({
       actionId,
       actionType,
@@ -165,7 +132,7 @@ export class CorporateActions extends Context.Service<
       exchange: instrument.exchange,
       name: instrument.name,
       announcedAt: now,
-      effectiveAt: dayStart(now),
+      effectiveAt,
       description,
       details,
       completedAt: completed ? now : null
@@ -300,8 +267,61 @@ export class CorporateActions extends Context.Service<
         return raised ?? book.actions().find((a) => a.symbol === instrument.symbol && a.actionType === "SUSPENSION")
       })
 
+    /** The listing takes `newSymbol` now: its symbol, then every record that names it (D-340, D-342). */
+    const applySymbolChange = (tx: Tx, instrument: Instrument, newSymbol: string, actionId: string, now: number) =>
+      Effect.andThen(symbols.renameIn(tx, instrument, newSymbol, actionId, now), renameRecordsIn(tx, instrument.symbol, newSymbol))
+
+    /**
+     * A symbol change (D-340): checked, announced now (`corporateaction.symbol_changed`, the old symbol in `symbol`),
+     * applied now when its effective date is today, else at 00:00 UTC of that date by a durable job.
+     */
+    const announceSymbolChange = (tx: Tx, instrument: Instrument, input: RaiseInput, actionId: string, now: number) =>
+      Effect.gen(function* () {
+        const newSymbol = yield* liftFailure(newSymbolFor(input.newSymbol, instrument))
+        const pending = (yield* SimActions.list(tx, GLOBAL, { limit: 100_000, order: "asc" })).filter(
+          (a) => a.actionType === "SYMBOL_CHANGE" && a.completedAt === null
+        )
+        if (pending.some((a) => a.details.oldSymbol === instrument.symbol)) {
+          return yield* Effect.fail(fail("CONFLICT", `${instrument.symbol} already has a symbol change pending`))
+        }
+        // A symbol any listing has, had, or is about to take names that listing for good (D-341): never reused.
+        if ((yield* symbols.usedIn(tx, newSymbol)) || pending.some((a) => a.details.newSymbol === newSymbol)) {
+          return yield* Effect.fail(fail("CONFLICT", `${newSymbol} is or was the symbol of a listing`, { param: "newSymbol" }))
+        }
+        const today = isoDate(now)
+        const effectiveDate = input.effectiveDate ?? today
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(effectiveDate) || !Number.isFinite(dateMs(effectiveDate)) || effectiveDate < today) {
+          return yield* Effect.fail(invalid("effectiveDate", "effectiveDate must be a date (YYYY-MM-DD), today (UTC) or later"))
+        }
+        const effectiveAt = dateMs(effectiveDate)
+        const immediate = effectiveAt <= now
+        const details = { oldSymbol: instrument.symbol, newSymbol }
+        const description = input.description ?? `Ticker ${instrument.symbol} becomes ${newSymbol}`
+        const action = actionOf(instrument, actionId, "SYMBOL_CHANGE", now, description, details, immediate, effectiveAt)
+        yield* saveAction(tx, action)
+        yield* announce(tx, "corporateaction.symbol_changed", action, details)
+        const holders = yield* holdersOf(tx, instrument.symbol)
+        if (immediate) yield* applySymbolChange(tx, instrument, newSymbol, actionId, now)
+        else yield* scheduler.schedule(tx, SYMBOL_CHANGE_JOB, effectiveAt, { actionId })
+        return { action, accountsAffected: holders.length }
+      })
+
+    // A symbol change announced for a later date takes effect at its instant, unless the listing changed symbol since.
+    yield* scheduler.register(SYMBOL_CHANGE_JOB, (tx, payload) =>
+      Effect.gen(function* () {
+        const found = yield* SimActions.get(tx, (payload as { actionId: string }).actionId)
+        if (Option.isNone(found) || found.value.completedAt !== null) return
+        const action = found.value
+        const listing = symbols.listingOf(String(action.details.oldSymbol))
+        if (listing === undefined || (yield* symbols.symbolIn(tx, listing)) !== action.details.oldSymbol) return
+        const now = yield* clock.now
+        yield* applySymbolChange(tx, listing, String(action.details.newSymbol), action.actionId, now)
+        yield* saveAction(tx, { ...action, completedAt: now })
+      })
+    )
+
     const raise = Effect.fn("CorporateActions.raise")(function* (input: RaiseInput) {
-      const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
       const actionId = yield* entropy.id(input.actionType === "DIVIDEND" ? "div" : "ca")
       const outcome = yield* store.transact(
         (tx): Effect.Effect<Outcome, ApiFailure | StoreError> =>
@@ -337,7 +357,7 @@ export class CorporateActions extends Context.Service<
                 }
                 const reason = input.reason ?? "Regulatory review"
                 const rejected = yield* trading.rejectOpenIn(tx, instrument.symbol, REJECT_SUSPENDED, `trading in ${instrument.symbol} is suspended: ${reason}`)
-                yield* listings.setIn(tx, instrument.symbol, "SUSPENDED", actionId, now)
+                yield* listings.setIn(tx, instrument.id, "SUSPENDED", actionId, now)
                 const details = { reason, suspendedFrom: isoAt(now), expectedResumeAt: resume === null ? null : isoAt(resume) }
                 const action = actionOf(
                   instrument,
@@ -355,7 +375,7 @@ export class CorporateActions extends Context.Service<
               case "RESUMPTION": {
                 const suspension = status === "SUSPENDED" ? yield* suspensionInForce(tx, instrument) : undefined
                 if (suspension === undefined) return yield* Effect.fail(fail("CONFLICT", `${instrument.symbol} is not suspended`))
-                yield* listings.setIn(tx, instrument.symbol, "ACTIVE", suspension.actionId, now)
+                yield* listings.setIn(tx, instrument.id, "ACTIVE", suspension.actionId, now)
                 // The suspension ends: the same action (same actionId), completed now, its resumption time known.
                 const details = { ...suspension.details, expectedResumeAt: isoAt(now) }
                 const action: ActionRecord = {
@@ -376,7 +396,7 @@ export class CorporateActions extends Context.Service<
               case "DELISTING": {
                 const reason = input.reason ?? "Voluntary delisting"
                 const rejected = yield* trading.rejectOpenIn(tx, instrument.symbol, REJECT_DELISTED, `${instrument.symbol} is delisted: ${reason}`)
-                yield* listings.setIn(tx, instrument.symbol, "DELISTED", actionId, now)
+                yield* listings.setIn(tx, instrument.id, "DELISTED", actionId, now)
                 const details = { reason, lastTradingDate: localDate(instrument.exchange, now) }
                 const action = actionOf(
                   instrument,
@@ -391,6 +411,10 @@ export class CorporateActions extends Context.Service<
                 yield* announce(tx, "corporateaction.delisting", action, details)
                 const holders = yield* holdersOf(tx, instrument.symbol)
                 return { ...none, action, accountsAffected: holders.length, ordersRejected: rejected, listingStatus: "DELISTED" } satisfies Outcome
+              }
+              case "SYMBOL_CHANGE": {
+                const change = yield* announceSymbolChange(tx, instrument, input, actionId, now)
+                return { ...none, ...change } satisfies Outcome
               }
               case "RIGHTS_ISSUE": {
                 const ratioHeld = yield* liftFailure(wholeRatio(input.ratioHeld, "ratioHeld"))

@@ -125,6 +125,15 @@ export interface paths {
          *       Event `corporateaction.delisting`.
          *     - `RIGHTS_ISSUE` (`ratioHeld`, `ratioEntitled`, `subscriptionPrice`, `subscriptionDeadline`): announced to
          *       holders (event `corporateaction.rights_issue`); taking the rights up is not simulated.
+         *     - `SYMBOL_CHANGE` (`newSymbol`, optional `effectiveDate`, D-340..D-343): the listing answers to `newSymbol`
+         *       from 00:00 UTC of the effective date (today by default: at once; a later date: by a durable job). The same
+         *       listing: the same price path, status and history under the new symbol. The old symbol then answers 404
+         *       NOT_FOUND naming the new one (batch quotes list it in `not_found`). Holdings, open orders (WORKING, PENDING,
+         *       PARTIALLY_FILLED) and price alerts carry the new symbol; orders already filled, rejected, cancelled or
+         *       expired keep the symbol they traded; a quote issued before the change is honoured by an order naming the
+         *       new symbol. `newSymbol` needs the listing's exchange suffix (400) and must never have named a listing
+         *       (409). Event `corporateaction.symbol_changed` (old symbol in `symbol`, `oldSymbol`, `newSymbol`) at the
+         *       announcement.
          *
          *     Every action but the dividend is listed by `GET /corporate-actions`; `corporateaction.*` events go to every
          *     partition of every active partner. Not available on a DELISTED listing (409).
@@ -823,11 +832,16 @@ export interface components {
              * @description What happens to the listing.
              * @enum {string}
              */
-            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE";
             /** @description Text of the announcement (default generated). */
             description?: string;
             /** @description DIVIDEND: amount per unit, local currency, at most 4 decimals. */
             dividendPerShare?: number;
+            /**
+             * Format: date
+             * @description SYMBOL_CHANGE: the day (UTC) the new symbol takes effect, from 00:00 UTC; today or later (default today: at once).
+             */
+            effectiveDate?: string;
             /** @description Exchange code narrowing a bare ticker. */
             exchange?: string;
             /**
@@ -835,6 +849,8 @@ export interface components {
              * @description SUSPENSION: expected resumption, after now (default unknown).
              */
             expectedResumeAt?: string;
+            /** @description SYMBOL_CHANGE: the new exchange-qualified symbol, with the listing's exchange suffix (`BATK.KE`); never used by a listing before. */
+            newSymbol?: string;
             /** @description RIGHTS_ISSUE: new units per entitlement. */
             ratioEntitled?: number;
             /** @description SPLIT, REVERSE_SPLIT, BONUS: old units. */
@@ -865,7 +881,7 @@ export interface components {
              * @description The type raised.
              * @enum {string}
              */
-            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE";
             /** @description Text of the announcement. */
             description: string;
             /** @description The type's fields, as in the `corporateaction.*` payload (D-074); a dividend's dividendPerShare and currency. */
@@ -874,7 +890,7 @@ export interface components {
             };
             /**
              * Format: date
-             * @description Date the action took effect (UTC).
+             * @description Date the action took effect (UTC)
              */
             effectiveDate: string;
             /** @description Exchange code. */
@@ -898,7 +914,7 @@ export interface components {
              * @description When the API first shows the rescaled price (after the 15-minute delay).
              */
             priceVisibleFrom: string | null;
-            /** @description Exchange-qualified symbol. */
+            /** @description Exchange-qualified symbol (the old one for a SYMBOL_CHANGE). */
             symbol: string;
             /** @description DIVIDEND: USD credited in all; null otherwise. */
             totalUsdPaid: number | null;

@@ -1,6 +1,6 @@
 /**
  * Control route of corporate actions (spec/control.yaml, tag "Corporate actions", D-302): raising a dividend, split,
- * suspension, delisting or rights issue on a listing now. Decoding only; the work is CorporateActions'.
+ * suspension, delisting, rights issue or symbol change on a listing. Decoding only; the work is CorporateActions'.
  */
 import { Schema } from "effect"
 import { CorporateActions } from "../../app/corporate-actions.ts"
@@ -11,7 +11,7 @@ const text = (max: number) => Schema.optionalKey(Schema.String.check(Schema.isMi
 const positive = Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0)))
 
 const RaiseBody = Schema.Struct({
-  actionType: Schema.Literals(["DIVIDEND", "SPLIT", "REVERSE_SPLIT", "BONUS", "SUSPENSION", "RESUMPTION", "DELISTING", "RIGHTS_ISSUE"]),
+  actionType: Schema.Literals(["DIVIDEND", "SPLIT", "REVERSE_SPLIT", "BONUS", "SUSPENSION", "RESUMPTION", "DELISTING", "RIGHTS_ISSUE", "SYMBOL_CHANGE"]),
   symbol: Schema.String,
   exchange: Schema.optionalKey(Schema.String),
   description: text(500),
@@ -23,7 +23,9 @@ const RaiseBody = Schema.Struct({
   ratioHeld: ratio,
   ratioEntitled: ratio,
   subscriptionPrice: positive,
-  subscriptionDeadline: Schema.optionalKey(Schema.String)
+  subscriptionDeadline: Schema.optionalKey(Schema.String),
+  newSymbol: Schema.optionalKey(Schema.String),
+  effectiveDate: Schema.optionalKey(Schema.String)
 })
 
 export const corporateControlRoutes = [
