@@ -111,7 +111,8 @@ export class CorporateService extends Context.Service<
     const store = yield* Store
     const symbols = yield* Symbols
     /** Whether a record (declared under the symbol of its day) is of the listing: its symbol then or now (D-342). */
-    const ofListing = (recordSymbol: string, instrument: Instrument) => recordSymbol === instrument.symbol || symbols.listingOf(recordSymbol)?.id === instrument.id
+    const ofListing = (recordSymbol: string, instrument: Instrument) =>
+      recordSymbol === instrument.symbol || symbols.listingOf(recordSymbol)?.id === instrument.id
 
     /**
      * Dividends declared by `now`, newest ex-date first (next year's may already be declared): the seeded schedule and

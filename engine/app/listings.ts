@@ -57,10 +57,7 @@ export class Listings extends Context.Service<
       return status === instrument.listingStatus ? instrument : { ...instrument, listingStatus: status }
     }
     const statusIn = (tx: ReadTx, instrument: Instrument) =>
-      Effect.map(
-        tx.get(LISTINGS, instrument.id),
-        Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus })
-      )
+      Effect.map(tx.get(LISTINGS, instrument.id), Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus }))
     const setIn = (tx: Tx, listingId: string, listingStatus: ListingStatus, actionId: string, at: number) =>
       Effect.andThen(
         tx.put(LISTINGS, {

@@ -214,7 +214,10 @@ export class MarketViews extends Context.Service<
         if (exchange === undefined) {
           return yield* Effect.fail(fail("MISSING_PARAM", "symbols or exchange is required", { param: "symbols", params: ["symbols", "exchange"] }))
         }
-        const listed = symbols.catalogue().filter((i) => listings.statusOf(i) === "ACTIVE" && i.exchange === exchange).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+        const listed = symbols
+          .catalogue()
+          .filter((i) => listings.statusOf(i) === "ACTIVE" && i.exchange === exchange)
+          .sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
         const rows = (yield* itemsOf(listed)).map(snapshotRow)
         const whole: Schemas["SnapshotResponse"] = { data: rows, not_found: [], meta: meta(0, rows.length, exchange, now) }
         return whole

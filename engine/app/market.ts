@@ -98,13 +98,16 @@ export class MarketService extends Context.Service<
       if (cachedPage !== undefined) return cachedPage
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))
       const search = query.search?.toLowerCase()
-      const matching = symbols.catalogue().filter(
-        (i) =>
-          (query.exchange === undefined || i.exchange === query.exchange.toUpperCase()) &&
-          (query.sector === undefined || i.sector?.toLowerCase() === query.sector.toLowerCase()) &&
-          (query.assetType === undefined || i.assetType === query.assetType) &&
-          (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))
-      ).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+      const matching = symbols
+        .catalogue()
+        .filter(
+          (i) =>
+            (query.exchange === undefined || i.exchange === query.exchange.toUpperCase()) &&
+            (query.sector === undefined || i.sector?.toLowerCase() === query.sector.toLowerCase()) &&
+            (query.assetType === undefined || i.assetType === query.assetType) &&
+            (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))
+        )
+        .sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
       const rest = after === undefined ? matching : matching.filter((i) => i.symbol > after)
       const page = rest.slice(0, limit)
       const hasMore = rest.length > page.length

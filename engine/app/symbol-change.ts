@@ -63,7 +63,10 @@ export const renameRecordsIn = (tx: Tx, from: string, to: string) =>
       }
       for (const alert of yield* PriceAlerts.list(tx, partition, { limit: 100_000, order: "asc" })) {
         if (alert.symbol !== from || alert.deleted) continue
-        yield* PriceAlerts.put(tx, alert.alertId, alert.partition, timeSortKey(alert.createdAt, alert.alertId), { ...alert, symbol: to } satisfies PriceAlertDoc)
+        yield* PriceAlerts.put(tx, alert.alertId, alert.partition, timeSortKey(alert.createdAt, alert.alertId), {
+          ...alert,
+          symbol: to
+        } satisfies PriceAlertDoc)
         alerts += 1
       }
     }

@@ -147,7 +147,11 @@ export class Symbols extends Context.Service<
       return doc === undefined ? [instrument.symbol] : [doc.symbol, ...[...doc.formerSymbols].reverse()]
     }
 
-    const docIn = (tx: ReadTx, listingId: string) => Effect.map(tx.get(SYMBOLS, listingId), Option.map((d) => d.body as SymbolDoc))
+    const docIn = (tx: ReadTx, listingId: string) =>
+      Effect.map(
+        tx.get(SYMBOLS, listingId),
+        Option.map((d) => d.body as SymbolDoc)
+      )
     const symbolIn = (tx: ReadTx, instrument: Instrument) =>
       Effect.map(docIn(tx, instrument.id), Option.match({ onNone: () => instrument.id, onSome: (d) => d.symbol }))
     const usedIn = (tx: ReadTx, symbol: string) =>
