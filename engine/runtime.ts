@@ -10,6 +10,7 @@ import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
 import { Listings } from "./app/listings.ts"
 import { Symbols } from "./app/symbols.ts"
+import { Rights } from "./app/rights.ts"
 import { CorporateActions } from "./app/corporate-actions.ts"
 import { InvoiceService } from "./app/invoices.ts"
 import { ReportService } from "./app/reports.ts"
@@ -176,7 +177,7 @@ export const engineLayer = (config: EngineConfig) => {
     withBook
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
-  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer), reference)
+  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer, Rights.layer), reference)
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
 }
 

@@ -3,10 +3,12 @@
  * their effect on every partner's holders, in one transaction each: a dividend credits every holder's wallet from the
  * issuer (ledger entry, `dividend.paid` per partition); a split, reverse split or bonus issue rescales holdings (cash in
  * lieu of fractions) and the price path; a suspension, resumption or delisting sets the listing's status; a rights
- * issue is announced. Every action rejects the listing's open orders first where it changes what they trade (D-304),
- * and appends its `corporateaction.*` event and the generic `corporateaction.declared` (D-074).
+ * issue entitles its holders (taken up through app/rights.ts); a symbol change renames the listing now or at its
+ * effective date (D-340). Every action rejects the listing's open orders first where it changes what they trade
+ * (D-304), and appends its `corporateaction.*` event and the generic `corporateaction.declared` (D-074).
  * Owns the raised records (SimActions, SimDividends). Does not own the seeded schedules (domain/reference), how they
- * are listed (app/corporate.ts), order rejection (app/trading.ts), listing statuses (app/listings.ts) nor prices.
+ * are listed (app/corporate.ts), order rejection (app/trading.ts), listing statuses (app/listings.ts), symbols
+ * (app/symbols.ts, app/symbol-change.ts), rights take-up (app/rights.ts) nor prices.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ControlSchemas, Schemas } from "../contract/wire.ts"
@@ -32,6 +34,7 @@ import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
 import { actionBaseToWire } from "./corporate.ts"
 import { postEntry } from "./ledger.ts"
 import { Listings } from "./listings.ts"
+import { allotmentAt, entitleIn } from "./rights.ts"
 import { Symbols } from "./symbols.ts"
 import { newSymbolFor, renameRecordsIn, SYMBOL_CHANGE_JOB } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
@@ -439,10 +442,12 @@ export class CorporateActions extends Context.Service<
                 }
                 const description =
                   input.description ?? `Rights issue of ${ratioEntitled} new share for every ${ratioHeld} held at ${currency} ${price4ToWire(price)}`
-                const action = actionOf(instrument, actionId, "RIGHTS_ISSUE", now, description, details, false)
+                // Effective (the new units credited, the rest lapsed) at 00:00 UTC after the deadline (D-344).
+                const action = actionOf(instrument, actionId, "RIGHTS_ISSUE", now, description, details, false, allotmentAt(deadline))
                 yield* saveAction(tx, action)
                 yield* announce(tx, "corporateaction.rights_issue", action, details)
                 const holders = yield* holdersOf(tx, instrument.symbol)
+                yield* entitleIn(tx, scheduler, action, holders)
                 return { ...none, action, accountsAffected: holders.length } satisfies Outcome
               }
             }

@@ -205,5 +205,6 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"setSimMaintenance","method":"PUT","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401]},
   {"operationId":"setSimMarketPrice","method":"PUT","path":"/_sim/market/prices/{symbol}","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"setSimPartnerOAuth","method":"POST","path":"/_sim/partners/{partnerId}/oauth","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
-  {"operationId":"setSimPartnerStatus","method":"POST","path":"/_sim/partners/{partnerId}/status","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]}
+  {"operationId":"setSimPartnerStatus","method":"POST","path":"/_sim/partners/{partnerId}/status","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
+  {"operationId":"takeUpSimRights","method":"POST","path":"/_sim/corporate-actions/{actionId}/take-up","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,403,404,409]}
 ] as const

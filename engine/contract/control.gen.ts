@@ -124,7 +124,10 @@ export interface paths {
          *     - `DELISTING` (`reason`): listing DELISTED for good, open orders rejected (INSTRUMENT_DELISTED); holdings stay.
          *       Event `corporateaction.delisting`.
          *     - `RIGHTS_ISSUE` (`ratioHeld`, `ratioEntitled`, `subscriptionPrice`, `subscriptionDeadline`): announced to
-         *       holders (event `corporateaction.rights_issue`); taking the rights up is not simulated.
+         *       holders (event `corporateaction.rights_issue`); each holder today (the record date) is entitled to
+         *       floor(units x ratioEntitled / ratioHeld) new units, taken up with `POST
+         *       /_sim/corporate-actions/{actionId}/take-up` until the deadline; the issue's effective date is the day after
+         *       the deadline, when the units taken up are credited and the rest lapse (D-344..D-346).
          *     - `SYMBOL_CHANGE` (`newSymbol`, optional `effectiveDate`, D-340..D-343): the listing answers to `newSymbol`
          *       from 00:00 UTC of the effective date (today by default: at once; a later date: by a durable job). The same
          *       listing: the same price path, status and history under the new symbol. The old symbol then answers 404
@@ -139,6 +142,38 @@ export interface paths {
          *     partition of every active partner. Not available on a DELISTED listing (409).
          */
         post: operations["raiseSimCorporateAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/corporate-actions/{actionId}/take-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+                 * @example ca_0004
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take up a rights entitlement for a holder
+         * @description Acts for the end user (the partner API has no corporate-action election endpoint): the holder named by
+         *     `subAccountId` (any partner's), or a partner's master account (`partnerId` and `environment`), takes up `units`
+         *     of its entitlement in the rights issue `actionId` (default all it has left), on or before the subscription
+         *     deadline (the exchange's local date). The wallet pays subscriptionPrice x units, converted to USD at the
+         *     reference rate and rounded half up once, to the issuer (history type ADJUSTMENT, reference the actionId). The
+         *     units are credited at 00:00 UTC after the deadline (the issue's effective date); the rest of the entitlement
+         *     then lapses. No event: the contract has none for an election (D-346). Several take-ups add up.
+         */
+        post: operations["takeUpSimRights"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1382,6 +1417,65 @@ export interface components {
             /** @description Free-text reason. */
             rejectionReason: string;
         };
+        /** @description One holder's entitlement in a rights issue, and where its take-up stands (D-344, D-345). */
+        RightsEntitlement: {
+            /** @description The rights issue. */
+            actionId: string;
+            /**
+             * Format: date
+             * @description The issue's effective date: the units taken up are credited at 00:00 UTC.
+             */
+            allotmentDate: string;
+            /** @description Local currency. */
+            currency: string;
+            /** @description USD this take-up debited from the wallet. */
+            debitedUsd: number;
+            /** @description New units on the record date: floor(units held x ratioEntitled / ratioHeld). */
+            entitledUnits: number;
+            /**
+             * @description The holder's environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description USD paid for all the units taken up. */
+            paidUsd: number;
+            /** @description The holder's partner. */
+            partnerId: string;
+            /** @description New units still to take up (0 once allotted or lapsed). */
+            remainingUnits: number;
+            /**
+             * @description OPEN until the effective date; then ALLOTTED (units credited) or LAPSED (none taken up).
+             * @enum {string}
+             */
+            status: "OPEN" | "ALLOTTED" | "LAPSED";
+            /** @description The holding sub-account, or `master`. */
+            subAccountId: string;
+            /**
+             * Format: date
+             * @description Last day to take up (the exchange's local date).
+             */
+            subscriptionDeadline: string;
+            /** @description Price per new unit */
+            subscriptionPrice: number;
+            /** @description The listing's exchange-qualified symbol now. */
+            symbol: string;
+            /** @description New units taken up so far. */
+            takenUpUnits: number;
+        };
+        /** @description Whose entitlement, and how many new units (D-345). */
+        RightsTakeUpRequest: {
+            /**
+             * @description The master account's environment.
+             * @enum {string}
+             */
+            environment?: "sandbox" | "production";
+            /** @description With `environment`, the partner's master account (instead of subAccountId). */
+            partnerId?: string;
+            /** @description The holding sub-account (any partner's, either environment). */
+            subAccountId?: string;
+            /** @description New units to take up (default all the entitlement has left). */
+            units?: number;
+        };
         /** @description Maintenance mode to set. */
         SetMaintenanceRequest: {
             /**
@@ -1613,6 +1707,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+         * @example ca_0004
+         */
+        ActionId: string;
         /** @description Application ID (`app_`). */
         ApplicationId: string;
         /** @description Incident ID (`inc_`). */
@@ -1775,6 +1874,41 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    takeUpSimRights: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+                 * @example ca_0004
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RightsTakeUpRequest"];
+            };
+        };
+        responses: {
+            /** @description The holder's entitlement after the take-up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RightsEntitlement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };

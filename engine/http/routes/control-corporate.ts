@@ -1,10 +1,12 @@
 /**
  * Control route of corporate actions (spec/control.yaml, tag "Corporate actions", D-302): raising a dividend, split,
- * suspension, delisting, rights issue or symbol change on a listing. Decoding only; the work is CorporateActions'.
+ * suspension, delisting, rights issue or symbol change on a listing; taking up a rights entitlement for a holder. Decoding only; the work is CorporateActions'.
  */
 import { Schema } from "effect"
 import { CorporateActions } from "../../app/corporate-actions.ts"
+import { Rights } from "../../app/rights.ts"
 import { controlRoute } from "../route.ts"
+import { required, text as pathText } from "../query.ts"
 
 const ratio = Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })))
 const text = (max: number) => Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
@@ -28,9 +30,21 @@ const RaiseBody = Schema.Struct({
   effectiveDate: Schema.optionalKey(Schema.String)
 })
 
+const TakeUpBody = Schema.Struct({
+  subAccountId: Schema.optionalKey(Schema.String),
+  partnerId: Schema.optionalKey(Schema.String),
+  environment: Schema.optionalKey(Schema.Literals(["sandbox", "production"])),
+  units: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+})
+
 export const corporateControlRoutes = [
   controlRoute("raiseSimCorporateAction", 201, {
     body: RaiseBody,
     handle: ({ body }) => CorporateActions.use((c) => c.raise(body))
+  }),
+  controlRoute("takeUpSimRights", 200, {
+    params: { actionId: required(pathText) },
+    body: TakeUpBody,
+    handle: ({ params, body }) => Rights.use((r) => r.takeUp(params.actionId, body))
   })
 ]
