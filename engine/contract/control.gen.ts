@@ -925,7 +925,7 @@ export interface components {
             };
             /**
              * Format: date
-             * @description Date the action took effect (UTC)
+             * @description Date the action took effect (UTC), or takes effect (a SYMBOL_CHANGE for a later date, the day after the deadline for a RIGHTS_ISSUE).
              */
             effectiveDate: string;
             /** @description Exchange code. */
@@ -1455,7 +1455,7 @@ export interface components {
              * @description Last day to take up (the exchange's local date).
              */
             subscriptionDeadline: string;
-            /** @description Price per new unit */
+            /** @description Price per new unit, local currency. */
             subscriptionPrice: number;
             /** @description The listing's exchange-qualified symbol now. */
             symbol: string;
