@@ -264,10 +264,11 @@ export class CorporateActions extends Context.Service<
     /** The suspension in force: the last one raised here, else the seeded one that explains a SUSPENDED listing. */
     const suspensionInForce = (tx: ReadTx, instrument: Instrument) =>
       Effect.gen(function* () {
+        // raised under any symbol the listing had (D-342); seeded under its catalogue symbol (its id)
         const raised = (yield* SimActions.list(tx, GLOBAL, { limit: 100_000, order: "desc" })).find(
-          (a) => a.symbol === instrument.symbol && a.actionType === "SUSPENSION" && a.completedAt === null
+          (a) => symbols.listingOf(a.symbol)?.id === instrument.id && a.actionType === "SUSPENSION" && a.completedAt === null
         )
-        return raised ?? book.actions().find((a) => a.symbol === instrument.symbol && a.actionType === "SUSPENSION")
+        return raised ?? book.actions().find((a) => a.symbol === instrument.id && a.actionType === "SUSPENSION")
       })
 
     /** The listing takes `newSymbol` now: its symbol, then every record that names it (D-340, D-342). */

@@ -73,6 +73,9 @@ const renamesTheListing = async (engine: Engine) => {
   expect(orders).toContainEqual([working.body.orderId, "SAFCOM.KE", "WORKING"])
   expect(orders.filter(([, , status]) => status === "FILLED").map(([, symbol]) => symbol)).toEqual(["SCOM.KE"])
   expect(((await s.p.sb("GET", `/users/${s.a}/orders?symbol=SAFCOM.KE`)).body.orders as Array<any>).length).toBe(3)
+  // The blotter: by the new symbol, every order of the listing; by the old one, the orders traded under it.
+  expect((await s.p.sb("GET", "/orders/blotter?symbol=SAFCOM.KE")).body.count).toBe(4)
+  expect((await s.p.sb("GET", "/orders/blotter?symbol=SCOM.KE")).body.count).toBe(2)
   expect((await live("GET", `/price-alerts/${alert.body.alertId}`)).body.symbol).toBe("SAFCOM.KE")
 
   // The open SELL fills under the new symbol; the quote issued before the change buys under the new symbol.
@@ -112,6 +115,7 @@ const laterEffectiveDate = async (engine: Engine) => {
   expect((await s.p.sb("GET", "/stocks/EQG.KE")).status).toBe(404)
   expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "KCB.KE", newSymbol: "EQG.KE" })).status).toBe(409)
   expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "EQTY.KE", newSymbol: "EQX.KE" })).status).toBe(409)
+  const suspended = await s.raise({ actionType: "SUSPENSION", symbol: "EQTY.KE" })
   await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-24T23:59:59.000Z" })
   expect((await s.p.sb("GET", "/stocks/EQTY.KE")).status).toBe(200)
   await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-25T00:00:00.000Z" })
@@ -119,6 +123,10 @@ const laterEffectiveDate = async (engine: Engine) => {
   expect((await s.p.sb("GET", "/stocks/EQTY.KE")).status).toBe(404)
   expect((await s.position(s.a, "EQG.KE")).quantity).toBe(4)
   expect((await action()).body).toMatchObject({ status: "COMPLETED", updatedAt: "2026-11-25T00:00:00.000Z" })
+  // The suspension raised under the old symbol is the listing's: the resumption under the new one ends it.
+  expect((await s.p.sb("GET", "/stocks/EQG.KE")).body.listingStatus).toBe("SUSPENDED")
+  const resumed = await s.raise({ actionType: "RESUMPTION", symbol: "EQG.KE" })
+  expect(resumed.body).toMatchObject({ actionId: suspended.body.actionId, listingStatus: "ACTIVE" })
 }
 
 const refusesBadChanges = async (engine: Engine) => {
