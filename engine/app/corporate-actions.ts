@@ -30,13 +30,13 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { SimActions, SimDividends, timeSortKey } from "./docs.ts"
-import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
-import { actionBaseToWire } from "./corporate.ts"
+import { holdersOf, putHolding } from "./holders.ts"
+import { actionOf, announceAction, saveAction } from "./action-records.ts"
 import { postEntry } from "./ledger.ts"
 import { Listings } from "./listings.ts"
 import { allotmentAt, entitleIn } from "./rights.ts"
 import { Symbols } from "./symbols.ts"
-import { newSymbolFor, renameRecordsIn, SYMBOL_CHANGE_JOB } from "./symbol-change.ts"
+import { SYMBOL_CHANGE_JOB, symbolChanges } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
 import { TradingService } from "./trading.ts"
 
@@ -107,39 +107,7 @@ export class CorporateActions extends Context.Service<
     const symbols = yield* Symbols
     const scheduler = yield* Scheduler
 
-    /** The action's own event and the generic one (D-074), to every active partner's partitions. */
-    const announce = (tx: Tx, event: string, a: ActionRecord, extra: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const base = actionBaseToWire(a)
-        for (const partition of yield* partnerPartitions(tx, false)) {
-          yield* events.append(tx, partition, event, { ...base, ...extra })
-          yield* events.append(tx, partition, "corporateaction.declared", base)
-        }
-      })
-
-    const saveAction = (tx: Tx, a: ActionRecord) => SimActions.put(tx, a.actionId, GLOBAL, timeSortKey(a.announcedAt, a.actionId), a)
-
-    const actionOf = (
-      instrument: Instrument,
-      actionId: string,
-      actionType: ActionType,
-      now: number,
-      description: string,
-      details: ActionRecord["details"],
-      completed: boolean,
-      effectiveAt = dayStart(now)
-    ): ActionRecord => ({
-      actionId,
-      actionType,
-      symbol: instrument.symbol,
-      exchange: instrument.exchange,
-      name: instrument.name,
-      announcedAt: now,
-      effectiveAt,
-      description,
-      details,
-      completedAt: completed ? now : null
-    })
+    const announce = (tx: Tx, event: string, a: ActionRecord, extra: Record<string, unknown>) => announceAction(events, tx, event, a, extra)
 
     /** What the answer reports besides the action. */
     interface Outcome {
@@ -271,58 +239,8 @@ export class CorporateActions extends Context.Service<
         return raised ?? book.actions().find((a) => a.symbol === instrument.id && a.actionType === "SUSPENSION")
       })
 
-    /** The listing takes `newSymbol` now: its symbol, then every record that names it (D-340, D-342). */
-    const applySymbolChange = (tx: Tx, instrument: Instrument, newSymbol: string, actionId: string, now: number) =>
-      Effect.andThen(symbols.renameIn(tx, instrument, newSymbol, actionId, now), renameRecordsIn(tx, instrument.symbol, newSymbol))
-
-    /**
-     * A symbol change (D-340): checked, announced now (`corporateaction.symbol_changed`, the old symbol in `symbol`),
-     * applied now when its effective date is today, else at 00:00 UTC of that date by a durable job.
-     */
-    const announceSymbolChange = (tx: Tx, instrument: Instrument, input: RaiseInput, actionId: string, now: number) =>
-      Effect.gen(function* () {
-        const newSymbol = yield* liftFailure(newSymbolFor(input.newSymbol, instrument))
-        const pending = (yield* SimActions.list(tx, GLOBAL, { limit: 100_000, order: "asc" })).filter(
-          (a) => a.actionType === "SYMBOL_CHANGE" && a.completedAt === null
-        )
-        if (pending.some((a) => a.details.oldSymbol === instrument.symbol)) {
-          return yield* Effect.fail(fail("CONFLICT", `${instrument.symbol} already has a symbol change pending`))
-        }
-        // A symbol any listing has, had, or is about to take names that listing for good (D-341): never reused.
-        if ((yield* symbols.usedIn(tx, newSymbol)) || pending.some((a) => a.details.newSymbol === newSymbol)) {
-          return yield* Effect.fail(fail("CONFLICT", `${newSymbol} is or was the symbol of a listing`, { param: "newSymbol" }))
-        }
-        const today = isoDate(now)
-        const effectiveDate = input.effectiveDate ?? today
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(effectiveDate) || !Number.isFinite(dateMs(effectiveDate)) || effectiveDate < today) {
-          return yield* Effect.fail(invalid("effectiveDate", "effectiveDate must be a date (YYYY-MM-DD), today (UTC) or later"))
-        }
-        const effectiveAt = dateMs(effectiveDate)
-        const immediate = effectiveAt <= now
-        const details = { oldSymbol: instrument.symbol, newSymbol }
-        const description = input.description ?? `Ticker ${instrument.symbol} becomes ${newSymbol}`
-        const action = actionOf(instrument, actionId, "SYMBOL_CHANGE", now, description, details, immediate, effectiveAt)
-        yield* saveAction(tx, action)
-        yield* announce(tx, "corporateaction.symbol_changed", action, details)
-        const holders = yield* holdersOf(tx, instrument.symbol)
-        if (immediate) yield* applySymbolChange(tx, instrument, newSymbol, actionId, now)
-        else yield* scheduler.schedule(tx, SYMBOL_CHANGE_JOB, effectiveAt, { actionId })
-        return { action, accountsAffected: holders.length }
-      })
-
-    // A symbol change announced for a later date takes effect at its instant, unless the listing changed symbol since.
-    yield* scheduler.register(SYMBOL_CHANGE_JOB, (tx, payload) =>
-      Effect.gen(function* () {
-        const found = yield* SimActions.get(tx, (payload as { actionId: string }).actionId)
-        if (Option.isNone(found) || found.value.completedAt !== null) return
-        const action = found.value
-        const listing = symbols.listingOf(String(action.details.oldSymbol))
-        if (listing === undefined || (yield* symbols.symbolIn(tx, listing)) !== action.details.oldSymbol) return
-        const now = yield* clock.now
-        yield* applySymbolChange(tx, listing, String(action.details.newSymbol), action.actionId, now)
-        yield* saveAction(tx, { ...action, completedAt: now })
-      })
-    )
+    const symbolChange = symbolChanges({ events, symbols, scheduler, clock })
+    yield* scheduler.register(SYMBOL_CHANGE_JOB, symbolChange.onEffectiveDate)
 
     const raise = Effect.fn("CorporateActions.raise")(function* (input: RaiseInput) {
       const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
@@ -417,7 +335,7 @@ export class CorporateActions extends Context.Service<
                 return { ...none, action, accountsAffected: holders.length, ordersRejected: rejected, listingStatus: "DELISTED" } satisfies Outcome
               }
               case "SYMBOL_CHANGE": {
-                const change = yield* announceSymbolChange(tx, instrument, input, actionId, now)
+                const change = yield* symbolChange.announce(tx, instrument, input, actionId, now)
                 return { ...none, ...change } satisfies Outcome
               }
               case "RIGHTS_ISSUE": {
