@@ -9,6 +9,8 @@ import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"
 import { Listings } from "./app/listings.ts"
+import { Symbols } from "./app/symbols.ts"
+import { Rights } from "./app/rights.ts"
 import { CorporateActions } from "./app/corporate-actions.ts"
 import { InvoiceService } from "./app/invoices.ts"
 import { ReportService } from "./app/reports.ts"
@@ -142,7 +144,7 @@ export const engineLayer = (config: EngineConfig) => {
     withEvents
   )
   // Usage counts are read by the audit hook (which writes them) and by /usage and invoices.
-  const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer), withDelivery)
+  const withUsage = Layer.provideMerge(Layer.mergeAll(UsageMeter.layer, Listings.layer, Symbols.layer), withDelivery)
   const services = Layer.provideMerge(
     Layer.mergeAll(
       PartnerService.layer,
@@ -188,7 +190,7 @@ export const engineLayer = (config: EngineConfig) => {
     withBook
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
-  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer), reference)
+  const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer, Rights.layer), reference)
   return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
 }
 

@@ -13,6 +13,10 @@ import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders } from "./docs.ts"
 import { isSandboxPartition, type Principal } from "./principal.ts"
+import { Symbols } from "./symbols.ts"
+
+/** Whether the qualified `stored` symbol is the filter `symbol` (qualified, or its bare ticker). */
+const namedBy = (stored: string, symbol: string) => stored === symbol || stored.split(".")[0] === symbol
 
 export const BLOTTER_MAX_CUSTOMERS = 20
 export const BLOTTER_MAX_SCANNED = 1_000
@@ -90,6 +94,7 @@ export class OrderBlotter extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
+    const symbols = yield* Symbols
 
     const page = Effect.fn("OrderBlotter.page")(function* (principal: Principal, query: BlotterQuery) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
@@ -108,7 +113,8 @@ export class OrderBlotter extends Context.Service<
         limit,
         (o) =>
           matchesStatus(o, wanted) &&
-          (symbol === undefined || o.symbol === symbol || o.symbol.split(".")[0] === symbol) &&
+          // the symbol traded, or the listing's symbol now (D-342)
+          (symbol === undefined || namedBy(o.symbol, symbol) || namedBy(symbols.currentSymbol(o.symbol), symbol)) &&
           (from === undefined || o.createdAt >= from) &&
           (to === undefined || o.createdAt <= to)
       )

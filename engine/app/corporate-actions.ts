@@ -3,10 +3,12 @@
  * their effect on every partner's holders, in one transaction each: a dividend credits every holder's wallet from the
  * issuer (ledger entry, `dividend.paid` per partition); a split, reverse split or bonus issue rescales holdings (cash in
  * lieu of fractions) and the price path; a suspension, resumption or delisting sets the listing's status; a rights
- * issue is announced. Every action rejects the listing's open orders first where it changes what they trade (D-304),
- * and appends its `corporateaction.*` event and the generic `corporateaction.declared` (D-074).
+ * issue entitles its holders (taken up through app/rights.ts); a symbol change renames the listing now or at its
+ * effective date (D-340). Every action rejects the listing's open orders first where it changes what they trade
+ * (D-304), and appends its `corporateaction.*` event and the generic `corporateaction.declared` (D-074).
  * Owns the raised records (SimActions, SimDividends). Does not own the seeded schedules (domain/reference), how they
- * are listed (app/corporate.ts), order rejection (app/trading.ts), listing statuses (app/listings.ts) nor prices.
+ * are listed (app/corporate.ts), order rejection (app/trading.ts), listing statuses (app/listings.ts), symbols
+ * (app/symbols.ts, app/symbol-change.ts), rights take-up (app/rights.ts) nor prices.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ControlSchemas, Schemas } from "../contract/wire.ts"
@@ -24,19 +26,23 @@ import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type PinResult } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
+import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
-import { type HoldingDoc, Holdings, holdingId, Partners, SimActions, SimDividends, timeSortKey } from "./docs.ts"
+import { SimActions, SimDividends, timeSortKey } from "./docs.ts"
+import { holdersOf, putHolding } from "./holders.ts"
+import { actionOf, announceAction, saveAction } from "./action-records.ts"
 import { postEntry } from "./ledger.ts"
 import { Listings } from "./listings.ts"
-import { resolveInstrument } from "./market.ts"
-import { partitionOf } from "./principal.ts"
+import { allotmentAt, entitleIn } from "./rights.ts"
+import { Symbols } from "./symbols.ts"
+import { SYMBOL_CHANGE_JOB, symbolChanges } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
 import { TradingService } from "./trading.ts"
 
 const GLOBAL = "global"
 
-export type RaiseType = "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE"
+export type RaiseType = "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE"
 
 export interface RaiseInput {
   readonly actionType: RaiseType
@@ -52,19 +58,14 @@ export interface RaiseInput {
   readonly ratioEntitled?: number | undefined
   readonly subscriptionPrice?: number | undefined
   readonly subscriptionDeadline?: string | undefined
+  readonly newSymbol?: string | undefined
+  readonly effectiveDate?: string | undefined
 }
 
 /** Rejection codes of the listing's open orders (D-304, extending D-008). */
 export const REJECT_SPLIT = "CORPORATE_ACTION"
 export const REJECT_SUSPENDED = "INSTRUMENT_SUSPENDED"
 export const REJECT_DELISTED = "INSTRUMENT_DELISTED"
-
-/** One holder of the listing: where, which account, and the holding. */
-interface Holder {
-  readonly partition: string
-  readonly account: string
-  readonly holding: HoldingDoc
-}
 
 const invalid = (param: string, message: string) => fail("VALIDATION_ERROR", message, { param })
 
@@ -103,73 +104,10 @@ export class CorporateActions extends Context.Service<
     const listings = yield* Listings
     const trading = yield* TradingService
     const { book } = yield* ReferenceData
+    const symbols = yield* Symbols
+    const scheduler = yield* Scheduler
 
-    /** Every partner's partitions: `all` for holdings (property is kept whatever the partner's status), else active. */
-    const partitions = (tx: ReadTx, all: boolean) =>
-      Effect.map(Partners.list(tx, GLOBAL, { limit: 1_000_000, order: "asc" }), (partners) =>
-        partners.filter((p) => all || p.status !== "suspended").flatMap((p) => [partitionOf(p.partnerId, "sandbox"), partitionOf(p.partnerId, "production")])
-      )
-
-    /** Every account holding units of `symbol`, partition by partition, in sort-key order (account, then symbol). */
-    const holdersOf = (tx: ReadTx, symbol: string) =>
-      Effect.gen(function* () {
-        const out: Array<Holder> = []
-        for (const partition of yield* partitions(tx, true)) {
-          const docs = yield* tx.list(Holdings.name, { partition, limit: 1_000_000, order: "asc" })
-          for (const d of docs) {
-            const holding = d.body as HoldingDoc
-            if (holding.symbol === symbol && holding.quantity > 0) out.push({ partition, account: d.sortKey.split("|")[0] ?? "master", holding })
-          }
-        }
-        return out
-      })
-
-    const putHolding = (tx: Tx, h: Holder, holding: HoldingDoc) =>
-      Holdings.put(tx, holdingId(h.partition, h.account, holding.symbol), h.partition, `${h.account}|${holding.symbol}`, holding)
-
-    const basePayload = (a: ActionRecord) => ({
-      actionId: a.actionId,
-      actionType: a.actionType,
-      symbol: a.symbol,
-      exchange: a.exchange,
-      name: a.name,
-      announcedAt: isoAt(a.announcedAt),
-      effectiveDate: isoDate(a.effectiveAt),
-      description: a.description
-    })
-
-    /** The action's own event and the generic one (D-074), to every active partner's partitions. */
-    const announce = (tx: Tx, event: string, a: ActionRecord, extra: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const base = basePayload(a)
-        for (const partition of yield* partitions(tx, false)) {
-          yield* events.append(tx, partition, event, { ...base, ...extra })
-          yield* events.append(tx, partition, "corporateaction.declared", base)
-        }
-      })
-
-    const saveAction = (tx: Tx, a: ActionRecord) => SimActions.put(tx, a.actionId, GLOBAL, timeSortKey(a.announcedAt, a.actionId), a)
-
-    const actionOf = (
-      instrument: Instrument,
-      actionId: string,
-      actionType: ActionType,
-      now: number,
-      description: string,
-      details: ActionRecord["details"],
-      completed: boolean
-    ): ActionRecord => ({
-      actionId,
-      actionType,
-      symbol: instrument.symbol,
-      exchange: instrument.exchange,
-      name: instrument.name,
-      announcedAt: now,
-      effectiveAt: dayStart(now),
-      description,
-      details,
-      completedAt: completed ? now : null
-    })
+    const announce = (tx: Tx, event: string, a: ActionRecord, extra: Record<string, unknown>) => announceAction(events, tx, event, a, extra)
 
     /** What the answer reports besides the action. */
     interface Outcome {
@@ -294,14 +232,18 @@ export class CorporateActions extends Context.Service<
     /** The suspension in force: the last one raised here, else the seeded one that explains a SUSPENDED listing. */
     const suspensionInForce = (tx: ReadTx, instrument: Instrument) =>
       Effect.gen(function* () {
+        // raised under any symbol the listing had (D-342); seeded under its catalogue symbol (its id)
         const raised = (yield* SimActions.list(tx, GLOBAL, { limit: 100_000, order: "desc" })).find(
-          (a) => a.symbol === instrument.symbol && a.actionType === "SUSPENSION" && a.completedAt === null
+          (a) => symbols.listingOf(a.symbol)?.id === instrument.id && a.actionType === "SUSPENSION" && a.completedAt === null
         )
-        return raised ?? book.actions().find((a) => a.symbol === instrument.symbol && a.actionType === "SUSPENSION")
+        return raised ?? book.actions().find((a) => a.symbol === instrument.id && a.actionType === "SUSPENSION")
       })
 
+    const symbolChange = symbolChanges({ events, symbols, scheduler, clock })
+    yield* scheduler.register(SYMBOL_CHANGE_JOB, symbolChange.onEffectiveDate)
+
     const raise = Effect.fn("CorporateActions.raise")(function* (input: RaiseInput) {
-      const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
       const actionId = yield* entropy.id(input.actionType === "DIVIDEND" ? "div" : "ca")
       const outcome = yield* store.transact(
         (tx): Effect.Effect<Outcome, ApiFailure | StoreError> =>
@@ -337,7 +279,7 @@ export class CorporateActions extends Context.Service<
                 }
                 const reason = input.reason ?? "Regulatory review"
                 const rejected = yield* trading.rejectOpenIn(tx, instrument.symbol, REJECT_SUSPENDED, `trading in ${instrument.symbol} is suspended: ${reason}`)
-                yield* listings.setIn(tx, instrument.symbol, "SUSPENDED", actionId, now)
+                yield* listings.setIn(tx, instrument.id, "SUSPENDED", actionId, now)
                 const details = { reason, suspendedFrom: isoAt(now), expectedResumeAt: resume === null ? null : isoAt(resume) }
                 const action = actionOf(
                   instrument,
@@ -355,7 +297,7 @@ export class CorporateActions extends Context.Service<
               case "RESUMPTION": {
                 const suspension = status === "SUSPENDED" ? yield* suspensionInForce(tx, instrument) : undefined
                 if (suspension === undefined) return yield* Effect.fail(fail("CONFLICT", `${instrument.symbol} is not suspended`))
-                yield* listings.setIn(tx, instrument.symbol, "ACTIVE", suspension.actionId, now)
+                yield* listings.setIn(tx, instrument.id, "ACTIVE", suspension.actionId, now)
                 // The suspension ends: the same action (same actionId), completed now, its resumption time known.
                 const details = { ...suspension.details, expectedResumeAt: isoAt(now) }
                 const action: ActionRecord = {
@@ -376,7 +318,7 @@ export class CorporateActions extends Context.Service<
               case "DELISTING": {
                 const reason = input.reason ?? "Voluntary delisting"
                 const rejected = yield* trading.rejectOpenIn(tx, instrument.symbol, REJECT_DELISTED, `${instrument.symbol} is delisted: ${reason}`)
-                yield* listings.setIn(tx, instrument.symbol, "DELISTED", actionId, now)
+                yield* listings.setIn(tx, instrument.id, "DELISTED", actionId, now)
                 const details = { reason, lastTradingDate: localDate(instrument.exchange, now) }
                 const action = actionOf(
                   instrument,
@@ -391,6 +333,10 @@ export class CorporateActions extends Context.Service<
                 yield* announce(tx, "corporateaction.delisting", action, details)
                 const holders = yield* holdersOf(tx, instrument.symbol)
                 return { ...none, action, accountsAffected: holders.length, ordersRejected: rejected, listingStatus: "DELISTED" } satisfies Outcome
+              }
+              case "SYMBOL_CHANGE": {
+                const change = yield* symbolChange.announce(tx, instrument, input, actionId, now)
+                return { ...none, ...change } satisfies Outcome
               }
               case "RIGHTS_ISSUE": {
                 const ratioHeld = yield* liftFailure(wholeRatio(input.ratioHeld, "ratioHeld"))
@@ -415,10 +361,12 @@ export class CorporateActions extends Context.Service<
                 }
                 const description =
                   input.description ?? `Rights issue of ${ratioEntitled} new share for every ${ratioHeld} held at ${currency} ${price4ToWire(price)}`
-                const action = actionOf(instrument, actionId, "RIGHTS_ISSUE", now, description, details, false)
+                // Effective (the new units credited, the rest lapsed) at 00:00 UTC after the deadline (D-344).
+                const action = actionOf(instrument, actionId, "RIGHTS_ISSUE", now, description, details, false, allotmentAt(deadline))
                 yield* saveAction(tx, action)
                 yield* announce(tx, "corporateaction.rights_issue", action, details)
                 const holders = yield* holdersOf(tx, instrument.symbol)
+                yield* entitleIn(tx, scheduler, action, holders)
                 return { ...none, action, accountsAffected: holders.length } satisfies Outcome
               }
             }

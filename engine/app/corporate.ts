@@ -3,12 +3,13 @@
  * action), from the run's seeded schedules (domain/reference) and those raised through the control API (read from
  * the store, D-302; a raised record replaces the seeded one of the same id). A dividend or action exists once announced (its
  * announcement is at or before now); where it stands (status, calendarStage) is evaluated at now, on the exchange's
- * local date. Owns the wire shapes of D-050, D-096 and D-097 and their filters.
+ * local date. Owns the wire shapes of D-050, D-096 and D-097 (the action's base fields for its events too) and their filters.
  * Does not own the schedules (domain/reference), nor raising actions and paying holders (app/corporate-actions.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import type { ExchangeCode } from "../domain/calendar.ts"
+import type { Instrument } from "../domain/instruments.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { price4ToWire } from "../domain/money.ts"
 import { timeKey } from "../domain/reference/book.ts"
@@ -19,7 +20,7 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit } from "./cursor.ts"
 import { SimActions, SimDividends } from "./docs.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, rangeCheck, ReferenceData, symbolFilter } from "./reference-data.ts"
 
@@ -70,17 +71,22 @@ export const dividendToWire = (d: DividendRecord, now: number): Schemas["Dividen
   }
 }
 
+/** The fields every corporate action shows, in each `corporateaction.*` payload and as a resource (D-074, D-097). */
+export const actionBaseToWire = (a: ActionRecord): Schemas["CorporateActionBase"] => ({
+  actionId: a.actionId,
+  actionType: a.actionType,
+  symbol: a.symbol,
+  exchange: a.exchange,
+  name: a.name,
+  announcedAt: isoAt(a.announcedAt),
+  effectiveDate: isoDate(a.effectiveAt),
+  description: a.description
+})
+
 export const actionToWire = (a: ActionRecord, now: number): Schemas["CorporateAction"] => {
   const { status, updatedAt } = actionStatus(a, now)
   return {
-    actionId: a.actionId,
-    actionType: a.actionType,
-    symbol: a.symbol,
-    exchange: a.exchange,
-    name: a.name,
-    announcedAt: isoAt(a.announcedAt),
-    effectiveDate: isoDate(a.effectiveAt),
-    description: a.description,
+    ...actionBaseToWire(a),
     status,
     details: { ...a.details },
     updatedAt: isoAt(updatedAt)
@@ -103,6 +109,10 @@ export class CorporateService extends Context.Service<
     const { book } = yield* ReferenceData
 
     const store = yield* Store
+    const symbols = yield* Symbols
+    /** Whether a record (declared under the symbol of its day) is of the listing: its symbol then or now (D-342). */
+    const ofListing = (recordSymbol: string, instrument: Instrument) =>
+      recordSymbol === instrument.symbol || symbols.listingOf(recordSymbol)?.id === instrument.id
 
     /**
      * Dividends declared by `now`, newest ex-date first (next year's may already be declared): the seeded schedule and
@@ -134,14 +144,14 @@ export class CorporateService extends Context.Service<
     /** The checks and the filter shared by the list and the calendar, with the filters' cursor scope. */
     const dividendFilter = Effect.fnUntraced(function* (query: DividendQuery, now: number) {
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
-      const instrument = yield* liftFailure(symbolFilter(query.symbol, exchange))
+      const instrument = yield* liftFailure(symbolFilter(symbols.resolve, query.symbol, exchange))
       yield* liftFailure(rangeCheck(query.from, query.to))
       const { from, to, status } = query
       const keep = (d: DividendRecord) => {
         const exAt = dateMs(d.exDate)
         return (
           (exchange === undefined || d.exchange === exchange) &&
-          (instrument === undefined || d.symbol === instrument.symbol) &&
+          (instrument === undefined || ofListing(d.symbol, instrument)) &&
           (from === undefined || exAt >= from) &&
           (to === undefined || exAt <= to) &&
           (status === undefined || dividendStage(d, localDate(d.exchange, now)).status === status)
@@ -192,10 +202,10 @@ export class CorporateService extends Context.Service<
 
     const dividendHistory = Effect.fn("CorporateService.dividendHistory")(function* (symbol: string, limit: number | undefined) {
       const max = yield* liftFailure(checkLimit(limit, 20, 100))
-      const instrument = yield* liftFailure(resolveInstrument(symbol))
+      const instrument = yield* liftFailure(symbols.resolve(symbol))
       const now = yield* clock.now
       const dividends = (yield* declared(now))
-        .filter((d) => d.symbol === instrument.symbol)
+        .filter((d) => ofListing(d.symbol, instrument))
         .slice(0, max)
         .map((d) => dividendToWire(d, now))
       const history: Schemas["DividendHistory"] = { symbol: instrument.symbol, dividends, count: dividends.length }
@@ -205,14 +215,14 @@ export class CorporateService extends Context.Service<
     const listActions = Effect.fn("CorporateService.listActions")(function* (query: ActionQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
-      const instrument = yield* liftFailure(symbolFilter(query.symbol, exchange))
+      const instrument = yield* liftFailure(symbolFilter(symbols.resolve, query.symbol, exchange))
       yield* liftFailure(rangeCheck(query.from, query.to))
       const { actionType, status, from, to } = query
       const now = yield* clock.now
       const matching = (yield* announced(now)).filter(
         (a) =>
           (exchange === undefined || a.exchange === exchange) &&
-          (instrument === undefined || a.symbol === instrument.symbol) &&
+          (instrument === undefined || ofListing(a.symbol, instrument)) &&
           (actionType === undefined || a.actionType === actionType) &&
           (status === undefined || actionStatus(a, now).status === status) &&
           (from === undefined || a.effectiveAt >= from) &&

@@ -7,11 +7,12 @@
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import type { Instrument } from "../domain/instruments.ts"
 import { timeKey } from "../domain/reference/book.ts"
 import { ARTICLE_BASE_URL, type ArticleCategory, type ArticleRecord, SOURCE, weekOf } from "../domain/reference/news.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { checkLimit } from "./cursor.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, ReferenceData, symbolFilter } from "./reference-data.ts"
 
@@ -57,17 +58,20 @@ export class IntelService extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const clock = yield* EngineClock
     const { book } = yield* ReferenceData
+    const symbols = yield* Symbols
 
+    /** Whether an article names the listing, under its symbol now or one it had when the article was written (D-342). */
+    const mentions = (a: { readonly symbols: ReadonlyArray<string> }, instrument: Instrument) => symbols.namesOf(instrument).some((s) => a.symbols.includes(s))
     /** Articles published by `now`, newest first. */
     const published = (now: number) => book.articlesThrough(weekOf(now)).filter((a) => a.publishedAt <= now)
 
     const listArticles = Effect.fn("IntelService.listArticles")(function* (query: IntelQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 20, 100))
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
-      const instrument = yield* liftFailure(symbolFilter(query.symbol, exchange))
+      const instrument = yield* liftFailure(symbolFilter(symbols.resolve, query.symbol, exchange))
       const now = yield* clock.now
       const matching = published(now).filter(
-        (a) => (exchange === undefined || a.exchange === exchange) && (instrument === undefined || a.symbols.includes(instrument.symbol))
+        (a) => (exchange === undefined || a.exchange === exchange) && (instrument === undefined || mentions(a, instrument))
       )
       const scope = scopeOf("market-intel", partition, [exchange, instrument?.symbol])
       const page = yield* liftFailure(pageOf(matching, articleKey, "desc", { scope, cursor: query.cursor, limit }))
@@ -87,9 +91,9 @@ export class IntelService extends Context.Service<
 
     const companyNews = Effect.fn("IntelService.companyNews")(function* (symbol: string, query: NewsQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 20, 100))
-      const instrument = yield* liftFailure(resolveInstrument(symbol))
+      const instrument = yield* liftFailure(symbols.resolve(symbol))
       const now = yield* clock.now
-      const matching = published(now).filter((a) => a.symbols.includes(instrument.symbol) && (query.type === undefined || a.category === query.type))
+      const matching = published(now).filter((a) => mentions(a, instrument) && (query.type === undefined || a.category === query.type))
       const scope = scopeOf("company-news", partition, [instrument.symbol, query.type])
       const page = yield* liftFailure(pageOf(matching, articleKey, "desc", { scope, cursor: query.cursor, limit }))
       const list: Schemas["CompanyNewsList"] = {

@@ -15,6 +15,7 @@ import { Store, type ReadTx, type StoreError, type Tx } from "../store/port.ts"
 export type ListingStatus = Instrument["listingStatus"]
 
 export interface ListingDoc {
+  /** The listing's identity (`Instrument.id`, its catalogue symbol): kept through symbol changes (D-340). */
   readonly symbol: string
   readonly listingStatus: ListingStatus
   /** The control-API action that set the status. */
@@ -36,8 +37,8 @@ export class Listings extends Context.Service<
     readonly current: (instrument: Instrument) => Instrument
     /** The committed status, read in `tx`: what an order must check. */
     readonly statusIn: (tx: ReadTx, instrument: Instrument) => Effect.Effect<ListingStatus, StoreError>
-    /** Sets the status in `tx`; this process's copy follows once the transaction commits. */
-    readonly setIn: (tx: Tx, symbol: string, listingStatus: ListingStatus, actionId: string, at: number) => Effect.Effect<void, StoreError>
+    /** Sets the status of the listing `listingId` (`Instrument.id`) in `tx`; this process's copy follows once the transaction commits. */
+    readonly setIn: (tx: Tx, listingId: string, listingStatus: ListingStatus, actionId: string, at: number) => Effect.Effect<void, StoreError>
   }
 >()("sokoni/Listings") {
   static readonly make = Effect.gen(function* () {
@@ -50,22 +51,24 @@ export class Listings extends Context.Service<
       known.set(body.symbol, body.listingStatus)
     }
 
-    const statusOf = (instrument: Instrument): ListingStatus => known.get(instrument.symbol) ?? instrument.listingStatus
+    const statusOf = (instrument: Instrument): ListingStatus => known.get(instrument.id) ?? instrument.listingStatus
     const current = (instrument: Instrument): Instrument => {
       const status = statusOf(instrument)
       return status === instrument.listingStatus ? instrument : { ...instrument, listingStatus: status }
     }
     const statusIn = (tx: ReadTx, instrument: Instrument) =>
-      Effect.map(
-        tx.get(LISTINGS, instrument.symbol),
-        Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus })
-      )
-    const setIn = (tx: Tx, symbol: string, listingStatus: ListingStatus, actionId: string, at: number) =>
+      Effect.map(tx.get(LISTINGS, instrument.id), Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus }))
+    const setIn = (tx: Tx, listingId: string, listingStatus: ListingStatus, actionId: string, at: number) =>
       Effect.andThen(
-        tx.put(LISTINGS, { id: symbol, partition: GLOBAL, sortKey: symbol, body: { symbol, listingStatus, actionId, updatedAt: at } satisfies ListingDoc }),
+        tx.put(LISTINGS, {
+          id: listingId,
+          partition: GLOBAL,
+          sortKey: listingId,
+          body: { symbol: listingId, listingStatus, actionId, updatedAt: at } satisfies ListingDoc
+        }),
         tx.afterCommit(
           Effect.sync(() => {
-            known.set(symbol, listingStatus)
+            known.set(listingId, listingStatus)
             version += 1
           })
         )

@@ -8,11 +8,12 @@
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { EXCHANGES } from "../domain/calendar.ts"
-import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
+import { ApiFailure, fail, liftFailure } from "../domain/errors.ts"
+import type { Instrument, SymbolLookup } from "../domain/instruments.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Listings } from "./listings.ts"
 import { MarketService } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 
 /** Symbols per batch call (`symbols=`), spec "Market data": at most 50. */
 export const MAX_SYMBOLS = 50
@@ -24,9 +25,14 @@ export type SymbolsResolution = { readonly found: ReadonlyArray<Instrument>; rea
  * A comma-separated symbol list, resolved in request order: duplicates answered once (an exchange-qualified symbol
  * and its bare ticker are the same listing), malformed ones refused together (INVALID_SYMBOL with `invalid`), more
  * than MAX_SYMBOLS refused (BATCH_LIMIT_EXCEEDED with `max` and `received`), a bare ticker on several exchanges
- * refused (VALIDATION_ERROR), well-formed unknown ones listed in `notFound`. Pure.
+ * refused (VALIDATION_ERROR), well-formed unknown ones (a symbol retired by a symbol change too) listed in `notFound`.
+ * Pure given `lookupSymbol` (app/symbols.ts: the current symbols).
  */
-export const resolveSymbols = (raw: string, exchange: string | undefined): SymbolsResolution => {
+export const resolveSymbols = (
+  lookupSymbol: (symbol: string, exchange?: string) => SymbolLookup,
+  raw: string,
+  exchange: string | undefined
+): SymbolsResolution => {
   const requested = raw
     .split(",")
     .map((s) => s.trim())
@@ -132,6 +138,7 @@ export class MarketViews extends Context.Service<
     const market = yield* MarketService
     const clock = yield* EngineClock
     const listings = yield* Listings
+    const symbols = yield* Symbols
     const itemsOf = (instruments: ReadonlyArray<Instrument>) => Effect.forEach(instruments, (i) => market.stockItem(i))
     const meta = (requested: number, count: number, exchange: string | undefined, now: number): Schemas["MarketQuotesMeta"] => ({
       requested,
@@ -148,7 +155,7 @@ export class MarketViews extends Context.Service<
       }
       const now = yield* clock.now
       if (query.symbol !== undefined) {
-        const lookup = lookupSymbol(query.symbol, exchange)
+        const lookup = symbols.lookup(query.symbol, exchange)
         if (lookup._tag === "InvalidFormat") {
           return yield* Effect.fail(fail("INVALID_SYMBOL", `symbol ${JSON.stringify(query.symbol)} is malformed`, { param: "symbol", invalid: [query.symbol] }))
         }
@@ -159,7 +166,11 @@ export class MarketViews extends Context.Service<
             })
           )
         }
-        if (lookup._tag === "NotFound") return yield* Effect.fail(fail("NOT_FOUND", `symbol ${query.symbol} was not found`))
+        // NOT_FOUND, naming the successor of a symbol retired by a symbol change (D-341)
+        if (lookup._tag === "NotFound") {
+          const missing = symbols.resolve(query.symbol, exchange)
+          return yield* Effect.fail(missing instanceof ApiFailure ? missing : fail("NOT_FOUND", `symbol ${query.symbol} was not found`))
+        }
         const single: Schemas["MarketQuoteSingleResponse"] = {
           data: (yield* market.stockItem(lookup.instrument)) as Schemas["MarketQuoteItem"],
           meta: meta(1, 1, exchange, now)
@@ -169,7 +180,7 @@ export class MarketViews extends Context.Service<
       if (query.symbols === undefined) {
         return yield* Effect.fail(fail("MISSING_PARAM", "symbol or symbols is required", { param: "symbol", params: ["symbol", "symbols"] }))
       }
-      const resolved = yield* liftFailure(resolveSymbols(query.symbols, exchange))
+      const resolved = yield* liftFailure(resolveSymbols(symbols.lookup, query.symbols, exchange))
       const data = (yield* itemsOf(resolved.found)) as Array<Schemas["MarketQuoteItem"]>
       const requested = resolved.found.length + resolved.notFound.length
       const batch: Schemas["MarketQuoteBatchResponse"] = { data, not_found: [...resolved.notFound], meta: meta(requested, data.length, exchange, now) }
@@ -183,7 +194,7 @@ export class MarketViews extends Context.Service<
     }) {
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
       const direction = query.direction ?? "gainers"
-      const listed = INSTRUMENTS.filter((i) => listings.statusOf(i) === "ACTIVE" && (exchange === undefined || i.exchange === exchange))
+      const listed = symbols.catalogue().filter((i) => listings.statusOf(i) === "ACTIVE" && (exchange === undefined || i.exchange === exchange))
       const items = (yield* itemsOf(listed)) as Array<Schemas["MarketQuoteItem"]>
       const ranked = rankMovers(items, direction, query.limit ?? MOVERS_DEFAULT_LIMIT)
       const answer: Schemas["MoversResponse"] = {
@@ -203,12 +214,15 @@ export class MarketViews extends Context.Service<
         if (exchange === undefined) {
           return yield* Effect.fail(fail("MISSING_PARAM", "symbols or exchange is required", { param: "symbols", params: ["symbols", "exchange"] }))
         }
-        const listed = INSTRUMENTS.filter((i) => listings.statusOf(i) === "ACTIVE" && i.exchange === exchange).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+        const listed = symbols
+          .catalogue()
+          .filter((i) => listings.statusOf(i) === "ACTIVE" && i.exchange === exchange)
+          .sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
         const rows = (yield* itemsOf(listed)).map(snapshotRow)
         const whole: Schemas["SnapshotResponse"] = { data: rows, not_found: [], meta: meta(0, rows.length, exchange, now) }
         return whole
       }
-      const resolved = yield* liftFailure(resolveSymbols(query.symbols, exchange))
+      const resolved = yield* liftFailure(resolveSymbols(symbols.lookup, query.symbols, exchange))
       // With an exchange as well, the watchlist is filtered to that exchange.
       const onExchange = resolved.found.filter((i) => exchange === undefined || i.exchange === exchange)
       const rows = (yield* itemsOf(onExchange)).map(snapshotRow)

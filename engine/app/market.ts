@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { rateFor } from "../domain/fx.ts"
-import { INSTRUMENTS, type Instrument, lookupSymbol } from "../domain/instruments.ts"
+import type { Instrument } from "../domain/instruments.ts"
 import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, quantityForCash, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
@@ -17,6 +17,7 @@ import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { findSubAccount } from "./accounts.ts"
 import { Listings } from "./listings.ts"
+import { Symbols } from "./symbols.ts"
 import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
 import type { Schemas } from "../contract/wire.ts"
@@ -41,26 +42,6 @@ export interface QuoteQuery {
   readonly exchange?: string | undefined
 }
 
-/** Resolves a symbol from a request, with the spec's error for each way it can be wrong. */
-export const resolveInstrument = (symbol: string, exchange?: string): Instrument | ApiFailure => {
-  if (exchange !== undefined && findExchange(exchange.toUpperCase()) === undefined) {
-    return fail("UNKNOWN_EXCHANGE", `exchange ${exchange} is not recognised`, { param: "exchange" })
-  }
-  const found = lookupSymbol(symbol, exchange)
-  switch (found._tag) {
-    case "Found":
-      return found.instrument
-    case "InvalidFormat":
-      return fail("INVALID_SYMBOL", `symbol ${JSON.stringify(symbol)} must be 2-20 letters or digits, optionally dot-separated`, { param: "symbol" })
-    case "Ambiguous":
-      return fail("VALIDATION_ERROR", `symbol ${symbol} matches several listings (${found.candidates.join(", ")}); use an exchange-qualified symbol`, {
-        param: "symbol"
-      })
-    case "NotFound":
-      return fail("NOT_FOUND", `symbol ${symbol} was not found`)
-  }
-}
-
 export class MarketService extends Context.Service<
   MarketService,
   {
@@ -77,19 +58,21 @@ export class MarketService extends Context.Service<
     const scheduler = yield* Scheduler
     const events = yield* EventLog
     const listings = yield* Listings
+    const symbols = yield* Symbols
 
     // A stock item is a pure function of the instrument, its published observation and the current second
     // (freshness and market status move by the second); it is built once per second, not once per request.
     const items = new Map<string, { readonly key: string; readonly item: Schemas["StockItem"] }>()
     const stockItemAt = (instrument: Instrument, now: number) =>
       Effect.map(feed.observe(instrument, now), (o) => {
-        // The listing status a corporate action set (app/listings.ts) is part of the item and of its cache key.
-        const listed = listings.current(instrument)
-        const key = `${Math.floor(now / 1000)}|${o.asOf}|${o.price}|${o.dayHigh}|${o.dayLow}|${o.volume}|${listed.listingStatus}`
-        const cached = items.get(instrument.symbol)
+        // The listing status and symbol corporate actions set (app/listings.ts, app/symbols.ts) are part of the item
+        // and of its cache key.
+        const listed = listings.current(symbols.current(instrument))
+        const key = `${Math.floor(now / 1000)}|${o.asOf}|${o.price}|${o.dayHigh}|${o.dayLow}|${o.volume}|${listed.listingStatus}|${listed.symbol}`
+        const cached = items.get(instrument.id)
         if (cached !== undefined && cached.key === key) return cached.item
         const item = stockItemOf(listed, o, now)
-        items.set(instrument.symbol, { key, item })
+        items.set(instrument.id, { key, item })
         return item
       })
     const stockItem = (instrument: Instrument) => Effect.flatMap(clock.now, (now) => stockItemAt(instrument, now))
@@ -109,19 +92,22 @@ export class MarketService extends Context.Service<
         pages.clear()
         pagesSecond = second
       }
-      // A corporate action may change a listing's status within the second: the page's key carries the statuses' version.
-      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}|${listings.version()}`
+      // A corporate action may change a listing's status or symbol within the second: the page's key carries both versions.
+      const pageKey = `${scope}|${query.exchange}|${query.sector}|${query.assetType}|${query.search}|${limit}|${query.cursor}|${listings.version()}|${symbols.version()}`
       const cachedPage = pages.get(pageKey)
       if (cachedPage !== undefined) return cachedPage
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(`stocks|${scope}`, query.cursor))
       const search = query.search?.toLowerCase()
-      const matching = INSTRUMENTS.filter(
-        (i) =>
-          (query.exchange === undefined || i.exchange === query.exchange.toUpperCase()) &&
-          (query.sector === undefined || i.sector?.toLowerCase() === query.sector.toLowerCase()) &&
-          (query.assetType === undefined || i.assetType === query.assetType) &&
-          (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))
-      ).sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+      const matching = symbols
+        .catalogue()
+        .filter(
+          (i) =>
+            (query.exchange === undefined || i.exchange === query.exchange.toUpperCase()) &&
+            (query.sector === undefined || i.sector?.toLowerCase() === query.sector.toLowerCase()) &&
+            (query.assetType === undefined || i.assetType === query.assetType) &&
+            (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))
+        )
+        .sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
       const rest = after === undefined ? matching : matching.filter((i) => i.symbol > after)
       const page = rest.slice(0, limit)
       const hasMore = rest.length > page.length
@@ -138,7 +124,7 @@ export class MarketService extends Context.Service<
     })
 
     const issueQuote = Effect.fn("MarketService.issueQuote")(function* (principal: Principal, symbol: string, query: QuoteQuery) {
-      const instrument = yield* liftFailure(resolveInstrument(symbol, query.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
       if (query.quantity !== undefined && query.cashValue !== undefined) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "give quantity or cashValue, not both", { params: ["quantity", "cashValue"] }))
       }
@@ -227,12 +213,11 @@ export class MarketService extends Context.Service<
         yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
         // The contract's QuoteExpiredData (D-075): the quote's size as the quote showed it (a cashValue quote's
         // derived units), its exchange from the listing, and `expiresAt` (E-221).
-        const found = lookupSymbol(q.symbol)
+        // The symbol the quote was issued for, even if its listing changed symbol since (D-343); the listing's exchange.
         yield* events.append(tx, q.partition, "quote.expired", {
           quoteId,
           symbol: q.symbol,
-          // a listing renamed since the quote falls back to the exchange of the symbol's country suffix
-          exchange: found._tag === "Found" ? found.instrument.exchange : (EXCHANGES.find((e) => q.symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN"),
+          exchange: symbols.listingOf(q.symbol)?.exchange ?? EXCHANGES.find((e) => q.symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN",
           subAccountId: q.account === "master" ? null : q.account,
           side: q.side,
           quantity: q.quantity ?? q.derivedQuantity,

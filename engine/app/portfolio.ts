@@ -7,17 +7,18 @@
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import type { ApiFailure } from "../domain/errors.ts"
-import { INSTRUMENTS } from "../domain/instruments.ts"
 import { scaleUnits } from "../domain/corporate.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import { centsToWire, divRound, parseScaled, toWireNumber } from "../domain/money.ts"
-import type { OrderRecord } from "../domain/order.ts"
+import type { Fill, OrderRecord } from "../domain/order.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type ReadTx, Store, type StoreError } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { Orders, SimActions } from "./docs.ts"
 import { holdingsOf, reservedBalance, walletBalance } from "./ledger.ts"
 import { MarketService } from "./market.ts"
+import { allottedAsBuys } from "./rights.ts"
+import { Symbols } from "./symbols.ts"
 import type { Principal } from "./principal.ts"
 
 /**
@@ -29,6 +30,9 @@ export interface CostBasis {
   readonly units: number
   readonly per?: number
 }
+
+/** What a basis is built from: an order's BUY fills (or units a rights issue allotted at their subscription cost). */
+export type BasisSource = Pick<OrderRecord, "account" | "side" | "symbol"> & { readonly fills: ReadonlyArray<Pick<Fill, "quantity" | "gross" | "fee" | "at">> }
 
 /** A split, reverse split or bonus issue of `symbol` processed at `at`: `ratioFrom` old units became `ratioTo`. */
 export interface UnitAdjustment {
@@ -54,7 +58,7 @@ export const unitAdjustmentsOf = (actions: ReadonlyArray<ActionRecord>): Readonl
  * adjustment are rescaled by it, the cost is not, so the average cost follows the split exactly. Pure.
  */
 export const costBasisOf = (
-  orders: ReadonlyArray<OrderRecord>,
+  orders: ReadonlyArray<BasisSource>,
   account: string,
   adjustments: ReadonlyArray<UnitAdjustment> = []
 ): ReadonlyMap<string, CostBasis> => {
@@ -108,6 +112,7 @@ export class PortfolioService extends Context.Service<
     const store = yield* Store
     const clock = yield* EngineClock
     const market = yield* MarketService
+    const symbols = yield* Symbols
 
     const read = (tx: ReadTx, partition: string, account: string) =>
       Effect.gen(function* () {
@@ -118,7 +123,11 @@ export class PortfolioService extends Context.Service<
         const orders = holdings.length === 0 ? [] : (yield* tx.list(Orders.name, { partition, limit: 100_000, order: "asc" })).map((d) => d.body as OrderRecord)
         // Splits, reverse splits and bonus issues raised through the control API rescale the units bought (D-303).
         const actions = holdings.length === 0 ? [] : yield* SimActions.list(tx, "global", { limit: 100_000, order: "asc" })
-        return { subAccount, cash, reserved, holdings, basis: costBasisOf(orders, account, unitAdjustmentsOf(actions)) }
+        // Fills and splits recorded under a listing's former symbol count towards the holding it has now (D-342).
+        const bought: ReadonlyArray<BasisSource> = holdings.length === 0 ? [] : [...orders, ...(yield* allottedAsBuys(tx, partition, account))]
+        const underCurrent = bought.map((o) => ({ ...o, symbol: symbols.currentSymbol(o.symbol) }))
+        const adjustments = unitAdjustmentsOf(actions).map((a) => ({ ...a, symbol: symbols.currentSymbol(a.symbol) }))
+        return { subAccount, cash, reserved, holdings, basis: costBasisOf(underCurrent, account, adjustments) }
       })
 
     const portfolio = Effect.fn("PortfolioService.portfolio")(function* (principal: Principal, account: string) {
@@ -129,7 +138,7 @@ export class PortfolioService extends Context.Service<
       for (const h of state.holdings) {
         // Holdings come only from fills of catalogue listings; the fallbacks below keep a position readable should a
         // listing ever leave the catalogue, rather than dropping it from the answer.
-        const instrument = INSTRUMENTS.find((i) => i.symbol === h.symbol)
+        const instrument = symbols.listingOf(h.symbol)
         const item = instrument === undefined ? undefined : yield* market.stockItem(instrument)
         const usdPrice = item?.usdPrice ?? null
         const value = valuePosition(h.quantity, usdPrice, state.basis.get(h.symbol))

@@ -12,7 +12,6 @@ import { findExchange, isOpen } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { parseScaled, price4ToWire } from "../domain/money.ts"
 import { observeAlert } from "../domain/price-alert.ts"
-import { INSTRUMENTS } from "../domain/instruments.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DELAY_SECONDS, MarketFeed, REFRESH_SECONDS } from "../sim/market-feed.ts"
@@ -21,7 +20,7 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { checkLimit } from "./cursor.ts"
 import { type PriceAlertDoc, PriceAlerts, timeSortKey } from "./docs.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import type { Principal } from "./principal.ts"
 
@@ -77,6 +76,7 @@ export class PriceAlertService extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
+    const symbols = yield* Symbols
     const entropy = yield* Entropy
     const feed = yield* MarketFeed
     const scheduler = yield* Scheduler
@@ -97,7 +97,7 @@ export class PriceAlertService extends Context.Service<
       const refused = fullKeyOnly(principal, "creating a price alert")
       if (refused !== undefined) return yield* Effect.fail(refused)
       // An unknown but well-formed symbol is a 400 here (the operation declares no 404; decisions "Error codes").
-      const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange)).pipe(
+      const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange)).pipe(
         Effect.mapError((e) =>
           e.code === "NOT_FOUND" ? fail("VALIDATION_ERROR", `symbol ${input.symbol} is not listed on ${input.exchange}`, { param: "symbol" }) : e
         )
@@ -179,7 +179,7 @@ export class PriceAlertService extends Context.Service<
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value
         const now = yield* clock.now
-        const instrument = INSTRUMENTS.find((i) => i.symbol === alert.symbol)
+        const instrument = symbols.listingOf(alert.symbol)
         const exchange = findExchange(alert.exchange)
         if (instrument !== undefined && exchange !== undefined && isOpen(exchange, now - DELAY_SECONDS * 1000)) {
           const observed = yield* feed.observe(instrument, now)

@@ -26,7 +26,7 @@ import type { Instrument } from "../domain/instruments.ts"
 import { price4ToWire } from "../domain/money.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed } from "../sim/market-feed.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import type { Principal } from "./principal.ts"
 
 /** Longest windows (days, both ends counted) and default lengths (D-088, D-090). */
@@ -88,6 +88,7 @@ export class PriceHistoryService extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const feed = yield* MarketFeed
     const clock = yield* EngineClock
+    const symbols = yield* Symbols
     // Request ids of the OHLCV meta count this engine's answers; they draw nothing from the seeded generator, so a
     // chart read leaves every other id of a run as it was (E-120).
     let requests = 0
@@ -107,7 +108,7 @@ export class PriceHistoryService extends Context.Service<
       })
 
     const candles = Effect.fn("PriceHistoryService.candles")(function* (principal: Principal, symbol: string, query: CandlesQuery) {
-      const instrument = yield* liftFailure(resolveInstrument(symbol, query.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
       const interval = query.interval ?? "1d"
       const intraday = INTRADAY.includes(interval)
       const now = yield* clock.now
@@ -150,7 +151,7 @@ export class PriceHistoryService extends Context.Service<
     })
 
     const history = Effect.fn("PriceHistoryService.history")(function* (symbol: string, asked: HistoryPeriod, exchange?: string) {
-      const instrument = yield* liftFailure(resolveInstrument(symbol, exchange))
+      const instrument = yield* liftFailure(symbols.resolve(symbol, exchange))
       const period = asked === "1M" ? "1MO" : asked
       const now = yield* clock.now
       const today = Math.floor(now / DAY_MS) * DAY_MS
@@ -168,7 +169,7 @@ export class PriceHistoryService extends Context.Service<
     })
 
     const ohlcv = Effect.fn("PriceHistoryService.ohlcv")(function* (query: OhlcvQuery) {
-      const instrument = yield* liftFailure(resolveInstrument(query.symbol, query.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(query.symbol, query.exchange))
       const timeframe = query.timeframe ?? "1D"
       const interval: CandleInterval = timeframe === "1D" ? "1d" : timeframe === "1W" ? "1w" : "1mo"
       const now = yield* clock.now

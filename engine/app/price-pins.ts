@@ -10,7 +10,7 @@ import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { parseScaled, price4ToWire } from "../domain/money.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed } from "../sim/market-feed.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 
 /** Largest price accepted, in local units: keeps the path's integer arithmetic exact (price4 x 10^4 < 2^53). */
 export const MAX_PIN_PRICE = 100_000_000
@@ -22,8 +22,9 @@ export class PricePins extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const feed = yield* MarketFeed
     const clock = yield* EngineClock
+    const symbols = yield* Symbols
     const setPrice = Effect.fn("PricePins.setPrice")(function* (symbol: string, price: number) {
-      const instrument = yield* liftFailure(resolveInstrument(symbol))
+      const instrument = yield* liftFailure(symbols.resolve(symbol))
       const price4 = parseScaled(price, 4)
       // The body's schema already refused 0 and below; what is left to refuse is precision and size.
       if (price4 === undefined || price > MAX_PIN_PRICE) {

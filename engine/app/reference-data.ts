@@ -10,7 +10,6 @@ import { INSTRUMENTS, type Instrument } from "../domain/instruments.ts"
 import { makeReferenceBook, type ReferenceBook } from "../domain/reference/book.ts"
 import { MarketFeed } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
-import { resolveInstrument } from "./market.ts"
 
 export class ReferenceData extends Context.Service<ReferenceData, { readonly book: ReferenceBook }>()("sokoni/ReferenceData") {
   static readonly layer = Layer.effect(
@@ -31,13 +30,17 @@ export const exchangeFilter = (exchange: string | undefined): ExchangeCode | und
 }
 
 /**
- * A `symbol` filter (D-160): the listing it names, with the path parameter's errors (INVALID_SYMBOL, ambiguous
+ * A `symbol` filter (D-160): the listing it names (resolved by `resolve`, app/symbols.ts), with the path parameter's errors (INVALID_SYMBOL, ambiguous
  * VALIDATION_ERROR), except that a symbol no listing has is 400 VALIDATION_ERROR rather than 404: a filter names
  * no resource.
  */
-export const symbolFilter = (symbol: string | undefined, exchange?: string): Instrument | undefined | ApiFailure => {
+export const symbolFilter = (
+  resolve: (symbol: string, exchange?: string) => Instrument | ApiFailure,
+  symbol: string | undefined,
+  exchange?: string
+): Instrument | undefined | ApiFailure => {
   if (symbol === undefined) return undefined
-  const found = resolveInstrument(symbol, exchange)
+  const found = resolve(symbol, exchange)
   if (!(found instanceof ApiFailure)) return found
   return found.code === "NOT_FOUND" ? fail("VALIDATION_ERROR", `symbol ${symbol} is not listed`, { param: "symbol" }) : found
 }

@@ -18,7 +18,8 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type Observation } from "../sim/market-feed.ts"
 import { checkLimit } from "./cursor.ts"
 import { Listings } from "./listings.ts"
-import { MarketService, resolveInstrument, stockItemOf } from "./market.ts"
+import { MarketService, stockItemOf } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import { exchangeFilter, localDate, ReferenceData } from "./reference-data.ts"
 
@@ -107,20 +108,29 @@ export class ReferenceService extends Context.Service<
     const feed = yield* MarketFeed
     const { book } = yield* ReferenceData
     const listings = yield* Listings
+    const symbols = yield* Symbols
     const bySymbol = (a: Instrument) => a.symbol
-    const sorted = [...book.instruments].sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
-    const etfs = sorted.filter((i) => i.assetType === "ETF")
-    const companies = sorted.filter((i) => i.assetType === "STOCK")
+    // The listings under their current symbols (app/symbols.ts), sorted once per change of symbols.
+    let sortedAt: { readonly version: number; readonly etfs: ReadonlyArray<Instrument>; readonly companies: ReadonlyArray<Instrument> } | undefined
+    const sorted = () => {
+      if (sortedAt?.version !== symbols.version()) {
+        const all = [...symbols.catalogue()].sort((a, b) => (a.symbol < b.symbol ? -1 : 1))
+        sortedAt = { version: symbols.version(), etfs: all.filter((i) => i.assetType === "ETF"), companies: all.filter((i) => i.assetType === "STOCK") }
+      }
+      return sortedAt
+    }
 
     /** The feed's observation of a listing now: the one its stock item and its quote show. */
     const observed = (instrument: Instrument) => Effect.flatMap(clock.now, (now) => Effect.map(feed.observe(instrument, now), (o) => ({ o, now })))
-    // With the listing status a corporate action set (app/listings.ts): an ETF shows it, a delisted company has no value.
+    // With the listing status and symbol corporate actions set (app/listings.ts, app/symbols.ts): an ETF shows its
+    // status, a delisted company has no value. The facts are the catalogue listing's (seeded under its first symbol).
+    const shown = (instrument: Instrument) => listings.current(symbols.current(instrument))
     const etfOf = (instrument: Instrument) =>
-      Effect.map(observed(instrument), ({ o, now }) => etfToWire(listings.current(instrument), book.etf(instrument), o, now))
+      Effect.map(observed(instrument), ({ o, now }) => etfToWire(shown(instrument), book.etf(symbols.original(instrument)), o, now))
     const companyOf = (instrument: Instrument) =>
-      Effect.map(observed(instrument), ({ o }) => companyToWire(listings.current(instrument), book.company(instrument), o.price))
+      Effect.map(observed(instrument), ({ o }) => companyToWire(shown(instrument), book.company(symbols.original(instrument)), o.price))
 
-    const listing = (symbol: string, exchange?: string) => liftFailure(resolveInstrument(symbol, exchange))
+    const listing = (symbol: string, exchange?: string) => liftFailure(symbols.resolve(symbol, exchange))
 
     const getStock = Effect.fn("ReferenceService.getStock")(function* (symbol: string, exchange: string | undefined) {
       return yield* market.stockItem(yield* listing(symbol, exchange))
@@ -129,7 +139,7 @@ export class ReferenceService extends Context.Service<
     const listEtfs = Effect.fn("ReferenceService.listEtfs")(function* (query: EtfQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
-      const matching = etfs.filter((i) => exchange === undefined || i.exchange === exchange)
+      const matching = sorted().etfs.filter((i) => exchange === undefined || i.exchange === exchange)
       const page = yield* liftFailure(pageOf(matching, bySymbol, "asc", { scope: scopeOf("etfs", partition, [exchange]), cursor: query.cursor, limit }))
       const list: Schemas["EtfList"] = {
         etfs: yield* Effect.forEach(page.items, etfOf),
@@ -149,7 +159,7 @@ export class ReferenceService extends Context.Service<
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
       const sector = query.sector?.toLowerCase()
-      const matching = companies.filter(
+      const matching = sorted().companies.filter(
         (i) => (exchange === undefined || i.exchange === exchange) && (sector === undefined || i.sector?.toLowerCase() === sector)
       )
       const scope = scopeOf("companies", partition, [exchange, sector])
@@ -175,7 +185,7 @@ export class ReferenceService extends Context.Service<
         return yield* Effect.fail(fail("VALIDATION_ERROR", `search must be at most ${MAX_SEARCH} characters`, { param: "search" }))
       }
       const search = query.search?.toLowerCase()
-      const matching = companies.filter(
+      const matching = sorted().companies.filter(
         (i) =>
           (exchange === undefined || i.exchange === exchange) &&
           (search === undefined || i.symbol.toLowerCase().includes(search) || i.name.toLowerCase().includes(search))

@@ -11,7 +11,6 @@ import { Context, Effect, Layer, Option } from "effect"
 import { type Exchange, findExchange, isOpen, nextSessionAfter, sessionToday } from "../domain/calendar.ts"
 import { ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { FX_SOURCE, fxAsOf, rateFor } from "../domain/fx.ts"
-import { INSTRUMENTS } from "../domain/instruments.ts"
 import { refuseTrading } from "../domain/subaccount.ts"
 import { BASE_FEE_BPS, centsToWire, parseScaled, price4ToWire, quantityForCash, usdPrice4 } from "../domain/money.ts"
 import {
@@ -48,12 +47,13 @@ import { DELAY_SECONDS, MarketFeed } from "../sim/market-feed.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
+import type { Instrument } from "../domain/instruments.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
 import { Listings } from "./listings.ts"
-import { resolveInstrument } from "./market.ts"
+import { Symbols } from "./symbols.ts"
 import { nextRefresh } from "./price-alerts.ts"
 import type { Principal } from "./principal.ts"
 
@@ -142,6 +142,13 @@ export class TradingService extends Context.Service<
     const scheduler = yield* Scheduler
     const feed = yield* MarketFeed
     const listings = yield* Listings
+    const symbols = yield* Symbols
+
+    /** A symbol change committed by another process since this one resolved the symbol (E-230): the old symbol is 404. */
+    const renamedMeanwhile = (tx: Tx, asked: string, instrument: Instrument) =>
+      Effect.flatMap(symbols.symbolIn(tx, instrument), (committed) =>
+        committed === instrument.symbol ? Effect.void : Effect.fail(fail("NOT_FOUND", `symbol ${asked} was not found: it changed to ${committed}`))
+      )
 
     const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
 
@@ -192,7 +199,7 @@ export class TradingService extends Context.Service<
       Effect.gen(function* () {
         const now = yield* clock.now
         const fields = yield* liftFailure(restingFields(orderType, input, now))
-        const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+        const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
         const exchange = findExchange(instrument.exchange)
         const currency = exchange?.currency ?? "USD"
         const rate = rateFor(currency)
@@ -201,6 +208,7 @@ export class TradingService extends Context.Service<
         return yield* store.transact((tx) =>
           Effect.gen(function* () {
             if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+            yield* renamedMeanwhile(tx, input.symbol, instrument)
             const order = placeResting({
               orderId: yield* entropy.id("ord"),
               partition: principal.partition,
@@ -272,7 +280,7 @@ export class TradingService extends Context.Service<
       if (input.cashValue !== undefined && (cashValue === undefined || cashValue <= 0)) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue must be a positive USD amount with at most 2 decimals", { param: "cashValue" }))
       }
-      const instrument = yield* liftFailure(resolveInstrument(input.symbol, input.exchange))
+      const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
       const exchange = findExchange(instrument.exchange)
       const quoteId = input.quoteId
 
@@ -299,13 +307,15 @@ export class TradingService extends Context.Service<
               })
             )
           }
-          const mismatch = quoteMismatch(quote, instrument.symbol, input.type, input.quantity, cashValue)
+          // A quote issued before its listing's symbol change binds the listing: it is honoured under the new symbol (D-343).
+          const mismatch = quoteMismatch({ ...quote, symbol: symbols.currentSymbol(quote.symbol) }, instrument.symbol, input.type, input.quantity, cashValue)
           if (mismatch !== undefined) {
             return yield* Effect.fail(fail("QUOTE_ORDER_MISMATCH", `the quote does not match the order's ${mismatch}`, { param: mismatch }))
           }
           if (exchange !== undefined && !isOpen(exchange, now)) {
             return yield* Effect.fail(fail("MARKET_CLOSED", `${exchange.code} is closed at ${isoAt(now)}`))
           }
+          yield* renamedMeanwhile(tx, input.symbol, instrument)
           // A listing that does not trade is closed to orders whatever its exchange's session (D-301).
           const listingStatus = yield* listings.statusIn(tx, instrument)
           if (listingStatus !== "ACTIVE") {
@@ -390,7 +400,8 @@ export class TradingService extends Context.Service<
             if (o.account !== account) continue
             if (query.orderId !== undefined && o.orderId !== query.orderId) continue
             if (!matchesStatus(o, wanted)) continue
-            if (symbol !== undefined && o.symbol !== symbol && o.symbol.split(".")[0] !== symbol) continue
+            // the symbol traded, or the listing's symbol now (an order before a symbol change keeps what it traded: D-342)
+            if (symbol !== undefined && !namedBy(o.symbol, symbol) && !namedBy(symbols.currentSymbol(o.symbol), symbol)) continue
             if (from !== undefined && o.createdAt < from) continue
             if (to !== undefined && o.createdAt > to) continue
             matches.push(o)
@@ -493,7 +504,7 @@ export class TradingService extends Context.Service<
       Effect.gen(function* () {
         const units = order.fills.reduce((n, f) => n + f.quantity, 0)
         if (order.side === "BUY") {
-          const h = yield* holding(tx, order.partition, order.account, order.symbol)
+          const h = yield* holding(tx, order.partition, order.account, symbols.currentSymbol(order.symbol))
           if (h.quantity - h.reserved < units)
             return yield* Effect.fail(fail("CONFLICT", `the account no longer holds the ${units} filled units of ${order.symbol} to unwind`))
         } else {
@@ -656,7 +667,7 @@ export class TradingService extends Context.Service<
         if (Option.isNone(found) || found.value.status !== "WORKING") return
         const order = found.value
         const now = yield* clock.now
-        const instrument = INSTRUMENTS.find((i) => i.symbol === order.symbol)
+        const instrument = symbols.listingOf(order.symbol)
         const exchange = findExchange(order.exchange)
         if (instrument !== undefined && exchange !== undefined && isOpen(exchange, now - DELAY_SECONDS * 1000)) {
           const observed = yield* feed.observe(instrument, now)
@@ -732,7 +743,7 @@ export class TradingService extends Context.Service<
         if (step.action === "failSettlement") return yield* Effect.asVoid(rejectIn(tx, orderId, SETTLEMENT_FAILED_CODE, step.reason, true))
         const order = found.value
         const remaining = remainingQuantity(order)
-        const price = step.price === "market" ? yield* desk.marketPrice(order, yield* clock.now) : order.priceAtOrder
+        const price = step.price === "market" ? yield* desk.marketPrice(symbols.listingOf(order.symbol), yield* clock.now) : order.priceAtOrder
         // a BUY's escrow was sized at its quote: a market price above it cannot be paid, so the desk declines (D-292)
         if (price === undefined || (order.side === "BUY" && price > order.priceAtOrder)) {
           return yield* Effect.asVoid(rejectIn(tx, orderId, "PRICE_OUT_OF_TOLERANCE", "The market moved above the quoted price"))
@@ -883,6 +894,9 @@ const decisionPayload = (o: OrderRecord, status: "FILLED" | "REJECTED", feeCents
   status,
   settledAt: isoAt(now)
 })
+
+/** Whether the qualified `stored` symbol is the filter `symbol` (qualified, or its bare ticker). */
+const namedBy = (stored: string, symbol: string) => stored === symbol || stored.split(".")[0] === symbol
 
 /**
  * Which field of the order differs from what its quote was issued for (spec QUOTE_ORDER_MISMATCH: symbol, side,

@@ -208,5 +208,6 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"setSimPartnerOAuth","method":"POST","path":"/_sim/partners/{partnerId}/oauth","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"setSimPartnerStatus","method":"POST","path":"/_sim/partners/{partnerId}/status","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
   {"operationId":"setSimReceiver","method":"PUT","path":"/_sim/receivers","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,404]},
-  {"operationId":"takeSimReceived","method":"POST","path":"/_sim/receivers/take","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401]}
+  {"operationId":"takeSimReceived","method":"POST","path":"/_sim/receivers/take","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401]},
+  {"operationId":"takeUpSimRights","method":"POST","path":"/_sim/corporate-actions/{actionId}/take-up","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401,403,404,409]}
 ] as const

@@ -124,12 +124,56 @@ export interface paths {
          *     - `DELISTING` (`reason`): listing DELISTED for good, open orders rejected (INSTRUMENT_DELISTED); holdings stay.
          *       Event `corporateaction.delisting`.
          *     - `RIGHTS_ISSUE` (`ratioHeld`, `ratioEntitled`, `subscriptionPrice`, `subscriptionDeadline`): announced to
-         *       holders (event `corporateaction.rights_issue`); taking the rights up is not simulated.
+         *       holders (event `corporateaction.rights_issue`); each holder today (the record date) is entitled to
+         *       floor(units x ratioEntitled / ratioHeld) new units, taken up with `POST
+         *       /_sim/corporate-actions/{actionId}/take-up` until the deadline; the issue's effective date is the day after
+         *       the deadline, when the units taken up are credited and the rest lapse (D-344..D-346).
+         *     - `SYMBOL_CHANGE` (`newSymbol`, optional `effectiveDate`, D-340..D-343): the listing answers to `newSymbol`
+         *       from 00:00 UTC of the effective date (today by default: at once; a later date: by a durable job). The same
+         *       listing: the same price path, status and history under the new symbol. The old symbol then answers 404
+         *       NOT_FOUND naming the new one (batch quotes list it in `not_found`). Holdings, open orders (WORKING, PENDING,
+         *       PARTIALLY_FILLED) and price alerts carry the new symbol; orders already filled, rejected, cancelled or
+         *       expired keep the symbol they traded; a quote issued before the change is honoured by an order naming the
+         *       new symbol. `newSymbol` needs the listing's exchange suffix (400) and must never have named a listing
+         *       (409). Event `corporateaction.symbol_changed` (old symbol in `symbol`, `oldSymbol`, `newSymbol`) at the
+         *       announcement.
          *
          *     Every action but the dividend is listed by `GET /corporate-actions`; `corporateaction.*` events go to every
          *     partition of every active partner. Not available on a DELISTED listing (409).
          */
         post: operations["raiseSimCorporateAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/corporate-actions/{actionId}/take-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+                 * @example ca_0004
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take up a rights entitlement for a holder
+         * @description Acts for the end user (the partner API has no corporate-action election endpoint): the holder named by
+         *     `subAccountId` (any partner's), or a partner's master account (`partnerId` and `environment`), takes up `units`
+         *     of its entitlement in the rights issue `actionId` (default all it has left), on or before the subscription
+         *     deadline (the exchange's local date). The wallet pays subscriptionPrice x units, converted to USD at the
+         *     reference rate and rounded half up once, to the issuer (history type ADJUSTMENT, reference the actionId). The
+         *     units are credited at 00:00 UTC after the deadline (the issue's effective date); the rest of the entitlement
+         *     then lapses. No event: the contract has none for an election (D-346). Several take-ups add up.
+         */
+        post: operations["takeUpSimRights"];
         delete?: never;
         options?: never;
         head?: never;
@@ -902,11 +946,16 @@ export interface components {
              * @description What happens to the listing.
              * @enum {string}
              */
-            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE";
             /** @description Text of the announcement (default generated). */
             description?: string;
             /** @description DIVIDEND: amount per unit, local currency, at most 4 decimals. */
             dividendPerShare?: number;
+            /**
+             * Format: date
+             * @description SYMBOL_CHANGE: the day (UTC) the new symbol takes effect, from 00:00 UTC; today or later (default today: at once).
+             */
+            effectiveDate?: string;
             /** @description Exchange code narrowing a bare ticker. */
             exchange?: string;
             /**
@@ -914,6 +963,8 @@ export interface components {
              * @description SUSPENSION: expected resumption, after now (default unknown).
              */
             expectedResumeAt?: string;
+            /** @description SYMBOL_CHANGE: the new exchange-qualified symbol, with the listing's exchange suffix (`BATK.KE`); never used by a listing before. */
+            newSymbol?: string;
             /** @description RIGHTS_ISSUE: new units per entitlement. */
             ratioEntitled?: number;
             /** @description SPLIT, REVERSE_SPLIT, BONUS: old units. */
@@ -944,7 +995,7 @@ export interface components {
              * @description The type raised.
              * @enum {string}
              */
-            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE";
+            actionType: "DIVIDEND" | "SPLIT" | "REVERSE_SPLIT" | "BONUS" | "SUSPENSION" | "RESUMPTION" | "DELISTING" | "RIGHTS_ISSUE" | "SYMBOL_CHANGE";
             /** @description Text of the announcement. */
             description: string;
             /** @description The type's fields, as in the `corporateaction.*` payload (D-074); a dividend's dividendPerShare and currency. */
@@ -953,7 +1004,7 @@ export interface components {
             };
             /**
              * Format: date
-             * @description Date the action took effect (UTC).
+             * @description Date the action took effect (UTC), or takes effect (a SYMBOL_CHANGE for a later date, the day after the deadline for a RIGHTS_ISSUE).
              */
             effectiveDate: string;
             /** @description Exchange code. */
@@ -977,7 +1028,7 @@ export interface components {
              * @description When the API first shows the rescaled price (after the 15-minute delay).
              */
             priceVisibleFrom: string | null;
-            /** @description Exchange-qualified symbol. */
+            /** @description Exchange-qualified symbol (the old one for a SYMBOL_CHANGE). */
             symbol: string;
             /** @description DIVIDEND: USD credited in all; null otherwise. */
             totalUsdPaid: number | null;
@@ -1540,6 +1591,65 @@ export interface components {
             /** @description Its seed. */
             seed: number;
         };
+        /** @description One holder's entitlement in a rights issue, and where its take-up stands (D-344, D-345). */
+        RightsEntitlement: {
+            /** @description The rights issue. */
+            actionId: string;
+            /**
+             * Format: date
+             * @description The issue's effective date: the units taken up are credited at 00:00 UTC.
+             */
+            allotmentDate: string;
+            /** @description Local currency. */
+            currency: string;
+            /** @description USD this take-up debited from the wallet. */
+            debitedUsd: number;
+            /** @description New units on the record date: floor(units held x ratioEntitled / ratioHeld). */
+            entitledUnits: number;
+            /**
+             * @description The holder's environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description USD paid for all the units taken up. */
+            paidUsd: number;
+            /** @description The holder's partner. */
+            partnerId: string;
+            /** @description New units still to take up (0 once allotted or lapsed). */
+            remainingUnits: number;
+            /**
+             * @description OPEN until the effective date; then ALLOTTED (units credited) or LAPSED (none taken up).
+             * @enum {string}
+             */
+            status: "OPEN" | "ALLOTTED" | "LAPSED";
+            /** @description The holding sub-account, or `master`. */
+            subAccountId: string;
+            /**
+             * Format: date
+             * @description Last day to take up (the exchange's local date).
+             */
+            subscriptionDeadline: string;
+            /** @description Price per new unit, local currency. */
+            subscriptionPrice: number;
+            /** @description The listing's exchange-qualified symbol now. */
+            symbol: string;
+            /** @description New units taken up so far. */
+            takenUpUnits: number;
+        };
+        /** @description Whose entitlement, and how many new units (D-345). */
+        RightsTakeUpRequest: {
+            /**
+             * @description The master account's environment.
+             * @enum {string}
+             */
+            environment?: "sandbox" | "production";
+            /** @description With `environment`, the partner's master account (instead of subAccountId). */
+            partnerId?: string;
+            /** @description The holding sub-account (any partner's, either environment). */
+            subAccountId?: string;
+            /** @description New units to take up (default all the entitlement has left). */
+            units?: number;
+        };
         /** @description One answer of a simulated receiver (a status after a latency, or no connection at all). */
         ScriptedAnswer: {
             /** @description Milliseconds before the answer (default 0); 8000 or more is a timeout (the 8 s rule), on the engine clock. */
@@ -1785,6 +1895,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+         * @example ca_0004
+         */
+        ActionId: string;
         /** @description Application ID (`app_`). */
         ApplicationId: string;
         /** @description Incident ID (`inc_`). */
@@ -1947,6 +2062,41 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    takeUpSimRights: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Corporate action ID (`ca_`) of a rights issue raised through `POST /_sim/corporate-actions`.
+                 * @example ca_0004
+                 */
+                actionId: components["parameters"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RightsTakeUpRequest"];
+            };
+        };
+        responses: {
+            /** @description The holder's entitlement after the take-up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RightsEntitlement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };

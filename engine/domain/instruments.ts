@@ -6,7 +6,12 @@ import { type ExchangeCode, findExchange } from "./calendar.ts"
 import type { Price4 } from "./money.ts"
 
 export interface Instrument {
-  /** Exchange-qualified symbol with the country suffix (`SCOM.KE`, D-080); also the instrument id and the wire symbol. */
+  /**
+   * The listing's stable identity: its catalogue symbol, kept through symbol changes (D-340). Price paths, listing
+   * statuses and the seeded reference data key on it, so a renamed listing continues the same path.
+   */
+  readonly id: string
+  /** Exchange-qualified symbol with the country suffix (`SCOM.KE`, D-080): the wire symbol, the current one after a symbol change. */
   readonly symbol: string
   readonly ticker: string
   readonly exchange: ExchangeCode
@@ -27,6 +32,7 @@ const stock = (
   assetType: "STOCK" | "ETF" = "STOCK",
   listingStatus: Instrument["listingStatus"] = "ACTIVE"
 ): Instrument => ({
+  id: `${ticker}.${findExchange(exchange)?.suffix ?? exchange}`,
   symbol: `${ticker}.${findExchange(exchange)?.suffix ?? exchange}`,
   ticker,
   exchange,
@@ -164,15 +170,23 @@ export type SymbolLookup =
 
 /**
  * Resolves `SCOM.KE` (the qualified form) or a bare `SCOM` when only one listing has that ticker (optionally narrowed
- * by `exchange`), case-insensitively. The older `SCOM.NSE` form is not a symbol (D-080 revised): NotFound.
+ * by `exchange`), case-insensitively, in `catalogue` (the listings under their current symbols, app/symbols.ts). The
+ * older `SCOM.NSE` form is not a symbol (D-080 revised): NotFound.
  */
-export const lookupSymbol = (raw: string, exchange?: string): SymbolLookup => {
+export const lookupSymbol = (raw: string, exchange?: string, catalogue: ReadonlyArray<Instrument> = INSTRUMENTS): SymbolLookup => {
   if (!SYMBOL_FORMAT.test(raw)) return { _tag: "InvalidFormat" }
   const wanted = raw.toUpperCase()
-  const exact = INSTRUMENTS.find((i) => i.symbol === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
+  const exact = catalogue.find((i) => i.symbol === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
   if (exact !== undefined) return { _tag: "Found", instrument: exact }
-  const byTicker = INSTRUMENTS.filter((i) => i.ticker === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
+  const byTicker = catalogue.filter((i) => i.ticker === wanted && (exchange === undefined || i.exchange === exchange.toUpperCase()))
   if (byTicker.length === 1 && byTicker[0] !== undefined) return { _tag: "Found", instrument: byTicker[0] }
   if (byTicker.length > 1) return { _tag: "Ambiguous", candidates: byTicker.map((i) => i.symbol) }
   return { _tag: "NotFound" }
 }
+
+/** The listing under a new exchange-qualified symbol (D-340): same identity, path and facts; ticker from the symbol. */
+export const renamed = (instrument: Instrument, symbol: string): Instrument => ({
+  ...instrument,
+  symbol,
+  ticker: symbol.slice(0, symbol.lastIndexOf(".") === -1 ? symbol.length : symbol.lastIndexOf("."))
+})

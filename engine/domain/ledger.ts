@@ -63,6 +63,8 @@ export type EntryKind =
   | "SUBSCRIPTION_CANCELLED"
   | "DIVIDEND"
   | "CASH_IN_LIEU"
+  /** Rights taken up: the subscription price paid to the issuer (D-345; history type ADJUSTMENT). */
+  | "RIGHTS_SUBSCRIBED"
 
 /** The contract's TransactionType (D-026): how a wallet posting reads in a sub-account's history. */
 export type TransactionType =

@@ -11,7 +11,7 @@
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
-import { INSTRUMENTS } from "../domain/instruments.ts"
+import type { Instrument } from "../domain/instruments.ts"
 import type { Price4 } from "../domain/money.ts"
 import type { OrderRecord } from "../domain/order.ts"
 import { Store, type StoreError, type Tx } from "../store/port.ts"
@@ -272,7 +272,7 @@ export class ExecutionDesk extends Context.Service<
     /** Called in the transaction that queued the order for the desk: plans its steps and schedules them. */
     readonly onQueued: (tx: Tx, order: OrderRecord, now: number) => Effect.Effect<void, StoreError>
     /** The market price a `price: market` fill of `order` takes at `now` (the feed's published price). */
-    readonly marketPrice: (order: OrderRecord, now: number) => Effect.Effect<Price4 | undefined>
+    readonly marketPrice: (instrument: Instrument | undefined, now: number) => Effect.Effect<Price4 | undefined>
   }
 >()("sokoni/ExecutionDesk") {
   static readonly make = (initial: DeskPolicy) =>
@@ -329,11 +329,8 @@ export class ExecutionDesk extends Context.Service<
           }
         })
 
-      const marketPrice = (order: OrderRecord, now: number) =>
-        Effect.suspend(() => {
-          const instrument = INSTRUMENTS.find((i) => i.symbol === order.symbol)
-          return instrument === undefined ? Effect.succeed(undefined) : Effect.map(feed.observe(instrument, now), (o): Price4 | undefined => o.price)
-        })
+      const marketPrice = (instrument: Instrument | undefined, now: number) =>
+        instrument === undefined ? Effect.succeed(undefined) : Effect.map(feed.observe(instrument, now), (o): Price4 | undefined => o.price)
 
       return ExecutionDesk.of({ policy: Effect.map(Ref.get(state), (s) => s.policy), setPolicy, onQueued, marketPrice })
     })

@@ -75,9 +75,9 @@ const mix = (seed: number, salt: number, step: number): number => {
   return (h ^ (h >>> 16)) >>> 0
 }
 
-const saltOf = (symbol: string): number => {
+const saltOf = (listingId: string): number => {
   let h = 2166136261
-  for (let i = 0; i < symbol.length; i++) h = Math.imul(h ^ symbol.charCodeAt(i), 16777619) >>> 0
+  for (let i = 0; i < listingId.length; i++) h = Math.imul(h ^ listingId.charCodeAt(i), 16777619) >>> 0
   return h
 }
 
@@ -119,10 +119,10 @@ export class MarketFeed extends Context.Service<
       const minK = -HISTORY_BUCKETS
       const opens = new Map<string, Line<boolean>>()
       const paths = new Map<string, Line<Price4>>()
-      /** Per symbol: instant index -> pinned price, and the earliest pinned index (the path holds from there on). */
+      /** Per listing (its stable id, D-340): instant index -> pinned price, and the earliest pinned index (the path holds from there on). */
       const pins = new Map<string, { readonly at: Map<number, Price4>; first: number }>()
       const observed = new Map<string, { readonly k: number; readonly observation: Observation }>()
-      /** Per symbol: instant index -> the ratio the price is rescaled by before that instant's step. */
+      /** Per listing: instant index -> the ratio the price is rescaled by before that instant's step. */
       const scales = new Map<string, Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>>()
       /** Listings whose walk before the run is long, least recently used first (E-121). */
       const longHistories = new Map<string, Line<Price4>>()
@@ -150,18 +150,18 @@ export class MarketFeed extends Context.Service<
 
       /** Path value at instant k (the exchange's price from k to the next step). */
       const priceAt = (instrument: Instrument, k: number): Price4 => {
-        let line = paths.get(instrument.symbol)
+        let line = paths.get(instrument.id)
         if (line === undefined) {
           line = new Line<Price4>()
-          line.up.push(pins.get(instrument.symbol)?.at.get(0) ?? instrument.basePrice)
-          paths.set(instrument.symbol, line)
+          line.up.push(pins.get(instrument.id)?.at.get(0) ?? instrument.basePrice)
+          paths.set(instrument.id, line)
         }
         const exchange = findExchange(instrument.exchange)
-        const salt = saltOf(instrument.symbol)
+        const salt = saltOf(instrument.id)
         if (k >= 0) {
           const path = line.up
-          const pinned = pins.get(instrument.symbol)
-          const scaled = scales.get(instrument.symbol)
+          const pinned = pins.get(instrument.id)
+          const scaled = scales.get(instrument.id)
           while (path.length <= k) {
             const step = path.length
             const ratio = scaled?.get(step)
@@ -190,8 +190,8 @@ export class MarketFeed extends Context.Service<
         }
         if (path.length > SHORT_HISTORY_BUCKETS) {
           // The walk back is a pure function of the seed: a dropped one is walked again when asked for.
-          longHistories.delete(instrument.symbol)
-          longHistories.set(instrument.symbol, line)
+          longHistories.delete(instrument.id)
+          longHistories.set(instrument.id, line)
           for (const [symbol, old] of longHistories) {
             if (longHistories.size <= (options.maxLongHistories ?? MAX_LONG_HISTORIES)) break
             old.down.length = SHORT_HISTORY_BUCKETS
@@ -217,7 +217,7 @@ export class MarketFeed extends Context.Service<
 
       const observeAt = (instrument: Instrument, k: number): Observation => {
         const exchange = findExchange(instrument.exchange)
-        const salt = saltOf(instrument.symbol)
+        const salt = saltOf(instrument.id)
         const price = priceAt(instrument, k)
         // The trading day of the observation: that of its last step (an end-of-day capture closes the day before it).
         const last = openAt(exchange, k) ? k : k - 1
@@ -242,17 +242,17 @@ export class MarketFeed extends Context.Service<
       const observe = (instrument: Instrument, now: number) =>
         Effect.sync((): Observation => {
           const k = captureBefore(findExchange(instrument.exchange), now - DELAY_MS)
-          const cached = observed.get(instrument.symbol)
+          const cached = observed.get(instrument.id)
           if (cached !== undefined && cached.k === k) return cached.observation
           const observation = observeAt(instrument, k)
-          observed.set(instrument.symbol, { k, observation })
+          observed.set(instrument.id, { k, observation })
           return observation
         })
 
       const steps = (instrument: Instrument, from: number, to: number, now: number) =>
         Effect.sync((): ReadonlyArray<Step> => {
           const exchange = findExchange(instrument.exchange)
-          const salt = saltOf(instrument.symbol)
+          const salt = saltOf(instrument.id)
           const published = captureBefore(exchange, now - DELAY_MS)
           const first = Math.max(minK + 1, Math.ceil((from - origin) / BUCKET_MS))
           const last = Math.min(published, Math.floor((to - origin) / BUCKET_MS))
@@ -273,13 +273,13 @@ export class MarketFeed extends Context.Service<
         Effect.map(now, (t): PinResult => {
           // From instant 1 at the earliest: path[0] is the base price, never rescaled.
           const k = nextOpenInstant(findExchange(instrument.exchange), t, 1)
-          const entry = scales.get(instrument.symbol) ?? new Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>()
+          const entry = scales.get(instrument.id) ?? new Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>()
           const prior = entry.get(k)
           entry.set(k, prior === undefined ? { ratioFrom, ratioTo } : { ratioFrom: prior.ratioFrom * ratioFrom, ratioTo: prior.ratioTo * ratioTo })
-          scales.set(instrument.symbol, entry)
-          const line = paths.get(instrument.symbol)
+          scales.set(instrument.id, entry)
+          const line = paths.get(instrument.id)
           if (line !== undefined && line.up.length > k) line.up.length = k
-          observed.delete(instrument.symbol)
+          observed.delete(instrument.id)
           const price = priceAt(instrument, k)
           return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
         })
@@ -288,15 +288,15 @@ export class MarketFeed extends Context.Service<
         Effect.map(now, (t): PinResult => {
           const exchange = findExchange(instrument.exchange)
           const k = nextOpenInstant(exchange, t, Number.NEGATIVE_INFINITY)
-          const entry = pins.get(instrument.symbol) ?? { at: new Map<number, Price4>(), first: k }
+          const entry = pins.get(instrument.id) ?? { at: new Map<number, Price4>(), first: k }
           entry.at.set(k, price)
           entry.first = Math.min(entry.first, k)
-          pins.set(instrument.symbol, entry)
+          pins.set(instrument.id, entry)
           // Nothing at or after k can have been published yet; drop any value computed ahead so the pin applies.
-          const line = paths.get(instrument.symbol)
+          const line = paths.get(instrument.id)
           if (line !== undefined && line.up.length > k) line.up.length = Math.max(1, k)
           if (line !== undefined && k === 0) line.up[0] = price
-          observed.delete(instrument.symbol)
+          observed.delete(instrument.id)
           return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
         })
 

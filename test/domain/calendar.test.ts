@@ -648,6 +648,7 @@ describe("lookupSymbol", () => {
     expect(r).toEqual({
       _tag: "Found",
       instrument: {
+        id: "SCOM.KE",
         symbol: "SCOM.KE",
         ticker: "SCOM",
         exchange: "NSE",

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { MAX_SYMBOLS, rankMovers, resolveSymbols } from "../../engine/app/market-views.ts"
 import { ApiFailure } from "../../engine/domain/errors.ts"
+import { lookupSymbol } from "../../engine/domain/instruments.ts"
 import { expectError, type PartnerEngine, partnerEngine } from "./reference-support.ts"
 
 let p: PartnerEngine
@@ -130,8 +131,8 @@ describe("GET /market/snapshot", () => {
 
 describe("resolveSymbols and rankMovers (pure)", () => {
   it("refuses an empty list and keeps notFound distinct", () => {
-    expect(resolveSymbols(" , ", undefined)).toBeInstanceOf(ApiFailure)
-    expect(resolveSymbols("AAA,AAA", undefined)).toEqual({ found: [], notFound: ["AAA"] })
+    expect(resolveSymbols(lookupSymbol, " , ", undefined)).toBeInstanceOf(ApiFailure)
+    expect(resolveSymbols(lookupSymbol, "AAA,AAA", undefined)).toEqual({ found: [], notFound: ["AAA"] })
   })
   it("breaks changePct ties by volume, then by symbol, and leaves out null changePct", () => {
     const items = [

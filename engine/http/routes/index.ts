@@ -12,6 +12,7 @@ import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices.ts"
 import type { CorporateService } from "../../app/corporate.ts"
 import type { CorporateActions } from "../../app/corporate-actions.ts"
+import type { Rights } from "../../app/rights.ts"
 import type { IntelService } from "../../app/intel.ts"
 import type { MarketService } from "../../app/market.ts"
 import type { MarketCalendarService } from "../../app/market-calendar.ts"
@@ -96,6 +97,7 @@ export type RouteServices =
   | ReferenceService
   | CorporateService
   | CorporateActions
+  | Rights
   | IntelService
   | OfferService
   | SubscriptionService
