@@ -5,11 +5,9 @@
  * orders until the resumption, a delisting for good, a rights issue is announced. Every answer is checked against
  * the contracts by the harness; every event payload against its schema in spec/openapi.yaml.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { expect } from "vitest"
 import { eventWatcher } from "./accounts-kit.ts"
-import { cents, type Engine, expectValid, kesToCents, setUp } from "./corporate-kit.ts"
-import { startEngine } from "./harness.ts"
-import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { cents, describeOnBothStores, type Engine, expectValid, kesToCents, setUp } from "./corporate-kit.ts"
 
 const dividendCreditsHolders = async (engine: Engine) => {
   const s = await setUp(engine)
@@ -198,29 +196,4 @@ const FLOWS = [
   ["refuses malformed actions with the error envelope and writes nothing", refusesBadRequests]
 ] as const
 
-describe("corporate actions through /_sim", () => {
-  let engine: Engine
-  beforeEach(() => {
-    engine = startEngine()
-  })
-  afterEach(() => engine.dispose())
-  for (const [name, flow] of FLOWS) it(name, () => flow(engine), 30_000)
-})
-
-describe.skipIf(adminUrl === undefined)(
-  adminUrl === undefined ? "corporate actions on postgres (skipped: set DATABASE_URL)" : "corporate actions on postgres",
-  () => {
-    for (const [name, flow] of FLOWS.slice(0, 4)) {
-      it(name, async () => {
-        await withDatabase(adminUrl ?? "", async (databaseUrl) => {
-          const engine = startEngine({ databaseUrl })
-          try {
-            await flow(engine)
-          } finally {
-            await engine.dispose()
-          }
-        })
-      }, 120_000)
-    }
-  }
-)
+describeOnBothStores("corporate actions through /_sim", FLOWS, 4)

@@ -6,12 +6,13 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
-import { expect } from "vitest"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { rateFor } from "../../engine/domain/fx.ts"
 import { parseScaled } from "../../engine/domain/money.ts"
 import { partnerOf, type TraceEvent } from "./accounts-kit.ts"
-import type { startEngine } from "./harness.ts"
+import { startEngine } from "./harness.ts"
+import { adminUrl, withDatabase } from "./node-server-kit.ts"
 
 export type Engine = ReturnType<typeof startEngine>
 
@@ -75,4 +76,35 @@ export const setUp = async (engine: Engine) => {
     ((await p.sb("GET", `/users/${id}/portfolio`)).body.holdings as Array<any>).find((h) => h.symbol === symbol)
   const raise = (body: Record<string, unknown>) => engine.admin("POST", "/_sim/corporate-actions", body)
   return { p, a, b, order, buyFilled, wallet, position, raise }
+}
+
+type Flow = (engine: Engine) => Promise<void>
+
+/**
+ * Runs each named flow on a fresh memory engine, and, with DATABASE_URL, on a fresh engine over a temporary
+ * PostgreSQL database of its own (the first `onPostgres` flows only, when given).
+ */
+export const describeOnBothStores = (title: string, flows: ReadonlyArray<readonly [string, Flow]>, onPostgres = flows.length) => {
+  describe(`${title}`, () => {
+    let engine: Engine
+    beforeEach(() => {
+      engine = startEngine()
+    })
+    afterEach(() => engine.dispose())
+    for (const [name, flow] of flows) it(name, () => flow(engine), 30_000)
+  })
+  describe.skipIf(adminUrl === undefined)(`${title} on postgres${adminUrl === undefined ? " (skipped: set DATABASE_URL)" : ""}`, () => {
+    for (const [name, flow] of flows.slice(0, onPostgres)) {
+      it(name, async () => {
+        await withDatabase(adminUrl ?? "", async (databaseUrl) => {
+          const engine = startEngine({ databaseUrl })
+          try {
+            await flow(engine)
+          } finally {
+            await engine.dispose()
+          }
+        })
+      }, 120_000)
+    }
+  })
 }

@@ -4,11 +4,9 @@
  * issuer, the deadline on the exchange's local date, the units credited at the effective date with the average cost
  * following, the rest lapsing, and refusals that write nothing. Answers are checked against the contracts by the harness.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { expect } from "vitest"
 import { eventWatcher, storeDocs } from "./accounts-kit.ts"
-import { cents, type Engine, expectValid, kesToCents, setUp } from "./corporate-kit.ts"
-import { startEngine } from "./harness.ts"
-import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { cents, describeOnBothStores, type Engine, expectValid, kesToCents, setUp } from "./corporate-kit.ts"
 
 const takesUpAndAllots = async (engine: Engine) => {
   const s = await setUp(engine)
@@ -138,29 +136,4 @@ const FLOWS = [
   ["refuses unknown issues, holders without an entitlement, unpaid and frozen take-ups, writing nothing", refusesBadTakeUps]
 ] as const
 
-describe("rights take-up through /_sim", () => {
-  let engine: Engine
-  beforeEach(() => {
-    engine = startEngine()
-  })
-  afterEach(() => engine.dispose())
-  for (const [name, flow] of FLOWS) it(name, () => flow(engine), 30_000)
-})
-
-describe.skipIf(adminUrl === undefined)(
-  adminUrl === undefined ? "rights take-up on postgres (skipped: set DATABASE_URL)" : "rights take-up on postgres",
-  () => {
-    for (const [name, flow] of FLOWS) {
-      it(name, async () => {
-        await withDatabase(adminUrl ?? "", async (databaseUrl) => {
-          const engine = startEngine({ databaseUrl })
-          try {
-            await flow(engine)
-          } finally {
-            await engine.dispose()
-          }
-        })
-      }, 120_000)
-    }
-  }
-)
+describeOnBothStores("rights take-up through /_sim", FLOWS)

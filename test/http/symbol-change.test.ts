@@ -6,11 +6,9 @@
  * later effective date applies at its instant, and refused requests write nothing. Every answer is checked against the
  * contracts by the harness; every event payload against its schema.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { expect } from "vitest"
 import { eventWatcher } from "./accounts-kit.ts"
-import { type Engine, expectValid, setUp } from "./corporate-kit.ts"
-import { startEngine } from "./harness.ts"
-import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { describeOnBothStores, type Engine, expectValid, setUp } from "./corporate-kit.ts"
 
 const renamesTheListing = async (engine: Engine) => {
   const s = await setUp(engine)
@@ -158,26 +156,4 @@ const FLOWS = [
   ["refuses malformed, used and past symbol changes with the error envelope and writes nothing", refusesBadChanges]
 ] as const
 
-describe("symbol change through /_sim/corporate-actions", () => {
-  let engine: Engine
-  beforeEach(() => {
-    engine = startEngine()
-  })
-  afterEach(() => engine.dispose())
-  for (const [name, flow] of FLOWS) it(name, () => flow(engine), 30_000)
-})
-
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "symbol change on postgres (skipped: set DATABASE_URL)" : "symbol change on postgres", () => {
-  for (const [name, flow] of FLOWS) {
-    it(name, async () => {
-      await withDatabase(adminUrl ?? "", async (databaseUrl) => {
-        const engine = startEngine({ databaseUrl })
-        try {
-          await flow(engine)
-        } finally {
-          await engine.dispose()
-        }
-      })
-    }, 120_000)
-  }
-})
+describeOnBothStores("symbol change through /_sim/corporate-actions", FLOWS)
