@@ -17,6 +17,16 @@ import { conformAgainst, startTarget } from "./conform-kit.ts"
 const DIR = `${import.meta.dirname}/../../scenarios`
 const FILES = scenarioFiles().map((f) => relative(`${import.meta.dirname}/../../scenarios`, f))
 
+/** `sokoni conform` with a partner's keys and no admin token (a target whose control API we do not have). */
+const conformWithKeysOnly = async (base: string, only: ReadonlyArray<string>) => {
+  const made = await fetch(`${base}/_sim/partners`, {
+    method: "POST",
+    headers: { authorization: "Bearer conform-admin", "content-type": "application/json" },
+    body: JSON.stringify({ businessName: "Keys Only", email: "keys@conform.test", tier: "starter" })
+  }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
+  return conformAgainst(base, { adminToken: undefined, sandboxKey: made.sandboxKey, liveKey: made.liveKey, only })
+}
+
 describe("sokoni conform: scenario suites over the wire", () => {
   it.each(FILES)(
     "runs scenarios/%s over the wire on an engine at its start",
@@ -83,17 +93,7 @@ describe("sokoni conform: scenario suites over the wire", () => {
   it("without a control API, skips the control steps and reports them (the scenario's requests still run)", async () => {
     const target = await startTarget({ start: Date.parse("2026-11-23T08:00:00.000Z") })
     try {
-      const made = await fetch(`${target.base}/_sim/partners`, {
-        method: "POST",
-        headers: { authorization: "Bearer conform-admin", "content-type": "application/json" },
-        body: JSON.stringify({ businessName: "Keys Only", email: "keys@conform.test", tier: "starter" })
-      }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
-      const report = await conformAgainst(target.base, {
-        adminToken: undefined,
-        sandboxKey: made.sandboxKey,
-        liveKey: made.liveKey,
-        only: ["scenario: stream/production-cap.yaml"]
-      })
+      const report = await conformWithKeysOnly(target.base, ["scenario: stream/production-cap.yaml"])
       const check = report.checks[0]
       expect(check?.status, check?.message).toBe("passed")
       expect(check?.message).toMatch(/, 1 skipped \(they need the control API\)$/)
@@ -106,17 +106,10 @@ describe("sokoni conform: scenario suites over the wire", () => {
   it("without a control API, reports why receivers and worlds of their own are skipped", async () => {
     const target = await startTarget({ start: Date.parse("2026-11-23T08:00:00.000Z") })
     try {
-      const made = await fetch(`${target.base}/_sim/partners`, {
-        method: "POST",
-        headers: { authorization: "Bearer conform-admin", "content-type": "application/json" },
-        body: JSON.stringify({ businessName: "Keys Only", email: "keys@conform.test", tier: "starter" })
-      }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
-      const report = await conformAgainst(target.base, {
-        adminToken: undefined,
-        sandboxKey: made.sandboxKey,
-        liveKey: made.liveKey,
-        only: ["scenario: webhook-retries/timeout-8s.yaml", "scenario: corporate-actions/split-doubles-holdings.yaml"]
-      })
+      const report = await conformWithKeysOnly(target.base, [
+        "scenario: webhook-retries/timeout-8s.yaml",
+        "scenario: corporate-actions/split-doubles-holdings.yaml"
+      ])
       expect(report.checks.map((c) => [c.name, c.status])).toEqual([
         ["scenario: webhook-retries/timeout-8s.yaml", "skipped"],
         ["scenario: corporate-actions/split-doubles-holdings.yaml", "skipped"]
