@@ -2,7 +2,9 @@
  * Partner settings (GET/PATCH /settings, D-065) and the data key (POST /api-keys/data-key): per-environment
  * settings, the markup reaching quotes at once, validation, and a data key's rights, bucket and rotation.
  */
+import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { KeyService } from "../../engine/app/keys.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
 import { engineOn, type startEngine } from "./harness.ts"
 
@@ -180,6 +182,40 @@ for (const store of ["memory", "postgres"] as const) {
       expect(r.body.error.code).toBe("AUTH_INVALID")
       expect((await withKey(fresh, "GET", "/stocks")).status).toBe(200)
       expect((await p.call("production", "GET", "/wallet")).status).toBe(200)
+    })
+
+    it("rotation marks the previous key's record rotated; each record keeps the key's last four characters", async () => {
+      const old = (await p.call("production", "POST", "/api-keys/data-key")).body.dataKey as string
+      const fresh = (await p.call("production", "POST", "/api-keys/data-key")).body.dataKey as string
+      const { createHash } = await import("node:crypto")
+      const records = await storeDocs(engine, "apiKeys", "global")
+      const recordOf = (raw: string) => records.find((k) => k.id === createHash("sha256").update(raw).digest("hex"))?.body
+      expect(recordOf(old)).toMatchObject({ kind: "data", status: "rotated", environment: "production", last4: old.slice(-4) })
+      expect(recordOf(fresh)).toMatchObject({ kind: "data", status: "active", environment: "production", last4: fresh.slice(-4) })
+      // A third rotation leaves the first as it was and rotates the second.
+      await p.call("production", "POST", "/api-keys/data-key")
+      const after = await storeDocs(engine, "apiKeys", "global")
+      expect(
+        after
+          .filter((k) => (k.body as { kind: string; status: string }).kind === "data")
+          .map((k) => (k.body as { status: string }).status)
+          .sort()
+      ).toEqual(["active", "rotated", "rotated"])
+    })
+
+    it("the key service itself refuses a data key asking for a data key (the gateway refuses it first)", async () => {
+      const principal = {
+        partnerId: p.keys.partnerId,
+        environment: "production",
+        keyKind: "data",
+        tier: "starter",
+        markupBps: 0,
+        partition: p.partition("production")
+      } as const
+      const exit = await engine.runtime.runPromise(Effect.exit(KeyService.use((keys) => keys.rotateDataKey(principal))))
+      expect(exit._tag).toBe("Failure")
+      expect(JSON.stringify(exit)).toContain("FORBIDDEN")
+      expect((await storeDocs(engine, "apiKeys", "global")).filter((k) => (k.body as { kind: string }).kind === "data")).toEqual([])
     })
 
     it("is not offered in the sandbox, and a data key never authenticates on the sandbox base", async () => {
