@@ -1,5 +1,6 @@
 // StrykerJS: mutation testing of the application and HTTP layers (README, "Mutation testing"; docs/decisions.md E-014).
-// `npm run mutate`: incremental against docs/mutation/stryker-incremental.json (commit it with the reports).
+// `npm run mutate`: incremental against docs/mutation/mutation.json (the JSON report doubles as the incremental file:
+// Stryker writes the same report to both; commit it).
 // `npm run mutate -- --force`: every mutant again. `npm run mutate -- --mutate "engine/domain/**/*.ts"`: other files;
 // such a run writes its reports and incremental file under out/mutation/, leaving the committed ones alone.
 
@@ -25,7 +26,7 @@ export default {
   concurrency: 2,
   timeoutMS: 10_000,
   incremental: true,
-  incrementalFile: `${reports}/stryker-incremental.json`,
+  incrementalFile: `${reports}/mutation.json`,
   reporters: ["clear-text", "progress", "html", "json"],
   htmlReporter: { fileName: `${reports}/index.html` },
   jsonReporter: { fileName: `${reports}/mutation.json` },

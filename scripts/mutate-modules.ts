@@ -8,8 +8,8 @@
  * Each batch is one `stryker run --mutate <its files>` with its own incremental file under out/mutation/batches/,
  * so a rerun of the same batch reuses every result whose code and tests are unchanged, and an interrupted batch keeps
  * what it finished (Stryker saves a partial incremental report on SIGINT). After every batch the batch reports are
- * merged, newest first per file, into docs/mutation/mutation.json and docs/mutation/stryker-incremental.json (the
- * latter is what a later full `npm run mutate` starts from), and docs/mutation/summary.md lists the score of every
+ * merged, newest first per file, into docs/mutation/mutation.json (the report `scripts/mutation-summary.ts` reads,
+ * and the incremental file a later full `npm run mutate` starts from), and docs/mutation/summary.md lists the score of every
  * file and folder and which files of engine/app and engine/http no batch has measured yet.
  *
  * Static mutants (code run once when a module loads) are ignored: the mutation config shares one module graph
@@ -90,7 +90,6 @@ const mergeAll = () => {
   mkdirSync(DOCS, { recursive: true })
   const json = JSON.stringify(merged)
   writeFileSync(join(DOCS, "mutation.json"), json)
-  writeFileSync(join(DOCS, "stryker-incremental.json"), json)
   const when = new Date(Math.max(...names.map((n) => statSync(n).mtimeMs))).toISOString()
   writeFileSync(join(DOCS, "summary.md"), summary(merged, gatedFiles(), when))
   for (const s of scores(merged)) console.log(formatScore(s))
