@@ -20,6 +20,9 @@ export default {
   // receiver check's tests grade them).
   ignorePatterns: ["out", "docs/mutation", "docs/api", "load", "contracts", "!contracts/examples", "coverage", "spec/dist", "spec/gen", ".k6", "*.tmp.ts"],
   coverageAnalysis: "perTest",
+  // Effect.fn span names are labels, not behaviour (E-273).
+  plugins: ["@stryker-mutator/*", "./scripts/stryker/span-name-ignorer.mjs"],
+  ignorers: ["span-names"],
   // Test files share one module graph under mutation (vitest.mutation.config.ts), so a mutant in code run once at
   // module load could not be switched on per mutant: such static mutants are left out (E-270).
   ignoreStatic: true,

@@ -15,6 +15,11 @@ export default mergeConfig(
       // mutant's time (8 HTTP test files: 31 s isolated, 6 s shared). Mutants are switched by a runtime flag, so
       // sharing modules cannot leak one mutant into another.
       isolate: false,
+      // A mutant that makes a request hang fails its test here within 15 s, instead of waiting out Stryker's timeout
+      // for every test that covers it (minutes, for gateway code) and restarting the worker (E-276). Under mutation
+      // the model tests run 30 sequences: no test takes 5 s.
+      testTimeout: 15_000,
+      hookTimeout: 30_000,
       exclude: [
         ...configDefaults.exclude,
         "test/contract/typecheck-drift.test.ts",
@@ -29,7 +34,11 @@ export default mergeConfig(
         // Spawns k6 and engine processes.
         "test/load/**",
         // Pact's verifier drives the engine from its Rust core; slow per mutant and adds nothing the HTTP tests lack.
-        "contracts/**"
+        "contracts/**",
+        // Every scenario file again, over a socket through the conform harness: the same files run in-process in
+        // test/scenarios/*.test.ts. A quarter of the time of a surviving gateway mutant, and it checks the harness
+        // (engine/conform, not mutated) more than the engine (E-276).
+        "test/conform/conform-scenarios.test.ts"
       ]
     }
   })

@@ -18,6 +18,7 @@
  * --skip NAME         a step that was deliberately not run: counted as skipped.
  */
 import { existsSync, readFileSync } from "node:fs"
+import { relative } from "node:path"
 
 export interface Tally {
   passed: number
@@ -32,7 +33,37 @@ interface VitestReport {
   readonly numPendingTests: number
   readonly numTodoTests: number
   readonly numFailedTestSuites: number
+  readonly testResults?: ReadonlyArray<{
+    readonly name: string
+    readonly status?: string
+    readonly message?: string
+    readonly assertionResults?: ReadonlyArray<{
+      readonly fullName: string
+      readonly status: string
+      readonly failureMessages?: ReadonlyArray<string>
+    }>
+  }>
 }
+
+/** The first non-empty line of a failure message, short enough for one line of CI output. */
+const firstLine = (message: string | undefined): string => {
+  const line =
+    (message ?? "")
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim() ?? "(no message)"
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line
+}
+
+/** Names every failed test (file > test: first line of its error) and every file that failed to load, so a failure
+ * that does not happen again on a rerun can still be read in CI's tail. */
+const failedTestNotes = (r: VitestReport): Array<string> =>
+  (r.testResults ?? []).flatMap((suite) => {
+    const where = relative(process.cwd(), suite.name)
+    const tests = (suite.assertionResults ?? []).filter((a) => a.status === "failed")
+    if (tests.length === 0 && suite.status === "failed") return [`FAIL   ${where}: ${firstLine(suite.message)}`]
+    return tests.map((a) => `FAIL   ${where} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`)
+  })
 
 /** Splits "left=right" at the last "=" (paths may hold "="; exit codes do not). */
 const pair = (arg: string): [string, number] => {
@@ -64,6 +95,7 @@ export const addVitest = (t: Tally, file: string, exit: number): void => {
   t.notes.push(
     `${failedHere > 0 ? "FAIL" : "ok  "} ${file}: ${r.numPassedTests} passed, ${failedHere} failed, ${r.numPendingTests + r.numTodoTests} skipped (exit ${exit})`
   )
+  t.notes.push(...failedTestNotes(r))
   if (!exitOk(exit) && failedHere === 0) {
     t.failed += 1
     t.notes.push(`FAIL ${file}: vitest exited ${exit} but its report counts no failure (unhandled error or crash; see its output above)`)
@@ -142,6 +174,12 @@ export const addSkip = (t: Tally, name: string): void => {
   t.notes.push(`skip ${name}`)
 }
 
+/** Passes first, failures last: the end of CI's output is what gets read, and it should name what failed. */
+export const orderedNotes = (notes: ReadonlyArray<string>): Array<string> => [
+  ...notes.filter((n) => !n.startsWith("FAIL")),
+  ...notes.filter((n) => n.startsWith("FAIL"))
+]
+
 export const finalLine = (t: Tally) => `${t.passed} passed, ${t.failed} failed${t.skipped > 0 ? `, ${t.skipped} skipped` : ""}`
 
 /** Runs the command line; returns the tally (the caller prints and exits). */
@@ -172,7 +210,7 @@ if (import.meta.main) {
     t = { passed: 0, failed: 1, skipped: 0, notes: [] }
   }
   console.log("\n== summary")
-  for (const note of t.notes) console.log(note)
+  for (const note of orderedNotes(t.notes)) console.log(note)
   console.log(finalLine(t))
   process.exit(t.failed > 0 ? 1 : 0)
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { finalLine, parseScenarioLog, summarise } from "../../scripts/ci-summary.ts"
+import { finalLine, orderedNotes, parseScenarioLog, summarise } from "../../scripts/ci-summary.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "sokoni-ci-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -61,6 +61,40 @@ describe("ci-summary", () => {
 
   it("counts failed suites (a file that did not load) when no test failed", () => {
     expect(line(["--vitest", `${report(10, 0, 0, 1)}=1`])).toBe("10 passed, 1 failed")
+  })
+
+  it("names each failed test with the first line of its error, and a file that did not load", () => {
+    const path = file(
+      "vitest.json",
+      JSON.stringify({
+        numPassedTests: 1,
+        numFailedTests: 1,
+        numPendingTests: 0,
+        numTodoTests: 0,
+        numFailedTestSuites: 1,
+        testResults: [
+          {
+            name: join(process.cwd(), "test/http/a.test.ts"),
+            status: "failed",
+            assertionResults: [
+              { fullName: "a passes", status: "passed" },
+              { fullName: "orders fill", status: "failed", failureMessages: ["\nAssertionError: expected 1 to be 2\n    at x.ts:1"] }
+            ]
+          },
+          { name: join(process.cwd(), "test/http/b.test.ts"), status: "failed", message: "SyntaxError: bad import", assertionResults: [] },
+          { name: join(process.cwd(), "test/http/c.test.ts"), status: "passed", assertionResults: [{ fullName: "c", status: "passed" }] }
+        ]
+      })
+    )
+    const notes = summarise(["--vitest", `${path}=1`]).notes
+    expect(notes.filter((n) => n.startsWith("FAIL   "))).toEqual([
+      "FAIL   test/http/a.test.ts > orders fill: AssertionError: expected 1 to be 2",
+      "FAIL   test/http/b.test.ts: SyntaxError: bad import"
+    ])
+  })
+
+  it("prints passes first and failures last, each group in its own order", () => {
+    expect(orderedNotes(["FAIL a", "ok   b", "skip c", "FAIL d", "ok   e"])).toEqual(["ok   b", "skip c", "ok   e", "FAIL a", "FAIL d"])
   })
 
   it("counts a missing or unreadable report as a failure", () => {
