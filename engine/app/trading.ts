@@ -49,7 +49,7 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
 import type { Instrument } from "../domain/instruments.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { Orders, type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
+import { Orders, type QuoteDoc, Quotes, timeSortKey, UNIT_CHANGES } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
 import { Listings } from "./listings.ts"
@@ -195,6 +195,15 @@ export class TradingService extends Context.Service<
      * LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, BUY escrow at the reference price plus fees,
      * SELL shares reserved; looked at by its trigger job at every refresh, expired by its deadline job.
      */
+    /**
+     * Refuses a sub-account that may not trade (closed, frozen, KYC not VERIFIED); answers the externalId the order
+     * carries (the spec's Order and order events: the sub-account's, null for the master account).
+     */
+    const tradingAccount = (tx: Tx, partition: string, account: string) =>
+      account === "master"
+        ? Effect.succeed(null)
+        : Effect.flatMap(findSubAccount(tx, partition, account), (s) => Effect.as(liftFailure(refuseTrading(s)), s.externalId))
+
     const placeRestingOrder = (principal: Principal, account: string, input: TradeInput, orderType: RestingType) =>
       Effect.gen(function* () {
         const now = yield* clock.now
@@ -207,12 +216,13 @@ export class TradingService extends Context.Service<
         const deadline = fields.timeInForce === "DAY" ? dayDeadline(exchange, now) : fields.expiresAt
         return yield* store.transact((tx) =>
           Effect.gen(function* () {
-            if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+            const externalId = yield* tradingAccount(tx, principal.partition, account)
             yield* renamedMeanwhile(tx, input.symbol, instrument)
             const order = placeResting({
               orderId: yield* entropy.id("ord"),
               partition: principal.partition,
               account,
+              externalId,
               instrument,
               orderType,
               side: input.type,
@@ -287,7 +297,7 @@ export class TradingService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const now = yield* clock.now
-          if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+          const externalId = yield* tradingAccount(tx, principal.partition, account)
           const found = yield* Quotes.get(tx, quoteId)
           if (Option.isNone(found) || found.value.partition !== principal.partition) {
             return yield* Effect.fail(fail("QUOTE_NOT_FOUND", `quote ${quoteId} was never issued to this key`, { param: "quoteId" }))
@@ -328,7 +338,7 @@ export class TradingService extends Context.Service<
             orderId: yield* entropy.id("ord"),
             partition: principal.partition,
             account,
-            externalId: null,
+            externalId,
             instrument,
             side: input.type,
             quantity,
@@ -444,7 +454,13 @@ export class TradingService extends Context.Service<
         const price = request.price === undefined ? order.priceAtOrder : parseScaled(request.price, 4)
         if (price === undefined) return yield* Effect.fail(fail("VALIDATION_ERROR", "price must be positive with at most 4 decimals", { param: "price" }))
         const transition = yield* liftFailure(
-          applyFill(order, { reportId: yield* entropy.id("exr"), quantity: request.quantity ?? remainingQuantity(order), price, now })
+          applyFill(order, {
+            reportId: yield* entropy.id("exr"),
+            quantity: request.quantity ?? remainingQuantity(order),
+            price,
+            now,
+            seq: yield* tx.nextSeq(UNIT_CHANGES)
+          })
         )
         const next = transition.order
         yield* applyOrderTransition(tx, next.partition, {
@@ -577,7 +593,8 @@ export class TradingService extends Context.Service<
       const now = yield* clock.now
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          if (account !== "master") yield* findSubAccount(tx, principal.partition, account)
+          // only the sub-account path exists (D-284): "master" is no sub-account, so /users/master finds nothing
+          yield* findSubAccount(tx, principal.partition, account)
           const order = yield* findOrder(tx, orderId)
           if (order.partition !== principal.partition || order.account !== account) {
             return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found for sub-account ${account}`))
@@ -585,7 +602,7 @@ export class TradingService extends Context.Service<
           if (order.status !== "WORKING") {
             return yield* Effect.fail(fail("CONFLICT", `order ${orderId} is ${order.status}: only a WORKING order is replaceable`))
           }
-          if (account !== "master") yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
+          yield* liftFailure(refuseTrading(yield* findSubAccount(tx, principal.partition, account)))
           const change = yield* liftFailure(replaceFields(order, input, now))
           const exchange = findExchange(order.exchange)
           const deadline =

@@ -32,6 +32,11 @@ export interface Fill {
   readonly gross: Cents
   readonly fee: Cents
   readonly at: number
+  /**
+   * Its place among the changes to units held (fills, splits, bonus issues) in commit order (`UNIT_CHANGES`): orders
+   * those of one instant, which the engine clock gives to every request until it advances. Absent on older records.
+   */
+  readonly seq?: number
 }
 
 /** The stored order. Money in cents, local prices in Price4, rates in Rate6, times in epoch millis. */
@@ -164,6 +169,8 @@ export interface PlaceRestingInput {
   readonly orderId: string
   readonly partition: string
   readonly account: string
+  /** The sub-account's externalId (spec: the Order and its events carry it); null for the master account. */
+  readonly externalId: string | null
   readonly instrument: { readonly symbol: string; readonly name: string; readonly exchange: string }
   readonly orderType: RestingType
   readonly side: Side
@@ -209,7 +216,7 @@ export const placeResting = (input: PlaceRestingInput): OrderRecord => {
     orderId: input.orderId,
     partition: input.partition,
     account: input.account,
-    externalId: null,
+    externalId: input.externalId,
     symbol: input.instrument.symbol,
     name: input.instrument.name,
     exchange: input.instrument.exchange,
@@ -367,6 +374,8 @@ export interface FillInput {
   readonly quantity: number
   readonly price: Price4
   readonly now: number
+  /** The fill's place among unit changes (Fill.seq), from the store's `UNIT_CHANGES` counter. */
+  readonly seq?: number
 }
 
 /** The desk fills `quantity` at `price`. The last fill settles the order and returns unused BUY escrow. */
@@ -392,7 +401,15 @@ export const applyFill = (order: OrderRecord, input: FillInput): Transition | Ap
   const gross = grossAfter - grossBefore
   const fee = fees(grossAfter, order.markupBps).fee - fees(grossBefore, order.markupBps).fee
   const complete = input.quantity === remaining
-  const fill: Fill = { reportId: input.reportId, quantity: input.quantity, price: input.price, gross, fee, at: input.now }
+  const fill: Fill = {
+    reportId: input.reportId,
+    quantity: input.quantity,
+    price: input.price,
+    gross,
+    fee,
+    at: input.now,
+    ...(input.seq === undefined ? {} : { seq: input.seq })
+  }
   let movements: Movements
   let escrow = order.escrow
   if (order.side === "BUY") {

@@ -167,6 +167,7 @@ describe("resting order state machine", () => {
             orderId: "ord_r",
             partition: "p1",
             account: "master",
+            externalId: null,
             instrument: { symbol: "SCOM.KE", name: "Safaricom PLC", exchange: "NSE" },
             orderType,
             side,

@@ -39,6 +39,8 @@ describe("GET /orders/blotter", () => {
     expect(r.status).toBe(200)
     expect(r.body.orders.map((o: { orderId: string }) => o.orderId)).toEqual([...placed].reverse().map((o) => o.orderId))
     expect(r.body.orders.map((o: { subAccountId: string }) => o.subAccountId)).toEqual([...placed].reverse().map((o) => o.account))
+    // each item carries its customer's externalId (spec: blotter order item), set when the order was placed
+    expect(r.body.orders.map((o: { externalId: string }) => o.externalId)).toEqual(["blot-3", "blot-3", "blot-2", "blot-2", "blot-1", "blot-1"])
     expect(r.body).toMatchObject({
       count: 6,
       hasMore: false,
@@ -46,8 +48,65 @@ describe("GET /orders/blotter", () => {
       ordering: "createdAt_desc",
       scope: "sub_accounts",
       scannedOrders: 6,
+      snapshotModel: "per_customer",
       sandbox: true
     })
+  })
+
+  it("shows each order's currency and fill time: the instant a filled order filled, null while it is open", async () => {
+    const first = placed[0] as { orderId: string }
+    const { now } = (await engine.admin("POST", "/_sim/clock/advance", { seconds: 90 })).body
+    await engine.admin("POST", `/_sim/desk/orders/${first.orderId}/fill`, {})
+    const items = (await p.sb("GET", "/orders/blotter")).body.orders as Array<{ orderId: string; currency: string; filledAt: string | null }>
+    expect(items.map((o) => o.currency)).toEqual(Array(6).fill("USD"))
+    expect(items.map((o) => [o.orderId, o.filledAt])).toEqual([...placed].reverse().map((o) => [o.orderId, o.orderId === first.orderId ? now : null]))
+  })
+
+  it("filters by symbol, qualified or bare ticker in any case, and leaves other listings' orders out", async () => {
+    const id = (placed[0] as { account: string }).account
+    const q = await p.sb("GET", `/quote/EQTY?side=BUY&quantity=1&subAccountId=${id}`)
+    const eqty = await p.sb("POST", `/users/${id}/trade`, { symbol: "EQTY", type: "BUY", quantity: 1, quoteId: q.body.quoteId })
+    expect(eqty.status).toBe(202)
+    const ids = async (symbol: string) =>
+      ((await p.sb("GET", `/orders/blotter?symbol=${symbol}`)).body.orders as Array<{ orderId: string }>).map((o) => o.orderId)
+    const scom = [...placed].reverse().map((o) => o.orderId)
+    expect(await ids("SCOM.KE")).toEqual(scom)
+    expect(await ids("SCOM")).toEqual(scom)
+    expect(await ids("scom")).toEqual(scom)
+    expect(await ids("EQTY.KE")).toEqual([eqty.body.orderId])
+    expect(await ids("EQTY")).toEqual([eqty.body.orderId])
+    expect(await ids("KCB")).toEqual([])
+  })
+
+  it("keeps the orders created within from..to, both bounds included", async () => {
+    const all = (await p.sb("GET", "/orders/blotter")).body.orders as Array<{ orderId: string; createdAt: string }>
+    const oldestFirst = [...all].reverse()
+    const at = (i: number) => (oldestFirst[i] as { createdAt: string }).createdAt
+    const ids = async (query: string) => {
+      const r = await p.sb("GET", `/orders/blotter?${query}`)
+      expect(r.status).toBe(200)
+      return (r.body.orders as Array<{ orderId: string }>).map((o) => o.orderId)
+    }
+    const newestFirst = (from: number, to: number) =>
+      oldestFirst
+        .slice(from, to + 1)
+        .reverse()
+        .map((o) => o.orderId)
+    expect(new Set(all.map((o) => o.createdAt)).size).toBe(6)
+    expect(await ids(`from=${at(1)}&to=${at(3)}`)).toEqual(newestFirst(1, 3))
+    expect(await ids(`from=${at(2)}&to=${at(2)}`)).toEqual(newestFirst(2, 2))
+    expect(await ids(`from=${at(4)}`)).toEqual(newestFirst(4, 5))
+    expect(await ids(`to=${at(1)}`)).toEqual(newestFirst(0, 1))
+    // a date-only bound covers its whole UTC day
+    expect(await ids(`from=${at(0).slice(0, 10)}&to=${at(0).slice(0, 10)}`)).toEqual(newestFirst(0, 5))
+  })
+
+  it("refuses a from after to with 400 naming both bounds", async () => {
+    const r = await p.sb("GET", "/orders/blotter?from=2026-11-24&to=2026-11-23")
+    expect(r.status).toBe(400)
+    expect(r.body.error).toEqual({ code: "VALIDATION_ERROR", message: "from is after to", param: "from", params: ["from", "to"] })
+    const instant = await p.sb("GET", "/orders/blotter?from=2026-11-23T08:00:03.001Z&to=2026-11-23T08:00:03Z")
+    expect([instant.status, instant.body.error.message]).toEqual([400, "from is after to"])
   })
 
   it("filters by status, COMPLETED meaning FILLED", async () => {
@@ -67,6 +126,7 @@ describe("GET /orders/blotter", () => {
       const r = await p.sb("GET", `/orders/blotter?limit=4${cursor === null ? "" : `&cursor=${cursor}`}`)
       expect(r.status).toBe(200)
       seen.push(...r.body.orders.map((o: { orderId: string }) => o.orderId))
+      expect(r.body.hasMore).toBe(seen.length < placed.length)
       cursor = r.body.nextCursor
     } while (cursor !== null)
     expect(seen).toEqual([...placed].reverse().map((o) => o.orderId))
@@ -75,6 +135,24 @@ describe("GET /orders/blotter", () => {
     expect([elsewhere.status, elsewhere.body.error.code]).toEqual([400, "VALIDATION_ERROR"])
     const other = await partnerOf(engine)
     expect((await other.sb("GET", `/orders/blotter?limit=2&cursor=${page.body.nextCursor}`)).status).toBe(400)
+  })
+
+  it("refuses a cursor under a different status, symbol, from or to than the page that gave it", async () => {
+    const pairs: Array<[string, string]> = [
+      ["status=PENDING", "status=COMPLETED"],
+      ["symbol=SCOM", "symbol=SCOM.KE"],
+      ["from=2026-11-22", "from=2026-11-23"],
+      ["to=2026-11-23", "to=2026-11-24"]
+    ]
+    for (const [given, other] of pairs) {
+      const first = await p.sb("GET", `/orders/blotter?limit=1&${given}`)
+      expect([given, first.body.hasMore]).toEqual([given, true])
+      const same = await p.sb("GET", `/orders/blotter?limit=1&${given}&cursor=${first.body.nextCursor}`)
+      expect([given, same.status, same.body.orders[0].orderId]).toEqual([given, 200, placed[4]?.orderId])
+      const moved = await p.sb("GET", `/orders/blotter?limit=1&${other}&cursor=${first.body.nextCursor}`)
+      expect([other, moved.status, moved.body.error.code, moved.body.error.param]).toEqual([other, 400, "VALIDATION_ERROR", "cursor"])
+      expect(moved.body.error.message).toContain("unknown cursor")
+    }
   })
 })
 

@@ -197,6 +197,30 @@ describe.each(stores)("desk policies on %s", (_store, withEngine) => {
     })
   }, 60_000)
 
+  it("answers a random policy whole, its rejection codes as set or the default one, and reads it back the same", async () => {
+    await withEngine(async (engine) => {
+      const w = await deskWorld(engine)
+      const coded = await w.setPolicy({ mode: "random", seed: 9, rejectionRate: 0.25, rejectionCodes: ["RISK_CHECK_FAILED", "DESK_DECLINED"] })
+      expect([coded.status, coded.body]).toEqual([
+        200,
+        {
+          mode: "random",
+          seed: 9,
+          delaySeconds: 5,
+          price: "quote",
+          rejectionRate: 0.25,
+          rejectionCodes: ["RISK_CHECK_FAILED", "DESK_DECLINED"],
+          partialFillRate: 0,
+          settlementFailureRate: 0
+        }
+      ])
+      expect((await engine.admin("GET", "/_sim/desk/policy")).body).toEqual(coded.body)
+      const plain = await w.setPolicy({ mode: "random" })
+      expect(plain.body.rejectionCodes).toEqual(["LIQUIDITY_UNAVAILABLE"])
+      expect((await engine.admin("GET", "/_sim/desk/policy")).body.rejectionCodes).toEqual(["LIQUIDITY_UNAVAILABLE"])
+    })
+  }, 60_000)
+
   it("refuses a bad policy in the envelope and keeps the one in force", async () => {
     await withEngine(async (engine) => {
       const w = await deskWorld(engine)

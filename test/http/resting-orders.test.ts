@@ -307,9 +307,13 @@ for (const store of ["memory", "postgres"] as const) {
       expect(await s.balances()).toEqual({ wallet: start.wallet - buyTotal(60, 19), escrow: buyTotal(60, 19) })
       const events = await s.watch()
       expect(events.map((e) => e.event)).toEqual(["order.replaced", "order.replaced"])
+      // The order's events carry the sub-account's externalId (spec: order.* payloads).
+      const externalId = (await s.p.sb("GET", `/users/${s.id}`)).body.externalId
+      expect(externalId).toEqual(expect.any(String))
       expect(events[0]?.data).toMatchObject({
         orderId,
         subAccountId: s.id,
+        externalId,
         orderType: "LIMIT",
         status: "WORKING",
         quantity: 100,
