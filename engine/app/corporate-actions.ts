@@ -21,7 +21,7 @@ import { ISSUER, transfer, walletAccount } from "../domain/ledger.ts"
 import { centsToWire, parseScaled, price4ToWire } from "../domain/money.ts"
 import type { ActionRecord, ActionType } from "../domain/reference/corporate-actions.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
-import { addWeekdays, dateMs, dayStart, isoDate } from "../domain/reference/seeded.ts"
+import { addWeekdays, dateMs, dayStart, isCalendarDate, isoDate } from "../domain/reference/seeded.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { MarketFeed, type PinResult } from "../sim/market-feed.ts"
@@ -29,7 +29,7 @@ import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
-import { SimActions, SimDividends, timeSortKey } from "./docs.ts"
+import { SimActions, SimDividends, timeSortKey, UNIT_CHANGES } from "./docs.ts"
 import { holdersOf, putHolding } from "./holders.ts"
 import { actionOf, announceAction, saveAction } from "./action-records.ts"
 import { postEntry } from "./ledger.ts"
@@ -90,9 +90,6 @@ export class CorporateActions extends Context.Service<
   CorporateActions,
   {
     readonly raise: (input: RaiseInput) => Effect.Effect<ControlSchemas["CorporateActionResult"], ApiFailure | StoreError>
-    /** Actions raised so far (read by app/corporate.ts to list them beside the seeded ones). */
-    readonly raisedActions: Effect.Effect<ReadonlyArray<ActionRecord>, StoreError>
-    readonly raisedDividends: Effect.Effect<ReadonlyArray<DividendRecord>, StoreError>
   }
 >()("sokoni/CorporateActions") {
   static readonly make = Effect.gen(function* () {
@@ -223,7 +220,10 @@ export class CorporateActions extends Context.Service<
             })
           }
         }
-        const action = actionOf(instrument, actionId, input.actionType as ActionType, now, input.description ?? what, { ratioFrom, ratioTo }, true)
+        const action: ActionRecord = {
+          ...actionOf(instrument, actionId, input.actionType as ActionType, now, input.description ?? what, { ratioFrom, ratioTo }, true),
+          seq: yield* tx.nextSeq(UNIT_CHANGES)
+        }
         yield* saveAction(tx, action)
         yield* announce(tx, "corporateaction.split", action, { ratioFrom, ratioTo })
         return { action, accountsAffected: holders.length, ordersRejected: rejected, rescale: { ratioFrom, ratioTo } }
@@ -347,7 +347,7 @@ export class CorporateActions extends Context.Service<
                 }
                 const today = localDate(instrument.exchange, now)
                 const deadline = input.subscriptionDeadline ?? isoDate(addWeekdays(dateMs(today), 15))
-                if (!/^\d{4}-\d{2}-\d{2}$/.test(deadline) || !Number.isFinite(dateMs(deadline)) || deadline < today) {
+                if (!isCalendarDate(deadline) || deadline < today) {
                   return yield* Effect.fail(invalid("subscriptionDeadline", "subscriptionDeadline must be a date (YYYY-MM-DD), today or later"))
                 }
                 const currency = findExchange(instrument.exchange)?.currency ?? "USD"
@@ -398,10 +398,7 @@ export class CorporateActions extends Context.Service<
       return result
     })
 
-    const raisedActions = store.read((tx) => SimActions.list(tx, GLOBAL, { limit: 100_000, order: "asc" }))
-    const raisedDividends = store.read((tx) => SimDividends.list(tx, GLOBAL, { limit: 100_000, order: "asc" }))
-
-    return CorporateActions.of({ raise, raisedActions, raisedDividends })
+    return CorporateActions.of({ raise })
   })
 
   static readonly layer = Layer.effect(CorporateActions, CorporateActions.make)

@@ -187,6 +187,12 @@ export interface WalletTxnDoc {
 }
 export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 
+/**
+ * The store counter (`tx.nextSeq`) that numbers changes to units held, fills and splits alike, in commit order: the
+ * cost basis (app/portfolio.ts) needs to know whether a fill of the same instant as a split came before it or after.
+ */
+export const UNIT_CHANGES = "unitChanges"
+
 /** Sort key that orders by creation time, then id: the same order on every store. */
 export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`
 
@@ -250,12 +256,19 @@ export interface OAuthClientDoc {
 }
 export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
 
-/** Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here. */
+/**
+ * Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here.
+ * Stored in "global", like the keys (`pointKey`), so a sandbox reset (which wipes the partition) keeps it.
+ */
 export interface KeyPointerDoc {
   readonly keyHash: string
 }
 export const KeyPointers = collection<KeyPointerDoc>("keyPointers")
 export const keyPointerId = (partition: string, kind: "full" | "data") => `${partition}|${kind}`
+/** Makes `keyHash` the partition's active key of `kind`: the pointer is written to "global" with the keys, never to the
+ * partition itself, which a sandbox reset wipes. */
+export const pointKey = (tx: Tx, partition: string, kind: "full" | "data", keyHash: string) =>
+  KeyPointers.put(tx, keyPointerId(partition, kind), "global", keyPointerId(partition, kind), { keyHash })
 
 /** A partner application (D-011, D-121), id = applicationId; `partnerId` once a partner exists for its uid. */
 export interface ApplicationDoc {

@@ -10,7 +10,7 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
-import { ApiKeys, KeyPointers, keyPointerId, timeSortKey } from "./docs.ts"
+import { ApiKeys, KeyPointers, keyPointerId, pointKey, timeSortKey } from "./docs.ts"
 import { hashKey, KEY_PREFIX } from "./partners.ts"
 import type { Principal } from "./principal.ts"
 
@@ -50,7 +50,7 @@ export class KeyService extends Context.Service<
             last4: raw.slice(-4),
             createdAt: now
           })
-          yield* KeyPointers.put(tx, keyPointerId(principal.partition, "data"), principal.partition, "data", { keyHash })
+          yield* pointKey(tx, principal.partition, "data", keyHash)
         })
       )
       return { dataKey: raw, note: DATA_KEY_NOTE }

@@ -32,23 +32,46 @@ export const SANDBOX_SEED_CENTS = 100_000_00
 
 export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "pk_live_", data: "pk_data_", token: "svc_oauth_" } as const
 
-/** Hashes already computed, per presented key: every keyed request hashes its key. Kept in process memory only
- * (never stored), bounded by starting afresh when full. */
-const hashes = new Map<string, string>()
-const MAX_HASHES = 10_000
+/**
+ * A map kept in process memory that starts afresh once it holds `max` entries: it bounds what a cache of credentials
+ * may hold, never what it answers (a forgotten entry is computed or read again).
+ */
+export class BoundedMap<K, V> {
+  readonly #entries = new Map<K, V>()
+  readonly #max: number
+  constructor(max: number) {
+    this.#max = max
+  }
+  get(key: K): V | undefined {
+    return this.#entries.get(key)
+  }
+  set(key: K, value: V): void {
+    if (this.#entries.size >= this.#max) this.#entries.clear()
+    this.#entries.set(key, value)
+  }
+}
+
+/** `compute` remembered per key in a BoundedMap of `max` entries: each key is computed once while it is remembered. */
+export const boundedMemo = <V>(max: number, compute: (key: string) => V) => {
+  const memo = new BoundedMap<string, V>(max)
+  return (key: string): V => {
+    const known = memo.get(key)
+    if (known !== undefined) return known
+    const value = compute(key)
+    memo.set(key, value)
+    return value
+  }
+}
+
+/** How many presented keys' hashes, and how many principals, one process remembers. */
+export const MAX_REMEMBERED = 10_000
 
 /** How long (engine time) a principal read from the store is trusted without reading it again (E-052). */
 export const PRINCIPAL_TTL_MS = 1_000
 
-export const hashKey = (raw: string) => {
-  let hash = hashes.get(raw)
-  if (hash === undefined) {
-    hash = createHash("sha256").update(raw).digest("hex")
-    if (hashes.size >= MAX_HASHES) hashes.clear()
-    hashes.set(raw, hash)
-  }
-  return hash
-}
+/** The SHA-256 of a presented key: every keyed request hashes its key, so the hashes already computed are remembered
+ * (in process memory only, never stored). */
+export const hashKey = boundedMemo(MAX_REMEMBERED, (raw) => createHash("sha256").update(raw).digest("hex"))
 
 export interface BootstrapInput {
   readonly businessName: string
@@ -174,7 +197,7 @@ export class PartnerService extends Context.Service<
     // Principals of active keys recently read, by key hash (E-052): a keyed request then reads nothing from the store.
     // A key or partner written in this process invalidates them at once (the generation); one written by another
     // engine process on the same database is seen within PRINCIPAL_TTL_MS of engine time.
-    const principals = new Map<string, { readonly principal: Principal; readonly at: number; readonly generation: number }>()
+    const principals = new BoundedMap<string, { readonly principal: Principal; readonly at: number; readonly generation: number }>(MAX_REMEMBERED)
 
     // Untraced: it runs on every keyed request, and a span per call is measurable there (docs/performance.md).
     const authenticate = Effect.fnUntraced(function* (raw: string, environment: Environment) {
@@ -214,7 +237,6 @@ export class PartnerService extends Context.Service<
       const { key, partner, settings } = found.value
       const principal = yield* principalOf(key, partner, settings, environment)
       // Only active keys are remembered: unknown and revoked keys are read again each time (no memory to fill).
-      if (principals.size >= MAX_HASHES) principals.clear()
       principals.set(keyHash, { principal, at: now, generation })
       return principal
     })

@@ -20,6 +20,7 @@ import {
   KeyPointers,
   keyPointerId,
   Partners,
+  pointKey,
   PortalPrefs,
   timeSortKey,
   UpgradeRequests
@@ -214,12 +215,10 @@ export class PortalAccountService extends Context.Service<
           )
           if (others.length === 0) return yield* Effect.fail(fail("FORBIDDEN", "this is the only active production key: contact support to revoke it"))
           yield* ApiKeys.put(tx, keyHash, "global", timeSortKey(key.createdAt, keyHash), { ...key, status: "revoked" })
-          const pointerId = keyPointerId(partitionOf(partner.partnerId, "production"), "full")
-          const pointer = yield* KeyPointers.get(tx, pointerId)
+          const production = partitionOf(partner.partnerId, "production")
+          const pointer = yield* KeyPointers.get(tx, keyPointerId(production, "full"))
           if (Option.isSome(pointer) && pointer.value.keyHash === keyHash)
-            yield* KeyPointers.put(tx, pointerId, partitionOf(partner.partnerId, "production"), "full", {
-              keyHash: others[others.length - 1]?.keyHash ?? keyHash
-            })
+            yield* pointKey(tx, production, "full", others[others.length - 1]?.keyHash ?? keyHash)
           yield* events.append(tx, partitionOf(partner.partnerId, "production"), "account.frozen", {
             externalId: null,
             frozen: true,

@@ -24,6 +24,7 @@ import {
   OAuthClients,
   type PartnerDoc,
   Partners,
+  pointKey,
   timeSortKey
 } from "./docs.ts"
 import type { Identity } from "./identity.ts"
@@ -118,7 +119,10 @@ export class PortalService extends Context.Service<
         }
         const doc: ApiKeyDoc = { keyHash, partnerId, environment, kind: "full", status: "active", last4: raw.slice(-4), createdAt: now }
         yield* ApiKeys.put(tx, keyHash, "global", timeSortKey(now, keyHash), doc)
-        yield* KeyPointers.put(tx, keyPointerId(partition, "full"), partition, "full", { keyHash })
+        // The pointer lives in "global" with the keys, not in the environment's partition: a sandbox reset wipes that
+        // partition, and a lost pointer made /me forget the sandbox key and register issue a second one without
+        // rotating the first (and seed the wallet again).
+        yield* pointKey(tx, partition, "full", keyHash)
         return { raw, existed: Option.isSome(previous) }
       })
 

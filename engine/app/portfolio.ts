@@ -32,7 +32,9 @@ export interface CostBasis {
 }
 
 /** What a basis is built from: an order's BUY fills (or units a rights issue allotted at their subscription cost). */
-export type BasisSource = Pick<OrderRecord, "account" | "side" | "symbol"> & { readonly fills: ReadonlyArray<Pick<Fill, "quantity" | "gross" | "fee" | "at">> }
+export type BasisSource = Pick<OrderRecord, "account" | "side" | "symbol"> & {
+  readonly fills: ReadonlyArray<Pick<Fill, "quantity" | "gross" | "fee" | "at" | "seq">>
+}
 
 /** A split, reverse split or bonus issue of `symbol` processed at `at`: `ratioFrom` old units became `ratioTo`. */
 export interface UnitAdjustment {
@@ -40,6 +42,8 @@ export interface UnitAdjustment {
   readonly at: number
   readonly ratioFrom: number
   readonly ratioTo: number
+  /** Its place among unit changes in commit order (ActionRecord.seq); absent on older records. */
+  readonly seq?: number
 }
 
 /** A basis, with `per` only when units were rescaled (a basis never split reads as before). */
@@ -49,9 +53,35 @@ const withPer = (cents: number, units: number, per: number): CostBasis => (per =
 export const unitAdjustmentsOf = (actions: ReadonlyArray<ActionRecord>): ReadonlyArray<UnitAdjustment> =>
   actions.flatMap((a) =>
     (a.actionType === "SPLIT" || a.actionType === "REVERSE_SPLIT" || a.actionType === "BONUS") && a.completedAt !== null
-      ? [{ symbol: a.symbol, at: a.completedAt, ratioFrom: Number(a.details.ratioFrom), ratioTo: Number(a.details.ratioTo) }]
+      ? [
+          {
+            symbol: a.symbol,
+            at: a.completedAt,
+            ratioFrom: Number(a.details.ratioFrom),
+            ratioTo: Number(a.details.ratioTo),
+            ...(a.seq === undefined ? {} : { seq: a.seq })
+          }
+        ]
       : []
   )
+
+interface UnitStep {
+  readonly at: number
+  readonly seq: number | undefined
+  readonly symbol: string
+  readonly fill?: { readonly cents: number; readonly units: number }
+  readonly adjust?: UnitAdjustment
+}
+
+/**
+ * Time first; within one instant the commit order when both steps carry it, else (records from before it was kept)
+ * fills before adjustments, as the engine clock then most often meant.
+ */
+export const unitOrder = (x: UnitStep, y: UnitStep): number => {
+  if (x.at !== y.at) return x.at - y.at
+  if (x.seq !== undefined && y.seq !== undefined) return x.seq - y.seq
+  return (x.adjust === undefined ? 0 : 1) - (y.adjust === undefined ? 0 : 1)
+}
 
 /**
  * Average-cost basis from the account's BUY fills (sells leave the average unchanged); the units bought before an
@@ -62,15 +92,15 @@ export const costBasisOf = (
   account: string,
   adjustments: ReadonlyArray<UnitAdjustment> = []
 ): ReadonlyMap<string, CostBasis> => {
-  const steps: Array<{ readonly at: number; readonly symbol: string; readonly fill?: { cents: number; units: number }; readonly adjust?: UnitAdjustment }> = []
+  const steps: Array<UnitStep> = []
   for (const o of orders) {
     if (o.account !== account || o.side !== "BUY") continue
-    for (const f of o.fills) steps.push({ at: f.at, symbol: o.symbol, fill: { cents: f.gross + f.fee, units: f.quantity } })
+    for (const f of o.fills) steps.push({ at: f.at, seq: f.seq, symbol: o.symbol, fill: { cents: f.gross + f.fee, units: f.quantity } })
   }
-  // An adjustment applies to what was bought at or before its instant (fills of that instant committed before it).
+  // An adjustment applies to what was bought before it: in time, then, within one instant, in commit order.
   if (adjustments.length > 0) {
-    for (const a of adjustments) steps.push({ at: a.at, symbol: a.symbol, adjust: a })
-    steps.sort((x, y) => x.at - y.at || (x.adjust === undefined ? 0 : 1) - (y.adjust === undefined ? 0 : 1))
+    for (const a of adjustments) steps.push({ at: a.at, seq: a.seq, symbol: a.symbol, adjust: a })
+    steps.sort(unitOrder)
   }
   const basis = new Map<string, CostBasis>()
   for (const step of steps) {

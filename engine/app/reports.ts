@@ -11,6 +11,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { centsToWire, price4ToWire } from "../domain/money.ts"
+import { calendarDateMs, DAY_MS } from "../domain/reference/seeded.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -30,7 +31,6 @@ export const DOWNLOAD_TTL_MS = 3_600_000
 /** Longest period of one report (contract: `to` at most 366 days after `from`). */
 export const MAX_REPORT_DAYS = 366
 export const REPORT_JOB = "report.generate"
-const DAY_MS = 86_400_000
 
 export interface ReportDoc {
   readonly reportId: string
@@ -68,23 +68,11 @@ export interface ReportRequest {
   readonly subAccountId?: string | undefined
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-
-/** A calendar date's UTC midnight, or undefined when it is not a real date. */
-export const dateStart = (raw: string): number | undefined => {
-  const m = DATE.exec(raw)
-  if (m === null) return undefined
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const ms = Date.UTC(y, mo - 1, d)
-  const back = new Date(ms)
-  return back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d ? ms : undefined
-}
-
 /** The period of a request, checked (D-261): real dates, `from` not after `to` nor after today, at most 366 days. */
 export const reportPeriod = (request: ReportRequest, now: number): { from: number; to: number } | ApiFailure => {
-  const from = dateStart(request.from)
+  const from = calendarDateMs(request.from)
   if (from === undefined) return fail("VALIDATION_ERROR", "from must be a real date (YYYY-MM-DD)", { param: "from" })
-  const toStart = dateStart(request.to)
+  const toStart = calendarDateMs(request.to)
   if (toStart === undefined) return fail("VALIDATION_ERROR", "to must be a real date (YYYY-MM-DD)", { param: "to" })
   if (from > toStart) return fail("VALIDATION_ERROR", "from must not be after to", { param: "from" })
   if (toStart - from > MAX_REPORT_DAYS * DAY_MS) return fail("VALIDATION_ERROR", `to must be at most ${MAX_REPORT_DAYS} days after from`, { param: "to" })
@@ -290,8 +278,8 @@ export class ReportService extends Context.Service<
           yield* ReportDocs.put(tx, { ...report, status: "FAILED", completedAt: now, failureReason: "PDF rendering is not simulated (D-262)" })
           return
         }
-        const from = dateStart(report.from) ?? 0
-        const to = (dateStart(report.to) ?? 0) + DAY_MS - 1
+        const from = calendarDateMs(report.from) ?? 0
+        const to = (calendarDateMs(report.to) ?? 0) + DAY_MS - 1
         const { columns, rows } = yield* table(tx, report, from, to)
         yield* ReportDocs.put(tx, { ...report, status: "READY", completedAt: now, content: render(report.format, columns, rows), rowCount: rows.length })
       })

@@ -11,7 +11,7 @@ import { findExchange } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { type Instrument, SYMBOL_FORMAT } from "../domain/instruments.ts"
 import { isTerminal, type OrderRecord } from "../domain/order.ts"
-import { dateMs, isoDate } from "../domain/reference/seeded.ts"
+import { dateMs, isCalendarDate, isoDate } from "../domain/reference/seeded.ts"
 import type { EventLog } from "../events/event-log.ts"
 import type { EngineClock } from "../sim/clock.ts"
 import type { JobHandler, Scheduler } from "../sim/scheduler.ts"
@@ -118,7 +118,7 @@ export const symbolChanges = (deps: {
       }
       const today = isoDate(now)
       const effectiveDate = input.effectiveDate ?? today
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(effectiveDate) || !Number.isFinite(dateMs(effectiveDate)) || effectiveDate < today) {
+      if (!isCalendarDate(effectiveDate) || effectiveDate < today) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "effectiveDate must be a date (YYYY-MM-DD), today (UTC) or later", { param: "effectiveDate" }))
       }
       const effectiveAt = dateMs(effectiveDate)

@@ -197,7 +197,7 @@ export const TRANSITIONS: ReadonlyArray<{ readonly machine: string; readonly tra
   { machine: "order", transition: "FILLED -> SETTLED", event: "trade.settled" },
   { machine: "order", transition: "PENDING -> REJECTED", event: "order.rejected" },
   { machine: "order", transition: "PENDING -> CANCELLED", event: "order.cancelled" },
-  { machine: "order", transition: "PENDING -> REPLACED", event: "order.replaced" },
+  { machine: "order", transition: "WORKING -> replaced (stays WORKING)", event: "order.replaced" },
   { machine: "quote", transition: "OPEN -> EXPIRED", event: "quote.expired" },
   { machine: "KYC", transition: "status asserted (NONE/PENDING/APPROVED/REJECTED)", event: "kyc.updated" },
   { machine: "wallet", transition: "deposit confirmed", event: "deposit.confirmed" },

@@ -211,7 +211,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -240,7 +241,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -386,7 +388,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -457,7 +460,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -1236,7 +1240,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -1469,7 +1474,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -1498,7 +1504,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -1531,7 +1538,8 @@ export interface paths {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -6996,7 +7004,8 @@ export interface components {
          * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
          *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
          *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-         *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+         *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+         *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
          * @example SCOM.KE
          */
         SymbolPath: components["schemas"]["SymbolInput"];
@@ -7629,7 +7638,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -7697,7 +7707,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -8094,7 +8105,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -8294,7 +8306,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -10449,7 +10462,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -11061,7 +11075,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -11140,7 +11155,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];
@@ -11208,7 +11224,8 @@ export interface operations {
                  * @description Exchange-qualified symbol with the country suffix (`SCOM.KE`, `DANGCEM.NG`, `NPN.ZA`; see `ExchangeCode`), or a
                  *     bare ticker (`SCOM`) or slug when it names exactly one listing. A bare ticker listed on several exchanges gives
                  *     400 VALIDATION_ERROR (`param: symbol`) asking for the qualified form; a value outside the format (2-20
-                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080).
+                 *     alphanumerics, optionally dot-separated) gives 400 INVALID_SYMBOL (D-080). A symbol retired by a symbol change
+                 *     gives 404 NOT_FOUND whose message names the new symbol and the day it changed (D-341).
                  * @example SCOM.KE
                  */
                 symbol: components["parameters"]["SymbolPath"];

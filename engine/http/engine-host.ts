@@ -42,6 +42,7 @@ export interface HostHooks {
 
 const internalError = errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))
 const RESET_PATH = "/_sim/reset"
+const stopping = errorResponse(fail("SERVICE_UNAVAILABLE", "the engine is stopping; nothing was processed"), { "retry-after": "1" })
 const startedOver = errorResponse(fail("SERVICE_UNAVAILABLE", "the engine started over while this stream was opening; reconnect"), { "retry-after": "1" })
 
 /** Builds the engine of `config` (store connected and migrated) and returns its host; rejects when it cannot start. */
@@ -53,6 +54,8 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
   let resetting: Promise<void> | undefined
   /** The plan a failed rebuild is retried with. */
   let lastPlan: ResetPlan | undefined
+  /** Set by stop(): no world is built or served after it. */
+  let stopped = false
 
   const reset: EngineReset["Service"] = {
     schedule: ({ at, seed, now }) =>
@@ -129,8 +132,13 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
   const recover = async () => {
     resetting ??= (async () => {
       try {
-        world = await build(lastPlan)
-        broken = undefined
+        const built = await build(lastPlan)
+        // A host stopped while this world was being built never serves it: released here, as stop() waits for it.
+        if (stopped) await release(built)
+        else {
+          world = built
+          broken = undefined
+        }
       } catch (error) {
         broken = String((error as Error)?.message ?? error).split("\n")[0]
       }
@@ -140,13 +148,17 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
   }
 
   const handle = (request: EngineRequest, respond: (response: EngineResponse) => void): void => {
+    if (stopped) {
+      respond(stopping)
+      return
+    }
     if (gate !== undefined) {
       void gate.opened.then(() => handle(request, respond))
       return
     }
     const current = world
     if (current === undefined) {
-      void recover().then(() => (world === undefined ? respond(unavailable()) : handle(request, respond)))
+      void recover().then(() => (world === undefined ? respond(stopped ? stopping : unavailable()) : handle(request, respond)))
       return
     }
     inFlight += 1
@@ -162,7 +174,10 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
   }
 
   const stop = async () => {
+    stopped = true
     if (gate !== undefined) await gate.opened
+    // A rebuild after a failed reset may be under way: it releases its world once it sees `stopped`.
+    if (resetting !== undefined) await resetting
     const current = world
     world = undefined
     if (current !== undefined) await release(current)

@@ -5,6 +5,7 @@
  * Pure. Unknown query parameters are ignored, as clients send extras such as `page=` (facts 16.2).
  */
 import { ApiFailure, fail } from "../domain/errors.ts"
+import { calendarDateMs, isCalendarDate } from "../domain/reference/seeded.ts"
 
 /** Decodes one present raw value; `name` is the parameter's name for the error. */
 export type Decoder<A> = (raw: string, name: string) => A | ApiFailure
@@ -50,10 +51,8 @@ export const oneOf =
   (raw, name) =>
     (values as ReadonlyArray<string>).includes(raw) ? (raw as V) : fail("VALIDATION_ERROR", `${name} must be one of ${values.join(", ")}`, { param: name })
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const DATE = /^\d{4}-\d{2}-\d{2}$/
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/
-
-const isRealDate = (y: number, m: number, d: number) => m >= 1 && m <= 12 && d >= 1 && d <= new Date(Date.UTC(y, m, 0)).getUTCDate()
 
 /**
  * A from/to bound (spec: "A date-only bound covers the whole UTC day ... Date-times must be timezone-aware"): a real
@@ -62,17 +61,16 @@ const isRealDate = (y: number, m: number, d: number) => m >= 1 && m <= 12 && d >
 export const bound =
   (edge: "from" | "to"): Decoder<number> =>
   (raw, name) => {
-    const date = DATE.exec(raw)
-    if (date !== null) {
-      const [y, m, d] = [Number(date[1]), Number(date[2]), Number(date[3])]
-      if (!isRealDate(y, m, d)) return fail("VALIDATION_ERROR", `${name} ${raw} is not a date on the calendar`, { param: name })
-      const start = Date.UTC(y, m - 1, d)
+    if (DATE.test(raw)) {
+      const start = calendarDateMs(raw)
+      if (start === undefined) return fail("VALIDATION_ERROR", `${name} ${raw} is not a date on the calendar`, { param: name })
       return edge === "from" ? start : start + 86_400_000 - 1
     }
     const dt = DATE_TIME.exec(raw)
     if (dt === null) return fail("VALIDATION_ERROR", `${name} must be a date (YYYY-MM-DD) or a timezone-aware date-time`, { param: name })
-    const [y, m, d, hh, mm, ss] = [1, 2, 3, 4, 5, 6].map((i) => Number(dt[i] ?? 0)) as [number, number, number, number, number, number]
-    if (!isRealDate(y, m, d) || hh > 23 || mm > 59 || ss > 59) return fail("VALIDATION_ERROR", `${name} ${raw} is not a real date-time`, { param: name })
+    const [hh, mm, ss] = [4, 5, 6].map((i) => Number(dt[i] ?? 0)) as [number, number, number]
+    if (!isCalendarDate(raw.slice(0, 10)) || hh > 23 || mm > 59 || ss > 59)
+      return fail("VALIDATION_ERROR", `${name} ${raw} is not a real date-time`, { param: name })
     return Date.parse(raw)
   }
 

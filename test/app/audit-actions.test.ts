@@ -29,4 +29,22 @@ describe("audit actions", () => {
     expect(tokenSubject(undefined)).toBeUndefined()
     expect(tokenSubject("Bearer a.bm90IGpzb24.c")).toBeUndefined()
   })
+
+  const tokenOf = (claims: unknown) => `eyJhbGciOiJFZERTQSJ9.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`
+
+  it("takes the token only from a whole `Bearer <token>` header, however many spaces separate them", () => {
+    const token = tokenOf({ sub: "member-2" })
+    expect(tokenSubject(`Bearer   ${token}`)).toBe("member-2")
+    expect(tokenSubject(`bearer ${token}`)).toBe("member-2")
+    expect(tokenSubject(`NotBearer ${token}`)).toBeUndefined()
+    expect(tokenSubject(`Bearer ${token} trailing`)).toBeUndefined()
+  })
+
+  it("names no member for an empty or non-text subject, and at most 128 characters of a long one", () => {
+    expect(tokenSubject(`Bearer ${tokenOf({ sub: "" })}`)).toBeUndefined()
+    expect(tokenSubject(`Bearer ${tokenOf({ sub: ["member-3"] })}`)).toBeUndefined()
+    expect(tokenSubject(`Bearer ${tokenOf({ sub: 42 })}`)).toBeUndefined()
+    expect(tokenSubject(`Bearer ${tokenOf(null)}`)).toBeUndefined()
+    expect(tokenSubject(`Bearer ${tokenOf({ sub: "m".repeat(200) })}`)).toBe("m".repeat(128))
+  })
 })

@@ -3,7 +3,7 @@
  * credentials of POST /oauth/token, and the seed-derived signing key of the simulated identity provider.
  */
 import { describe, expect, it } from "vitest"
-import { signingKeyOf } from "../../engine/app/identity.ts"
+import { bearerOf, signingKeyOf } from "../../engine/app/identity.ts"
 import { scopesOf } from "../../engine/app/portal.ts"
 import { isCidr } from "../../engine/domain/cidr.ts"
 import { ApiFailure } from "../../engine/domain/errors.ts"
@@ -75,6 +75,27 @@ describe("client credentials", () => {
     expect(credentialsOf(request({}, "[1]"))).toBeInstanceOf(ApiFailure)
     expect(credentialsOf(request({}, "null"))).toBeInstanceOf(ApiFailure)
     expect(credentialsOf(request({}, "{bad"))).toBeInstanceOf(ApiFailure)
+  })
+})
+
+describe("bearerOf", () => {
+  it("reads the one token of `Bearer <token>`, whatever the scheme's case and however many spaces follow it", () => {
+    expect(bearerOf("Bearer abc.def")).toBe("abc.def")
+    expect(bearerOf("bearer abc")).toBe("abc")
+    expect(bearerOf("BEARER abc")).toBe("abc")
+    expect(bearerOf("Bearer  abc")).toBe("abc")
+    expect(bearerOf("Bearer\tabc")).toBe("abc")
+  })
+  it("finds no token in a header with more after the token, anything before the scheme, another scheme, or none", () => {
+    expect(bearerOf("Bearer abc def")).toBeUndefined()
+    expect(bearerOf("Bearer abc ")).toBeUndefined()
+    expect(bearerOf("xBearer abc")).toBeUndefined()
+    expect(bearerOf(" Bearer abc")).toBeUndefined()
+    expect(bearerOf("Basic abc")).toBeUndefined()
+    expect(bearerOf("Bearer")).toBeUndefined()
+    expect(bearerOf("Bearer ")).toBeUndefined()
+    expect(bearerOf("")).toBeUndefined()
+    expect(bearerOf(undefined)).toBeUndefined()
   })
 })
 

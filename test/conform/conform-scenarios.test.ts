@@ -53,6 +53,25 @@ describe("sokoni conform: scenario suites over the wire", () => {
     60_000
   )
 
+  it("the coverage table shows a replaced order as seen, staying WORKING, once a scenario replaces one", async () => {
+    const target = await startTarget()
+    try {
+      const report = await conformAgainst(target.base, { only: ["scenario: expiry/replaced-then-filled.yaml"] })
+      expect(report.checks.map((c) => c.status)).toEqual(["passed"])
+      const order = (report.coverage?.transitions ?? []).filter((t) => t.machine === "order")
+      expect(order.find((t) => t.event === "order.replaced")).toEqual({
+        machine: "order",
+        transition: "WORKING -> replaced (stays WORKING)",
+        event: "order.replaced",
+        seen: true
+      })
+      // the scenario neither rejects nor cancels an order: those stay unseen
+      expect(order.filter((t) => !t.seen).map((t) => t.event)).toEqual(["order.rejected", "order.cancelled"])
+    } finally {
+      await target.stop()
+    }
+  })
+
   it("moves a scenario whose start the target's clock has passed by whole weeks, instants in its steps with it", async () => {
     const target = await startTarget({ start: Date.parse("2026-11-23T09:00:00.000Z") })
     try {

@@ -15,6 +15,7 @@ import { weekOf, weekStart } from "../../engine/domain/reference/news.ts"
 import { type OpportunityRecord, raisedBy, windowStatus } from "../../engine/domain/reference/offers.ts"
 import {
   addWeekdays,
+  calendarDateMs,
   DAY_MS,
   dateMs,
   drawsFor,
@@ -23,6 +24,7 @@ import {
   onWeekday,
   previousWeekday,
   refId,
+  isCalendarDate,
   slugify,
   weekday
 } from "../../engine/domain/reference/seeded.ts"
@@ -74,6 +76,29 @@ describe("calendar-day helpers", () => {
     expect(previousWeekday(dateMs("2026-11-30"))).toBe(dateMs("2026-11-27"))
     expect(weekStart(weekOf(ORIGIN))).toBe(dateMs("2026-11-23"))
     expect(weekStart(weekOf(dateMs("2026-11-29") + DAY_MS - 1))).toBe(dateMs("2026-11-23"))
+  })
+
+  it("take only real calendar dates written YYYY-MM-DD, at their UTC midnight", () => {
+    expect(calendarDateMs("2026-11-23")).toBe(Date.UTC(2026, 10, 23))
+    expect(calendarDateMs("2028-02-29")).toBe(Date.UTC(2028, 1, 29))
+    for (const bad of [
+      "2027-02-29",
+      "2026-02-30",
+      "2026-11-31",
+      "2026-13-01",
+      "2026-00-10",
+      "2026-01-00",
+      "2026-1-01",
+      "x2026-01-01",
+      "2026-01-01x",
+      "+002026-01-01",
+      "2026-01-01T00:00:00Z",
+      ""
+    ]) {
+      expect(calendarDateMs(bad), bad).toBeUndefined()
+      expect(isCalendarDate(bad), bad).toBe(false)
+    }
+    expect(isCalendarDate("2026-12-31")).toBe(true)
   })
 
   it("slugs titles and computes ISIN check digits (ISO 6166)", () => {

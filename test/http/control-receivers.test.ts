@@ -133,8 +133,29 @@ describe("PUT /_sim/receivers and POST /_sim/receivers/take", () => {
     await bad({ url: URL_A, answers: Array.from({ length: 101 }, () => ({})) }, "VALIDATION_ERROR")
     await bad({}, "MISSING_PARAM")
     await bad({ url: URL_A, partnerId: "ptn_nobody" }, "NOT_FOUND", 404)
+    // what each refusal says, and the parameter it names
+    const error = async (body: unknown) => (await engine.admin("PUT", "/_sim/receivers", body)).body.error
+    expect(await error({ url: "/hooks/relative" })).toMatchObject({ message: "`url` must be an absolute http or https URL", param: "url" })
+    expect(await error({ url: URL_A, answers: [{ status: 204 }, { unreachable: true, status: 500 }] })).toMatchObject({
+      message: "answers[1]: an unreachable answer has no status nor latency",
+      param: "answers[1]"
+    })
+    expect(await error({ url: URL_A, otherwise: { unreachable: true, latencyMs: 5 } })).toMatchObject({
+      message: "otherwise: an unreachable answer has no status nor latency",
+      param: "otherwise"
+    })
+    expect((await error({ url: URL_A, partnerId: "ptn_nobody" })).message).toBe("partner ptn_nobody was not found")
     const take = await engine.admin("POST", "/_sim/receivers/take", { partnerId: 7 })
     expect([take.status, take.body.error?.code]).toEqual([400, "INVALID_TYPE"])
+  })
+
+  it("scripts a plain http URL as well; without a secret it checks no signature", async () => {
+    const { engine } = await setup()
+    const set = await engine.admin("PUT", "/_sim/receivers", { url: "http://hooks.acme.test/plain" })
+    expect([set.status, set.body]).toEqual([
+      200,
+      { url: "http://hooks.acme.test/plain", partnerId: null, checksSignatures: false, answers: [], otherwise: { status: 200 } }
+    ])
   })
 
   it("needs the admin token", async () => {

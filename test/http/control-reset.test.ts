@@ -133,6 +133,8 @@ describe("POST /_sim/reset", () => {
         const r = await c.admin("POST", "/_sim/reset", body)
         expect([r.status, r.body.error.code], JSON.stringify(body)).toEqual([400, code])
       }
+      const notADate = await c.admin("POST", "/_sim/reset", { at: "yesterday" })
+      expect(notADate.body.error).toEqual({ code: "VALIDATION_ERROR", message: "`at` must be an ISO 8601 date-time", param: "at" })
       const none = await c.call("POST", "/_sim/reset", {}, {})
       expect([none.status, none.body.error.code]).toEqual([401, "AUTH_MISSING"])
       // Nothing was reset by the refusals: the clock is where it was.
@@ -146,6 +148,29 @@ describe("POST /_sim/reset", () => {
       expect([r.status, r.body.error.code]).toEqual([409, "CONFLICT"])
     } finally {
       await inProcess.dispose()
+    }
+  })
+})
+
+describe("POST /_sim/reset on a system clock", () => {
+  it("refuses `at` (409 CONFLICT: the new world starts at the real time) and starts over without it", async () => {
+    const server = await startServer({ ...config, clock: "system" }, 0)
+    try {
+      const c = client(server)
+      const first = await c.partner()
+      const withAt = await c.admin("POST", "/_sim/reset", { at: START })
+      expect([withAt.status, withAt.body.error]).toEqual([
+        409,
+        { code: "CONFLICT", message: "the clock is in system mode: a new world starts at the real time, without `at`" }
+      ])
+      // Refused before anything was scheduled: the old world and its partner are still there.
+      expect((await c.call("GET", `${SANDBOX}/wallet`, { "x-api-key": first.sandboxKey })).status).toBe(200)
+      const without = await c.admin("POST", "/_sim/reset", { seed: 2 })
+      expect([without.status, without.body.seed, without.body.mode]).toEqual([200, 2, "system"])
+      const gone = await c.call("GET", `${SANDBOX}/wallet`, { "x-api-key": first.sandboxKey })
+      expect([gone.status, gone.body.error.code]).toEqual([401, "AUTH_INVALID"])
+    } finally {
+      await server.stop()
     }
   })
 })

@@ -5,6 +5,7 @@
  * control contract by the harness.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Store } from "../../engine/store/port.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
@@ -33,6 +34,29 @@ describe("control API operations", () => {
       expect(r.body.liveKey).toMatch(/^pk_live_/)
       const live = await engine.call("GET", "/api/v1/partner/stocks", { headers: { "x-api-key": r.body.liveKey } })
       expect(live.headers.get("x-ratelimit-limit")).toBe("100")
+    })
+
+    it("stores each key as an active full key of its environment, by its SHA-256 only, with its last four characters", async () => {
+      const r = await partner({})
+      const stored = await engine.runtime.runPromise(
+        Store.use((store) => store.read((tx) => tx.list("apiKeys", { partition: "global", limit: 100, order: "asc" })))
+      )
+      const { createHash } = await import("node:crypto")
+      const recordOf = (raw: string) => stored.find((d) => d.id === createHash("sha256").update(raw).digest("hex"))?.body
+      for (const [raw, environment] of [
+        [r.body.sandboxKey, "sandbox"],
+        [r.body.liveKey, "production"]
+      ] as const)
+        expect(recordOf(raw)).toEqual({
+          keyHash: createHash("sha256").update(raw).digest("hex"),
+          partnerId: r.body.partnerId,
+          environment,
+          kind: "full",
+          status: "active",
+          last4: raw.slice(-4),
+          createdAt: Date.parse("2026-11-23T08:00:00.000Z")
+        })
+      expect(JSON.stringify(stored)).not.toContain(r.body.liveKey)
     })
 
     it("keeps the tier given", async () => {
@@ -68,8 +92,11 @@ describe("control API operations", () => {
         { environment: "production", amount: 0 },
         { environment: "production", amount: -5 },
         { environment: "production", amount: 1.234 }
-      ])
-        expectError(await engine.admin("POST", path, body), 400, "VALIDATION_ERROR")
+      ]) {
+        const r = await engine.admin("POST", path, body)
+        expectError(r, 400, "VALIDATION_ERROR", "amount must be a positive USD amount with at most 2 decimals")
+        expect(r.body.error.param).toBe("amount")
+      }
       expectError(await engine.admin("POST", path, { environment: "staging", amount: 10 }), 400, "VALIDATION_ERROR")
       expectError(await engine.admin("POST", path, { environment: "sandbox" }), 400, "MISSING_PARAM")
     })
@@ -112,6 +139,13 @@ describe("control API operations", () => {
       expectError(far, 400, "VALIDATION_ERROR", "`to` may be at most 366 days ahead")
       expect(far.body.error.param).toBe("to")
       expect((await engine.admin("GET", "/_sim/clock")).body.now).toBe("2026-11-23T08:00:00.000Z")
+    })
+
+    it("advances `to` exactly 366 days ahead: the bound is inclusive, as it is for seconds", async () => {
+      const edge = new Date(Date.parse("2026-11-23T08:00:00.000Z") + 366 * 86_400_000).toISOString()
+      const r = await engine.admin("POST", "/_sim/clock/advance", { to: edge })
+      expect([r.status, r.body.now]).toEqual([200, "2027-11-24T08:00:00.000Z"])
+      expect((await engine.admin("GET", "/_sim/clock")).body.now).toBe(edge)
     })
   })
 

@@ -64,7 +64,7 @@ describe("dividends", () => {
     expectError(await t.get("/dividends?symbol=NOPE.KE"), 400, "VALIDATION_ERROR", "symbol", /NOPE\.KE is not listed/)
     expectError(await t.get("/dividends?symbol=x"), 400, "INVALID_SYMBOL", "symbol")
     expectError(await t.get("/dividends?symbol=SCOM.KE&exchange=JSE"), 400, "VALIDATION_ERROR", "symbol")
-    expectError(await t.get("/dividends?exchange=XYZ"), 400, "UNKNOWN_EXCHANGE", "exchange")
+    expectError(await t.get("/dividends?exchange=XYZ"), 400, "UNKNOWN_EXCHANGE", "exchange", /^exchange XYZ is not recognised$/)
     expectError(await t.get("/dividends?status=paid"), 400, "VALIDATION_ERROR", "status")
     expectError(await t.get("/dividends?from=2026-02-30"), 400, "VALIDATION_ERROR", "from")
     const reversed = await t.get("/dividends?from=2026-06-01&to=2026-01-01")

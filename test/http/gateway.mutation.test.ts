@@ -11,12 +11,14 @@ import { ApiKeys, timeSortKey } from "../../engine/app/docs.ts"
 import { hashKey } from "../../engine/app/partners.ts"
 import type { EngineRequest } from "../../engine/http/exchange.ts"
 import { BASES, CONTROL_ROOT, Gateway, locate, MAX_HEADER_BYTES, PUBLIC_ROOT, SANDBOX_ROOT } from "../../engine/http/gateway.ts"
+import { Idempotency } from "../../engine/http/guards/idempotency.ts"
 import { Maintenance } from "../../engine/http/guards/maintenance.ts"
+import { RateLimiter } from "../../engine/http/guards/rate-limit.ts"
 import { partnerRoute, type Route } from "../../engine/http/route.ts"
 import { ROUTES, type RouteServices } from "../../engine/http/routes/index.ts"
 import { engineLayer } from "../../engine/runtime.ts"
 import { Trace } from "../../engine/sim/trace.ts"
-import { Store } from "../../engine/store/port.ts"
+import { Store, StoreError } from "../../engine/store/port.ts"
 import { ADMIN, MONDAY_OPEN } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
@@ -66,6 +68,18 @@ const makeEngine = (adminToken: string | undefined = ADMIN) => {
   const traceLines = async () => (await runtime.runPromise(Trace.use((t) => t.lines))).map((l) => JSON.parse(l))
   const build = (routes: ReadonlyArray<Route<RouteServices>>, options: { adminToken: string | undefined } = { adminToken: ADMIN }) =>
     runtime.runPromise(Gateway.make(options, routes))
+  /** A gateway of every route whose rate limiter or idempotency store is `replaced` (a backend that went away). */
+  const buildOn = (replaced: { readonly limiter?: RateLimiter["Service"]; readonly idempotency?: Idempotency["Service"] }) =>
+    runtime.runPromise(
+      Effect.gen(function* () {
+        const limiter = replaced.limiter ?? (yield* RateLimiter)
+        const idempotency = replaced.idempotency ?? (yield* Idempotency)
+        return yield* Gateway.make({ adminToken: ADMIN }, ROUTES).pipe(
+          Effect.provideService(RateLimiter, limiter),
+          Effect.provideService(Idempotency, idempotency)
+        )
+      })
+    )
   const dataKey = async (partnerId: string) => {
     const raw = "pk_data_test_0123456789abcdef"
     const keyHash = hashKey(raw)
@@ -86,7 +100,7 @@ const makeEngine = (adminToken: string | undefined = ADMIN) => {
     )
     return raw
   }
-  return { send, admin, newPartner, advance, setMaintenance, traceLines, build, dataKey, dispose: () => runtime.dispose() }
+  return { send, admin, newPartner, advance, setMaintenance, traceLines, build, buildOn, dataKey, dispose: () => runtime.dispose() }
 }
 
 const expectError = (a: Answer, status: number, code: string, message?: string) => {
@@ -190,6 +204,13 @@ describe("gateway pipeline", () => {
     it("a method a contract-only path does not take: the contract's Allow", async () => {
       const r = await sb("DELETE", "/test-tools/orders")
       expectError(r, 404, "NOT_FOUND", `DELETE is not an operation of ${SANDBOX}/test-tools/orders; it takes GET`)
+      expect(r.headers.allow).toBe("GET")
+    })
+
+    it("a method a contract path does not take, its operation not simulated: the contract's Allow", async () => {
+      const gw = await engine.build(ROUTES.filter((r) => r.operationId !== "getInvoice"))
+      const r = await engine.send("DELETE", `${SANDBOX}/invoices/inv_0001`, { "x-api-key": keys.sandboxKey }, undefined, gw)
+      expectError(r, 404, "NOT_FOUND", `DELETE is not an operation of ${SANDBOX}/invoices/inv_0001; it takes GET`)
       expect(r.headers.allow).toBe("GET")
     })
 
@@ -355,6 +376,58 @@ describe("gateway pipeline", () => {
       const trade = await engine.send("POST", `${PROD}/trade`, { "x-api-key": data, "idempotency-key": "data-key-01" }, "{}")
       expectError(trade, 403, "FORBIDDEN", "data keys are read-only: GET on the market-data families only")
       expect((await prod("GET", "/stocks")).headers["x-ratelimit-remaining"]).toBe("96")
+    })
+  })
+
+  describe("ipAllowlist and OAuth scopes", () => {
+    it("a request from no known address is outside any ipAllowlist, and the refusal says so", async () => {
+      const patch = await sb("PATCH", "/settings", { "idempotency-key": "allowlist-key-1" }, JSON.stringify({ ipAllowlist: ["192.0.2.0/24"] }))
+      expect(patch.status).toBe(200)
+      // `send` gives no remote address, as an in-process request without a socket has none.
+      const r = await sb("GET", "/wallet")
+      expectError(r, 403, "FORBIDDEN", "requests from an unknown address are outside the partner's ipAllowlist (GET /settings)")
+      expect(r.headers["x-ratelimit-limit"]).toBe("300")
+    })
+
+    it("an access token without any of an operation's scopes: 403 naming each of them", async () => {
+      expect((await engine.admin("POST", `/_sim/partners/${keys.partnerId}/oauth`, { enabled: true })).status).toBe(200)
+      const issued = await engine.send(
+        "POST",
+        `${PROD}/oauth/token`,
+        { "content-type": "application/json" },
+        JSON.stringify({ grant_type: "client_credentials", client_secret: keys.liveKey, scope: "accounts:read" })
+      )
+      expect(issued.status).toBe(200)
+      // The contract gives each operation one scope at most; a route may name several, any one of which will do.
+      const stocks = ROUTES.find((r) => r.operationId === "listStocks")
+      if (stocks === undefined) throw new Error("no listStocks route")
+      const gw = await engine.build([{ ...stocks, scopes: ["market:read", "trading:write"] }])
+      const r = await engine.send("GET", `${PROD}/stocks`, { authorization: `Bearer ${issued.json.access_token}` }, undefined, gw)
+      expectError(r, 403, "FORBIDDEN", "the access token's scopes do not include market:read or trading:write, which listStocks needs")
+    })
+  })
+
+  describe("a backend that went away", () => {
+    const unreachable = new StoreError({ message: "connection refused" })
+
+    it("rate-limit windows unreachable: 503 with Retry-After 1, per source IP and per key, nothing processed", async () => {
+      const gw = await engine.buildOn({ limiter: { take: () => Effect.fail(unreachable) } })
+      const message = "the service is briefly unavailable; nothing was processed, retry shortly"
+      for (const r of [
+        await engine.send("GET", "/api/v1/status", {}, undefined, gw),
+        await engine.send("GET", `${SANDBOX}/stocks`, { "x-api-key": keys.sandboxKey }, undefined, gw)
+      ]) {
+        expectError(r, 503, "SERVICE_UNAVAILABLE", message)
+        expect(r.headers["retry-after"]).toBe("1")
+      }
+    })
+
+    it("the idempotency store unreachable: 500 INTERNAL_ERROR, and the handler never ran", async () => {
+      const gw = await engine.buildOn({ idempotency: { begin: () => Effect.fail(unreachable), complete: () => Effect.void } })
+      const body = JSON.stringify({ externalId: "idem-down-1", email: "down@p.test" })
+      const r = await engine.send("POST", `${SANDBOX}/users`, { "x-api-key": keys.sandboxKey, "idempotency-key": "idem-down-0001" }, body, gw)
+      expectError(r, 500, "INTERNAL_ERROR", "unexpected failure; safe to retry")
+      expect((await sb("GET", "/users")).json.count).toBe(0)
     })
   })
 

@@ -38,6 +38,10 @@ describe("incidents", () => {
     expect(now.services.filter((s: { status: string }) => s.status === "degraded").map((s: { name: string }) => s.name)).toEqual(["trading"])
     const view = await sla(a.liveKey)
     expect([view.status, view.incidents.map((i: { id: string }) => i.id)]).toEqual(["partial_outage", [declared.body.id]])
+    // A service is degraded while any open incident affects it, not only when every one does.
+    expect((await engine.admin("POST", "/_sim/incidents", { title: "Webhook backlog", severity: "P3", affectedServices: ["webhooks"] })).status).toBe(201)
+    const two = await status()
+    expect(two.services.filter((s: { status: string }) => s.status === "degraded").map((s: { name: string }) => s.name)).toEqual(["trading", "webhooks"])
   })
 
   it("resolves with its duration on the engine clock, broadcasts that too, and the status clears", async () => {

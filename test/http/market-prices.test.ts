@@ -92,12 +92,24 @@ describe("PUT /_sim/market/prices/{symbol}", () => {
     expect((await setPrice("SCOM.KE", {})).status).toBe(400)
     expectError(await setPrice("ZZZZ", { price: 10 }), 404, "NOT_FOUND")
     expectError(await setPrice("bad!sym", { price: 10 }), 400, "INVALID_SYMBOL", "symbol")
+    expectError(
+      await setPrice("SCOM.KE", { price: 100_000_000.0001 }),
+      400,
+      "VALIDATION_ERROR",
+      "price",
+      /^price must be above 0 and at most 100000000, with at most 4 decimals$/
+    )
     const anonymous = await p.engine.call("PUT", "/_sim/market/prices/SCOM.KE", { body: { price: 10 } })
     expect(anonymous.status).toBe(401)
     await advanceTo("2026-11-23T09:00:00.000Z")
     const later = await shown()
     expect(later.price).not.toBe(10)
     expect(later.asOf).not.toBe(before.asOf)
+  })
+
+  it("takes a price of 100000000, the largest its arithmetic keeps exact", async () => {
+    const r = await setPrice("EQTY.KE", { price: 100_000_000 })
+    expect([r.status, r.body.price]).toEqual([200, 100_000_000])
   })
 })
 

@@ -83,8 +83,11 @@ describe("node-server limits (real socket)", () => {
     const refused = await send(port, "GET", "/api/sandbox/v1/partner/stocks?limit=abc", { "x-api-key": key })
     expect(refused.status).toBe(400)
     expect(JSON.parse(refused.body).error).toMatchObject({ code: "INVALID_TYPE", param: "limit" })
-    // and the root alone is a path, not an empty string
-    expect((await send(port, "GET", "/", {})).status).toBe(404)
+    // and the root alone is a path, not an empty string, however many slashes it is sent with
+    for (const root of ["/", "//"]) {
+      const r = await send(port, "GET", root, {})
+      expect([r.status, JSON.parse(r.body).error.message]).toEqual([404, "no route GET /"])
+    }
   })
 
   it("hands the gateway the socket's peer address, which the ipAllowlist checks (D-127)", async () => {

@@ -2,11 +2,14 @@
  * Platform surfaces (issue 9, part 8): the audit log (D-060, D-260, E-140) and usage analytics (D-064, E-141), on
  * both stores. Every answer goes through the harness, so it is checked against the contract.
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Logger, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { AuditTrail, type Observed } from "../../engine/app/audit.ts"
+import { PartnerService } from "../../engine/app/partners.ts"
+import { type EngineRequest, type EngineResponse, jsonResponse } from "../../engine/http/exchange.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
-import { Store } from "../../engine/store/port.ts"
+import { Store, StoreError } from "../../engine/store/port.ts"
 import { LIVE, partnerOf, SANDBOX, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, startEngine } from "./harness.ts"
 
@@ -122,6 +125,21 @@ for (const store of ["memory", "postgres"] as const) {
       for (const secret of [approved.liveKey, second, dataKey.body.dataKey, registered.body.apiKey, token]) expect(text).not.toContain(secret)
     })
 
+    it("names a sandbox registration by the key it issued, whatever else its body holds", async () => {
+      const token = (await engine.admin("POST", "/_sim/idp/tokens", { uid: "member-8", email: "m8@acme.test" })).body.idToken as string
+      const bearer = { authorization: `Bearer ${token}` }
+      expect(
+        (await engine.call("POST", `${LIVE}/apply`, { headers: bearer, body: { businessName: "Body Co", email: "b@co.test", country: "KE" } })).status
+      ).toBe(201)
+      const registered = await engine.call("POST", "/api/sandbox/v1/register", {
+        headers: bearer,
+        body: { businessName: "Body Co", email: "b@co.test", "": "named-in-the-body" }
+      })
+      expect(registered.status).toBe(201)
+      const records = (await engine.call("GET", `${SANDBOX}/audit`, { headers: { "x-api-key": registered.body.apiKey } })).body.records
+      expect(records.map((r: any) => [r.action, r.resourceId])).toEqual([["key.rotate", `key_****${registered.body.apiKey.slice(-4)}`]])
+    })
+
     it("records the operator's and the compliance desk's actions in the partition they touched", async () => {
       const user = await p.createUser()
       await p.credit("sandbox", 50)
@@ -147,9 +165,30 @@ for (const store of ["memory", "postgres"] as const) {
       })
       expect(reject.status).toBe(200)
       const desk = (await audit("?resourceType=order")).records.filter((r) => r.actorType === "system")
-      expect(desk.map((r) => [r.action, r.resourceId, r.method, r.path, r.statusCode])).toEqual([
-        ["order.reject", rejected.orderId, null, null, null],
-        ["order.fill", filled.orderId, null, null, null]
+      expect(desk.map((r) => [r.action, r.actorId, r.resourceId, r.method, r.path, r.statusCode])).toEqual([
+        ["order.reject", "system", rejected.orderId, null, null, null],
+        ["order.fill", "system", filled.orderId, null, null, null]
+      ])
+    })
+
+    it("records a DAY order's expiry at the close as the system's order.expire; the partner's own cancel is only its order.cancel", async () => {
+      const account = await tradingAccount(p, "expiry-audit", 100)
+      const place = async () => {
+        const r = await p.sb("POST", `/users/${account.id}/trade`, { symbol: "SCOM", type: "BUY", orderType: "LIMIT", quantity: 10, limitPrice: 1 })
+        expect(r.status).toBe(202)
+        return r.body.orderId as string
+      }
+      const expiring = await place()
+      const cancelled = await place()
+      expect((await p.sb("DELETE", `/orders/${cancelled}`)).status).toBe(200)
+      // NSE closes at 15:00 Nairobi, 12:00 UTC
+      expect((await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-23T12:00:00Z" })).status).toBe(200)
+      const records = (await audit("?resourceType=order")).records
+      expect(records.map((r) => [r.action, r.actorType, r.actorId, r.resourceId, r.method])).toEqual([
+        ["order.expire", "system", "system", expiring, null],
+        ["order.cancel", "api_key", `key_****${p.keys.sandboxKey.slice(-4)}`, cancelled, "DELETE"],
+        ["order.create", "api_key", `key_****${p.keys.sandboxKey.slice(-4)}`, cancelled, "POST"],
+        ["order.create", "api_key", `key_****${p.keys.sandboxKey.slice(-4)}`, expiring, "POST"]
       ])
     })
 
@@ -175,11 +214,61 @@ for (const store of ["memory", "postgres"] as const) {
       const crossed = await p.sb("GET", `/audit?limit=2&cursor=${first.nextCursor}`)
       expect([crossed.status, crossed.body.error.code, crossed.body.error.param]).toEqual([400, "VALIDATION_ERROR", "cursor"])
       const reversed = await p.sb("GET", `/audit?from=2026-11-24&to=2026-11-23`)
-      expect([reversed.status, reversed.body.error.code]).toEqual([400, "VALIDATION_ERROR"])
+      expect([reversed.status, reversed.body.error.code, reversed.body.error.param]).toEqual([400, "VALIDATION_ERROR", "from"])
+      expect(reversed.body.error.message).toContain("from must not be after to")
+      // a window of one instant is not reversed: it holds what happened at that instant
+      expect((await audit(`?from=${start}&to=${start}`)).records.map((r) => r.createdAt)).toEqual([start])
       const badDate = await p.sb("GET", "/audit?from=2026-02-30")
       expect([badDate.status, badDate.body.error.param]).toEqual([400, "from"])
       const badLimit = await p.sb("GET", "/audit?limit=201")
       expect([badLimit.status, badLimit.body.error.param]).toEqual([400, "limit"])
+    })
+
+    it("lists records made at the same instant newest first, past the ninth and tenth (the audit ID breaks the tie)", async () => {
+      const created: Array<string> = []
+      for (let i = 0; i < 12; i++) created.push((await p.createUser()).subAccountId)
+      const page = await audit()
+      expect(page.records.map((r) => r.resourceId)).toEqual(created.toReversed())
+      expect(new Set(page.records.map((r) => r.createdAt)).size).toBe(1)
+    })
+
+    it("records the operator's suspension and reactivation of a partner in both its environments", async () => {
+      for (const status of ["suspended", "active"]) {
+        expect((await engine.admin("POST", `/_sim/partners/${p.keys.partnerId}/status`, { status })).status).toBe(200)
+      }
+      for (const env of ["sandbox", "production"] as const) {
+        const records = (await audit("", env)).records
+        expect(records.map((r) => [r.action, r.actorType, r.actorId, r.resourceType, r.resourceId])).toEqual([
+          ["partner.status", "system", "system", "partner", p.keys.partnerId],
+          ["partner.status", "system", "system", "partner", p.keys.partnerId]
+        ])
+      }
+    })
+
+    it("records the compliance desk's unfreeze as subaccount.unfreeze, after its freeze", async () => {
+      const user = await p.createUser()
+      for (const frozen of [true, false]) {
+        expect((await engine.admin("POST", `/_sim/users/${user.subAccountId}/freeze`, { frozen, reason: "AML review" })).status).toBe(200)
+      }
+      const records = (await audit("?resourceType=sub_account")).records
+      expect(records.map((r) => [r.action, r.actorType, r.resourceId])).toEqual([
+        ["subaccount.unfreeze", "service_compliance", user.subAccountId],
+        ["subaccount.freeze", "service_compliance", user.subAccountId],
+        ["subaccount.create", "api_key", user.subAccountId]
+      ])
+    })
+
+    it("records the operator's credit of the production wallet in production, not in the sandbox", async () => {
+      await p.credit("production", 25)
+      expect((await audit("", "production")).records.map((r) => [r.action, r.actorType, r.resourceId])).toEqual([["wallet.credit", "system", p.keys.partnerId]])
+      expect((await audit()).records).toEqual([])
+    })
+
+    it("keeps no empty request id (null), and at most 200 characters of a long one", async () => {
+      await p.call("sandbox", "POST", "/users", { externalId: "empty-id" }, { "x-request-id": "" })
+      await p.call("sandbox", "POST", "/users", { externalId: "long-id" }, { "x-request-id": "r".repeat(300) })
+      const records = (await audit()).records
+      expect(records.map((r) => r.requestId)).toEqual(["r".repeat(200), null])
     })
 
     it("the sandbox reset wipes the sandbox's records and is itself the first record after it", async () => {
@@ -237,6 +326,14 @@ for (const store of ["memory", "postgres"] as const) {
       expect(reversed.status).toBe(400)
       const badGranularity = await p.sb("GET", "/usage?granularity=week")
       expect([badGranularity.status, badGranularity.body.error.param]).toEqual([400, "granularity"])
+    })
+
+    it("is kept when the reset is refused: only a reset that happened wipes it", async () => {
+      await p.sb("GET", "/settings")
+      const refused = await engine.call("POST", "/api/sandbox/v1/reset", { headers: { "x-api-key": p.keys.sandboxKey, "x-sandbox-force-status": "500" } })
+      expect(refused.status).toBe(500)
+      // the read and the refused reset (the /usage request is counted after its answer)
+      expect((await p.sb("GET", "/usage")).body.totals).toMatchObject({ requests: 2, errors: 1 })
     })
 
     it("is wiped with the sandbox by the reset; production's is kept", async () => {
@@ -320,5 +417,102 @@ describe("the automatic desk in the audit log", () => {
     } finally {
       await engine.dispose()
     }
+  })
+})
+
+/**
+ * The gateway's hook called directly, for what no exchange over HTTP reaches: an operation without a name in the log,
+ * a principal without a credential, a store that refuses the write, and more records than one page may scan.
+ */
+describe("the audit hook, called directly", () => {
+  let engine: ReturnType<typeof startEngine>
+  let p: Awaited<ReturnType<typeof partnerOf>>
+  beforeEach(async () => {
+    engine = startEngine()
+    p = await partnerOf(engine)
+  })
+  afterEach(() => engine.dispose())
+
+  const request = (path: string): EngineRequest => ({
+    method: "POST",
+    path: `${SANDBOX}${path}`,
+    query: new URLSearchParams(),
+    search: "",
+    headers: {},
+    body: "{}"
+  })
+  const principal = () => engine.runtime.runPromise(PartnerService.use((s) => s.authenticate(p.keys.sandboxKey, "sandbox")))
+  const observe = (operationId: string, seen: Observed, response: EngineResponse = jsonResponse(201, { subAccountId: "usr_direct" })) =>
+    engine.runtime.runPromise(AuditTrail.use((a) => a.observe(request("/direct"), { route: { operationId, mount: "partner" }, ...seen }, response)))
+  const audit = async (query = "") =>
+    (await p.sb("GET", `/audit${query}`)).body as { records: Array<Record<string, any>>; count: number; hasMore: boolean; nextCursor: string | null }
+
+  it("logs a mutation of an operation it has no name for under its bare operationId, as resource type other", async () => {
+    await observe("someFutureOperation", { principal: await principal() })
+    expect((await audit()).records.map((r) => [r.action, r.resourceType, r.resourceId, r.actorType])).toEqual([
+      ["someFutureOperation", "other", null, "api_key"]
+    ])
+  })
+
+  it("names a principal that carries no credential as an api_key actor 'unknown'", async () => {
+    const { credential: _, ...bare } = await principal()
+    await observe("createSubAccount", { principal: bare })
+    expect((await audit()).records.map((r) => [r.action, r.actorType, r.actorId, r.resourceId])).toEqual([
+      ["subaccount.create", "api_key", "unknown", "usr_direct"]
+    ])
+  })
+
+  /** Runs `effect` in the engine, answering what it logged at level Error. */
+  const errorsLogged = async <A, E>(effect: Effect.Effect<A, E, any>) => {
+    const errors: Array<string> = []
+    const collector = Logger.make((options) => {
+      if (options.logLevel === "Error") errors.push(JSON.stringify(options.message))
+    })
+    const exit = await engine.runtime.runPromise(Effect.exit(effect).pipe(Effect.provide(Logger.layer([collector]))))
+    return { exit, errors }
+  }
+
+  it("never fails: a record the store refuses is dropped and the operator's log says so, the exchange still answered", async () => {
+    const seen: Observed = { route: { operationId: "createSubAccount", mount: "partner" }, principal: await principal() }
+    const { exit, errors } = await errorsLogged(
+      Effect.gen(function* () {
+        const store = yield* Store
+        const refusing = Store.of({ ...store, transact: () => Effect.fail(new StoreError({ message: "the database is down" })) })
+        const trail = yield* AuditTrail.make.pipe(Effect.provideService(Store, refusing))
+        return yield* trail.observe(request("/users"), seen, jsonResponse(201, { subAccountId: "usr_lost" }))
+      })
+    )
+    expect(Exit.isSuccess(exit)).toBe(true)
+    expect(errors).toEqual([expect.stringContaining("could not record the exchange in the audit log")])
+    expect((await audit()).records).toEqual([])
+  })
+
+  it("leaves out, with no error logged, what it does not record: an unnamed control action, a caller with no partner, a target that is gone", async () => {
+    const claims = Buffer.from(JSON.stringify({ sub: "member-without-application" })).toString("base64url")
+    const exchanges: Array<[EngineRequest, Observed]> = [
+      [request("/_sim/clock/advance"), { route: { operationId: "advanceSimClock", mount: "control" } }],
+      [request("/apply"), { route: { operationId: "applyForPartnerAccess", mount: "partner" } }],
+      [
+        { ...request("/register"), headers: { authorization: `Bearer eyJhbGciOiJFZERTQSJ9.${claims}.sig` } },
+        { route: { operationId: "registerSandbox", mount: "sandboxRoot" } }
+      ],
+      [request("/_sim/users/usr_gone/freeze"), { route: { operationId: "freezeSimSubAccount", mount: "control" }, params: { userId: "usr_gone" } }]
+    ]
+    for (const [sent, seen] of exchanges) {
+      const { exit, errors } = await errorsLogged(AuditTrail.use((a) => a.observe(sent, seen, jsonResponse(200, {}))))
+      expect([seen.route?.operationId, Exit.isSuccess(exit), errors]).toEqual([seen.route?.operationId, true, []])
+    }
+    expect((await audit()).records).toEqual([])
+  })
+
+  it("scans at most 1000 records per request: a page of none that has more, whose cursor finds the older match", async () => {
+    const seen = { principal: await principal() }
+    await observe("updatePartnerSettings", seen, jsonResponse(200, { partnerId: p.keys.partnerId }))
+    for (let i = 0; i < 1000; i++) await observe("createSubAccount", seen)
+    const first = await audit("?action=settings.update")
+    expect([first.count, first.hasMore, typeof first.nextCursor]).toEqual([0, true, "string"])
+    const second = await audit(`?action=settings.update&cursor=${first.nextCursor}`)
+    expect(second.records.map((r) => [r.action, r.resourceId])).toEqual([["settings.update", p.keys.partnerId]])
+    expect([second.hasMore, second.nextCursor]).toEqual([false, null])
   })
 })

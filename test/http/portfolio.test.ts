@@ -113,6 +113,22 @@ describe("valuation (pure)", () => {
     expect(basis.has("B")).toBe(false)
   })
 
+  it("applies a split to the fills before it: by time, then by commit order within an instant, else fills first", () => {
+    const at = (t: number, seq?: number) => ({ reportId: "r", quantity: 2, price: 1, gross: 100, fee: 0, at: t, ...(seq === undefined ? {} : { seq }) })
+    const split = (t: number, seq?: number) => ({ symbol: "A", at: t, ratioFrom: 1, ratioTo: 2, ...(seq === undefined ? {} : { seq }) })
+    const basis = (fills: ReadonlyArray<ReturnType<typeof at>>, adjustment: ReturnType<typeof split>) =>
+      costBasisOf([order("usr_1", "BUY", "A", fills as never)], "usr_1", [adjustment]).get("A")
+    // 2 units, then a 1:2 split (4), then 2 more: 6 units for 200 cents; 2 + 2 split together: 8.
+    expect(basis([at(1), at(3)], split(2))).toEqual({ cents: 200, units: 6 })
+    expect(basis([at(5, 1), at(5, 3)], split(5, 2))).toEqual({ cents: 200, units: 6 })
+    expect(basis([at(5, 3), at(5, 1)], split(5, 2))).toEqual({ cents: 200, units: 6 })
+    expect(basis([at(5, 1), at(5, 2)], split(5, 3))).toEqual({ cents: 200, units: 8 })
+    // Records from before the commit order was kept: a fill of the split's instant counts as before it.
+    expect(basis([at(5), at(5, 9)], split(5))).toEqual({ cents: 200, units: 8 })
+    // Time wins over commit order.
+    expect(basis([at(4, 9), at(6, 1)], split(5, 5))).toEqual({ cents: 200, units: 6 })
+  })
+
   it("rounds market value, average cost and P&L half away from zero", () => {
     // 3 units at 0.3333 USD: 0.9999 USD -> 1.00; cost 154 cents / 3 units = 0.51333 -> 0.5133
     expect(valuePosition(3, 0.3333, { cents: 154, units: 3 })).toEqual({ marketValueCents: 100, averageCost4: 5133, unrealizedCents: 100 - 154 })

@@ -5,6 +5,8 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { KeyService } from "../../engine/app/keys.ts"
+import { PartnerService } from "../../engine/app/partners.ts"
+import { SettingsService } from "../../engine/app/settings.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
 import { engineOn, type startEngine } from "./harness.ts"
 
@@ -108,6 +110,19 @@ for (const store of ["memory", "postgres"] as const) {
       expect((await p.sb("GET", "/settings")).body.updatedAt).toBe("2026-11-23T08:00:00.000Z")
     })
 
+    it("says which fields an empty update may carry", async () => {
+      const r = await p.sb("PATCH", "/settings", {})
+      expect(r.status).toBe(400)
+      expect(r.body.error.message).toContain("at least one of markupBps, notificationEmail, ipAllowlist")
+    })
+
+    it("names the allowlist entry it refuses, with param ipAllowlist", async () => {
+      const r = await p.sb("PATCH", "/settings", { ipAllowlist: ["10.0.0.0/8", "10.0.0.0/33"] })
+      expect(r.status).toBe(400)
+      expect(r.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "ipAllowlist" })
+      expect(r.body.error.message).toContain(`"10.0.0.0/33" is not an IP address or CIDR range`)
+    })
+
     it("a new markup is charged on the very next quote (the cached principal is invalidated)", async () => {
       const before = (await p.sb("GET", "/quote/SCOM?side=BUY&quantity=100")).body
       expect((await p.sb("PATCH", "/settings", { markupBps: 100 })).status).toBe(200)
@@ -118,6 +133,13 @@ for (const store of ["memory", "postgres"] as const) {
       expect(after.estimatedFee).toBeGreaterThan(0)
       const live = (await p.call("production", "GET", "/quote/SCOM?side=BUY&quantity=100")).body
       expect(Math.abs(live.estimatedFee / live.estimatedGross - before.estimatedFee / before.estimatedGross)).toBeLessThan(0.0005)
+    })
+
+    it("the settings service answers NOT_FOUND for a principal whose partner is not on file", async () => {
+      const ghost = { partnerId: "ptn_ghost", environment: "sandbox", keyKind: "full", tier: "starter", markupBps: 0, partition: "ptn_ghost:sandbox" } as const
+      const exit = await engine.runtime.runPromise(Effect.exit(SettingsService.use((s) => s.get(ghost))))
+      expect(JSON.stringify(exit)).toContain("partner not found")
+      expect(JSON.stringify(exit)).toContain("NOT_FOUND")
     })
 
     it("needs a key: 401 without one", async () => {
@@ -239,6 +261,34 @@ for (const store of ["memory", "postgres"] as const) {
     it("a sandbox key on production and a production key on sandbox: 401", async () => {
       expect((await withKey(p.keys.sandboxKey, "GET", "/wallet", LIVE)).status).toBe(401)
       expect((await withKey(p.keys.liveKey, "GET", "/wallet", SANDBOX)).status).toBe(401)
+    })
+
+    it("a key of the base's prefix that was never issued is not recognised (401 AUTH_INVALID); one of another prefix names the expected one", async () => {
+      for (const [key, base, message] of [
+        ["pk_live_NEVERISSUEDNEVERISSUEDNEVERISSUED", LIVE, "the API key is not recognised"],
+        ["pk_data_NEVERISSUEDNEVERISSUEDNEVERISSUED", LIVE, "the API key is not recognised"],
+        ["sk_sandbox_NEVERISSUEDNEVERISSUEDNEVERISSU", SANDBOX, "the API key is not recognised"],
+        [p.keys.liveKey, SANDBOX, "this key is not valid on the sandbox base (expected a key starting sk_sandbox_)"]
+      ] as const) {
+        const r = await withKey(key, "GET", "/stocks", base)
+        expect([r.status, r.body.error.code, r.body.error.message], key).toEqual([401, "AUTH_INVALID", message])
+      }
+    })
+
+    it("the principal a key resolves to names its credential as the audit log does: data_key or api_key, with the key's last four", async () => {
+      const dataKey = (await p.call("production", "POST", "/api-keys/data-key")).body.dataKey as string
+      const principalOf = (key: string) => engine.runtime.runPromise(PartnerService.use((s) => s.authenticate(key, "production")))
+      const data = await principalOf(dataKey)
+      expect(data).toEqual({
+        partnerId: p.keys.partnerId,
+        environment: "production",
+        keyKind: "data",
+        tier: "starter",
+        markupBps: 0,
+        partition: p.partition("production"),
+        credential: { kind: "data_key", last4: dataKey.slice(-4) }
+      })
+      expect((await principalOf(p.keys.liveKey)).credential).toEqual({ kind: "api_key", last4: p.keys.liveKey.slice(-4) })
     })
   })
 }

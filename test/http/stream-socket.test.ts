@@ -2,9 +2,10 @@
  * `GET /stream` over a real socket (http/node-server.ts, E-131): the head goes out at once (chunked, no length) and
  * `retry:` first; a client that goes away frees its production slot; a stopping server ends its open streams instead
  * of waiting out the grace period; with the server's scheduler loop (follow clock) an advance of 15 s sends a
- * keep-alive. Rate-limit headers as on every keyed answer.
+ * keep-alive; a chunk over the socket's high-water mark waits for it to drain and the stream goes on, leaving no
+ * listener behind. Rate-limit headers as on every keyed answer.
  */
-import { type ClientRequest, type IncomingMessage, request } from "node:http"
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
 import { type RunningServer, SHUTDOWN_GRACE_MS, startServer } from "../../engine/http/node-server.ts"
 import { config, portOf } from "./node-server-kit.ts"
@@ -131,5 +132,30 @@ describe("GET /stream over node:http", () => {
     expect((await admin("POST", "/_sim/clock/advance", { seconds: 15 })).status).toBe(200)
     expect(await s.until((t) => t.includes(": keep-alive"))).toBe("retry: 3000\n\n: keep-alive\n\n")
     s.req.destroy()
+  })
+
+  it("waits for the socket to drain and goes on, leaving no listener behind on the response", async () => {
+    const { running, port, admin, partner } = await start()
+    const responses: Array<ServerResponse> = []
+    running.server.on("request", (req: IncomingMessage, res: ServerResponse) => void (req.url?.includes("/stream") && responses.push(res)))
+    // 125 incidents of 550 bytes or so: one replayed page over 64 KiB, the socket's high-water mark, so the write
+    // answers "wait for drain".
+    const title = "t".repeat(200)
+    for (let i = 0; i < 125; i++) expect((await admin("POST", "/_sim/incidents", { title, severity: "P3" })).status).toBe(201)
+    const events = (text: string) => text.split("\nid: ").length - 1
+    const replayed = await openOn(port, `${SANDBOX}/stream?since=0`, { "x-api-key": partner.sandboxKey })
+    const text = await replayed.until((t) => events(t) === 125)
+    const [waited] = responses
+    expect(text.length).toBeGreaterThan(waited?.writableHighWaterMark ?? Number.POSITIVE_INFINITY)
+    // After the drain the stream goes on: the next event arrives (a stream stuck in the wait never sends it).
+    await admin("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, { environment: "sandbox", amount: 7 })
+    await replayed.until((t) => t.includes("event: wallet.credited"))
+    // A stream that never waited has as many listeners as the one that did.
+    const live = await openOn(port, `${SANDBOX}/stream`, { "x-api-key": partner.sandboxKey })
+    await live.until((t) => t.startsWith("retry:"))
+    const never = responses[1]
+    expect([waited?.listenerCount("drain"), waited?.listenerCount("close")]).toEqual([0, never?.listenerCount("close")])
+    replayed.req.destroy()
+    live.req.destroy()
   })
 })

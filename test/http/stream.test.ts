@@ -146,7 +146,8 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     const t = await setup(admin)
     const p = t.partner
     const key = { "x-api-key": p.sandboxKey }
-    const s = await t.open("sandbox", "?since=0&events=deposit.confirmed")
+    // Names are trimmed: "a, b" is a and b.
+    const s = await t.open("sandbox", `?since=0&events=${encodeURIComponent(" deposit.confirmed, kyc.updated")}`)
     const all = await t.open("sandbox", "?since=0")
     await t.credit()
     const user = await t.engine.call("POST", `${SANDBOX}/users`, { headers: { ...key, "idempotency-key": "stream-user-1" }, body: { externalId: "s-1" } })
@@ -170,13 +171,19 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     const t = await setup(admin)
     const since = await t.open("sandbox", "?since=abc")
     expect(since.status).toBe(400)
-    expect(since.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "since" })
+    expect(since.body.error).toMatchObject({
+      code: "VALIDATION_ERROR",
+      param: "since",
+      message: 'since must be an event-log position (a decimal integer), got "abc"'
+    })
     const header = await t.open("sandbox", "", { "last-event-id": "12a" })
     expect(header.status).toBe(400)
     expect(header.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "Last-Event-ID" })
     const names = await t.open("sandbox", "?events=order.filled,order.exploded")
     expect(names.status).toBe(400)
     expect(names.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "events", invalid: ["order.exploded"] })
+    const two = await t.open("sandbox", "?events=order.imploded,order.filled,order.exploded")
+    expect(two.body.error.message).toBe("events: unknown event name(s) order.imploded, order.exploded")
     expect((await t.open("sandbox", "?since=-1")).status).toBe(400)
   })
 

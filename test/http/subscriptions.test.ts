@@ -9,8 +9,11 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ReferenceData } from "../../engine/app/reference-data.ts"
+import { SUBSCRIPTIONS, saveSubscription, subscriptionPartition } from "../../engine/app/subscription-docs.ts"
 import { rateFor } from "../../engine/domain/fx.ts"
 import type { BondRecord, FundRecord, OpportunityRecord } from "../../engine/domain/reference/offers.ts"
+import type { SubscriptionRecord } from "../../engine/domain/subscription.ts"
+import { Store } from "../../engine/store/port.ts"
 import { partnerOf, storeDocs } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
 
@@ -155,7 +158,8 @@ for (const store of ["memory", "postgres"] as const) {
       expect(partial.body).toMatchObject({ status: "PARTIALLY_ALLOTTED", allottedAmount: 150, amount: 200, fee: fee / 100 })
       const cancelled = await engine.admin("POST", `/_sim/subscriptions/${c}/cancel`)
       expect(cancelled.status).toBe(200)
-      expect(cancelled.body).toMatchObject({ status: "CANCELLED", rejectionCode: "OFFER_WITHDRAWN" })
+      // With no code or reason given, the issuer's withdrawal says so.
+      expect(cancelled.body).toMatchObject({ status: "CANCELLED", rejectionCode: "OFFER_WITHDRAWN", rejectionReason: "The issuer withdrew the offer" })
       const bal = await balances()
       expect(at(bal, `escrow:${id}:subscriptions`)).toBe(0)
       expect(at(bal, "market")).toBe(15_000)
@@ -173,6 +177,9 @@ for (const store of ["memory", "postgres"] as const) {
       )
       expect((await engine.admin("POST", `/_sim/subscriptions/${a}/allot`, {})).status).toBe(409)
       const d = (await subscribe(id, tbill(100))).body.subscriptionId
+      // the closure blocker counts the pending subscription only, not the three decided ones
+      const blockers = (await p.sb("GET", `/users/summary?userIds=${id}`)).body.accounts[0].currencyClosureBlockers
+      expect(blockers.find((x: { reason: string }) => x.reason === "PENDING_SUBSCRIPTIONS")).toMatchObject({ count: 1, amount: (10_000 + feeOf(10_000)) / 100 })
       expect((await engine.admin("POST", `/_sim/subscriptions/${d}/allot`, { amount: 100.01 })).status).toBe(400)
       expect((await engine.admin("POST", `/_sim/subscriptions/${d}/allot`, { amount: 0.001 })).status).toBe(400)
       expect((await engine.admin("POST", `/_sim/subscriptions/${d}/reject`, { rejectionCode: "X" })).status).toBe(400)
@@ -184,6 +191,29 @@ for (const store of ["memory", "postgres"] as const) {
       expect(await storeDocs(engine, "deadJobs", "global")).toEqual([])
       const unknown = await engine.admin("POST", "/_sim/subscriptions/sub_nope/allot", {})
       expect(unknown.status).toBe(404)
+    })
+
+    it("the closure blocker counts every pending subscription of an account with more than 1,000 (the scan pages)", async () => {
+      const id = await verifiedUser(1000)
+      const pending: Array<string> = []
+      for (const minute of [0, 1, 2]) {
+        await advanceTo(MONDAY_OPEN + minute * 60_000)
+        pending.push((await subscribe(id, tbill(100))).body.subscriptionId)
+      }
+      const rejected = (await subscribe(id, tbill(100))).body.subscriptionId
+      expect((await engine.admin("POST", `/_sim/subscriptions/${rejected}/reject`, { rejectionCode: "X", rejectionReason: "y" })).status).toBe(200)
+      // A long history of rejected subscriptions, stored around the pending ones (2 before the first, 500 between the
+      // first and the second, 700 between the second and the third): the three fall on both sides of the 1,000th row.
+      const template = (await storeDocs(engine, SUBSCRIPTIONS, subscriptionPartition(p.partition("sandbox"), id))).find((d) => d.id === rejected)
+        ?.body as SubscriptionRecord
+      const createdAt = (i: number) => (i < 2 ? MONDAY_OPEN - 10 + i : i < 502 ? MONDAY_OPEN + 1 + i : MONDAY_OPEN + 60_001 + i)
+      const history = Array.from({ length: 1202 }, (_, i) => ({ ...template, subscriptionId: `sub_history${i}`, createdAt: createdAt(i) }))
+      await engine.runtime.runPromise(Store.use((store) => store.transact((tx) => Effect.forEach(history, (r) => saveSubscription(tx, r)))))
+      const blockers = (await p.sb("GET", `/users/summary?userIds=${id}`)).body.accounts[0].currencyClosureBlockers
+      expect(blockers.find((x: { reason: string }) => x.reason === "PENDING_SUBSCRIPTIONS")).toMatchObject({
+        count: 3,
+        amount: (3 * (10_000 + feeOf(10_000))) / 100
+      })
     })
 
     it("subscribing needs a VERIFIED, active sub-account of the caller", async () => {

@@ -14,13 +14,18 @@ const renamesTheListing = async (engine: Engine) => {
   const s = await setUp(engine)
   const events = eventWatcher(engine)
   const live = (method: string, path: string, body?: unknown) => s.p.call("production", method, path, body)
-  // Before: a filled BUY (setUp), an open SELL at the desk, a WORKING LIMIT BUY, a live alert, a quote not yet used.
+  // Before: a filled BUY (setUp), an open SELL at the desk, a WORKING LIMIT BUY, a live alert, a quote not yet used;
+  // and an open order and an alert on another listing, which keep their symbol.
   const pendingSell = await s.order(s.a, "SCOM.KE", "SELL", 5)
   expect(pendingSell.status).toBe(202)
+  const otherOrder = await s.order(s.a, "EQTY.KE", "BUY", 2)
+  expect(otherOrder.status).toBe(202)
   const working = await s.p.sb("POST", `/users/${s.a}/trade`, { symbol: "SCOM.KE", type: "BUY", orderType: "LIMIT", quantity: 3, limitPrice: 1 })
   expect(working.body.status).toBe("WORKING")
   const alert = await live("POST", "/price-alerts", { symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 999 })
   expect(alert.status).toBe(201)
+  const otherAlert = await live("POST", "/price-alerts", { symbol: "EQTY.KE", exchange: "NSE", condition: "above", threshold: 999 })
+  expect(otherAlert.status).toBe(201)
   const quote = await s.p.sb("GET", `/quote/SCOM.KE?side=BUY&quantity=2&subAccountId=${s.b}`)
   const stockBefore = (await s.p.sb("GET", "/stocks/SCOM.KE")).body
   const candlesBefore = (await s.p.sb("GET", "/stocks/SCOM.KE/candles?interval=1h")).body.candles
@@ -33,6 +38,7 @@ const renamesTheListing = async (engine: Engine) => {
     actionType: "SYMBOL_CHANGE",
     symbol: "SCOM.KE",
     details: { oldSymbol: "SCOM.KE", newSymbol: "SAFCOM.KE" },
+    description: "Ticker SCOM.KE becomes SAFCOM.KE",
     accountsAffected: 2,
     ordersRejected: [],
     listingStatus: "ACTIVE"
@@ -69,12 +75,14 @@ const renamesTheListing = async (engine: Engine) => {
   const orders = ((await s.p.sb("GET", `/users/${s.a}/orders`)).body.orders as Array<any>).map((o) => [o.orderId, o.symbol, o.status])
   expect(orders).toContainEqual([pendingSell.body.orderId, "SAFCOM.KE", "PENDING"])
   expect(orders).toContainEqual([working.body.orderId, "SAFCOM.KE", "WORKING"])
+  expect(orders).toContainEqual([otherOrder.body.orderId, "EQTY.KE", "PENDING"])
   expect(orders.filter(([, , status]) => status === "FILLED").map(([, symbol]) => symbol)).toEqual(["SCOM.KE"])
   expect(((await s.p.sb("GET", `/users/${s.a}/orders?symbol=SAFCOM.KE`)).body.orders as Array<any>).length).toBe(3)
   // The blotter: by the new symbol, every order of the listing; by the old one, the orders traded under it.
   expect((await s.p.sb("GET", "/orders/blotter?symbol=SAFCOM.KE")).body.count).toBe(4)
   expect((await s.p.sb("GET", "/orders/blotter?symbol=SCOM.KE")).body.count).toBe(2)
   expect((await live("GET", `/price-alerts/${alert.body.alertId}`)).body.symbol).toBe("SAFCOM.KE")
+  expect((await live("GET", `/price-alerts/${otherAlert.body.alertId}`)).body.symbol).toBe("EQTY.KE")
 
   // The open SELL fills under the new symbol; the quote issued before the change buys under the new symbol.
   expect((await engine.admin("POST", `/_sim/desk/orders/${pendingSell.body.orderId}/fill`, {})).body.symbol).toBe("SAFCOM.KE")
@@ -111,8 +119,12 @@ const laterEffectiveDate = async (engine: Engine) => {
   // Until its day: the old symbol trades, the new one is unknown, and reserved (a second listing may not take it).
   expect((await s.p.sb("GET", "/stocks/EQTY.KE")).status).toBe(200)
   expect((await s.p.sb("GET", "/stocks/EQG.KE")).status).toBe(404)
-  expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "KCB.KE", newSymbol: "EQG.KE" })).status).toBe(409)
-  expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "EQTY.KE", newSymbol: "EQX.KE" })).status).toBe(409)
+  const taken = await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "KCB.KE", newSymbol: "EQG.KE" })
+  expect([taken.status, taken.body.error.message, taken.body.error.param]).toEqual([409, "EQG.KE is or was the symbol of a listing", "newSymbol"])
+  const twice = await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "EQTY.KE", newSymbol: "EQX.KE" })
+  expect([twice.status, twice.body.error.message]).toEqual([409, "EQTY.KE already has a symbol change pending"])
+  // The pending change holds only its own listing and its new symbol: another listing changes to another symbol.
+  expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "KCB.KE", newSymbol: "KCBG.KE" })).status).toBe(201)
   const suspended = await s.raise({ actionType: "SUSPENSION", symbol: "EQTY.KE" })
   await engine.admin("POST", "/_sim/clock/advance", { to: "2026-11-24T23:59:59.000Z" })
   expect((await s.p.sb("GET", "/stocks/EQTY.KE")).status).toBe(200)
@@ -125,6 +137,14 @@ const laterEffectiveDate = async (engine: Engine) => {
   expect((await s.p.sb("GET", "/stocks/EQG.KE")).body.listingStatus).toBe("SUSPENDED")
   const resumed = await s.raise({ actionType: "RESUMPTION", symbol: "EQG.KE" })
   expect(resumed.body).toMatchObject({ actionId: suspended.body.actionId, listingStatus: "ACTIVE" })
+  // At 00:00 UTC, a change effective today is effective now: applied at once, not left to a job.
+  const atMidnight = await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "EABL.KE", newSymbol: "EABLG.KE", effectiveDate: "2026-11-25" })
+  expect(atMidnight.status).toBe(201)
+  expect((await s.p.sb("GET", "/stocks/EABLG.KE")).body.symbol).toBe("EABLG.KE")
+  expect((await s.p.sb("GET", `/corporate-actions/${atMidnight.body.actionId}`)).body).toMatchObject({
+    status: "COMPLETED",
+    updatedAt: "2026-11-25T00:00:00.000Z"
+  })
 }
 
 const refusesBadChanges = async (engine: Engine) => {
@@ -137,10 +157,22 @@ const refusesBadChanges = async (engine: Engine) => {
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.NG" })).toEqual([400, "VALIDATION_ERROR", "newSymbol"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF" })).toEqual([400, "VALIDATION_ERROR", "newSymbol"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SA F.KE" })).toEqual([400, "VALIDATION_ERROR", "newSymbol"])
+  // the spec's symbol format allows several dots; a listing's symbol is one ticker and its suffix
+  expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.X.KE" })).toEqual([400, "VALIDATION_ERROR", "newSymbol"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SCOM.KE" })).toEqual([400, "VALIDATION_ERROR", "newSymbol"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "EQTY.KE" })).toEqual([409, "CONFLICT", "newSymbol"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.KE", effectiveDate: "2026-11-22" })).toEqual([400, "VALIDATION_ERROR", "effectiveDate"])
   expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.KE", effectiveDate: "tomorrow" })).toEqual([400, "VALIDATION_ERROR", "effectiveDate"])
+  // a date the calendar does not have (Date.parse reads 2026-11-31 as 1 December)
+  expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.KE", effectiveDate: "2026-11-31" })).toEqual([400, "VALIDATION_ERROR", "effectiveDate"])
+  expect(await raise({ symbol: "SCOM.KE", newSymbol: "SAF.KE", effectiveDate: "2026-12-1" })).toEqual([400, "VALIDATION_ERROR", "effectiveDate"])
+  const said = async (body: Record<string, unknown>) => (await s.raise({ actionType: "SYMBOL_CHANGE", ...body })).body.error.message
+  expect(await said({ symbol: "SCOM.KE", newSymbol: "SAF.NG" })).toBe(
+    "a SYMBOL_CHANGE needs newSymbol: a ticker of 1-17 letters or digits and the exchange suffix .KE"
+  )
+  expect(await said({ symbol: "SCOM.KE", newSymbol: "scom.ke" })).toBe("SCOM.KE already has that symbol")
+  const past = await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "SCOM.KE", newSymbol: "SAF.KE", effectiveDate: "2026-11-22" })
+  expect(past.body.error.message).toBe("effectiveDate must be a date (YYYY-MM-DD), today (UTC) or later")
   expect((await raise({ symbol: "NOPE.KE", newSymbol: "SAF.KE" }))[0]).toBe(404)
   expect((await raise({ symbol: "BAMB.KE", newSymbol: "SAF.KE" }))[0]).toBe(409)
   // Nothing of the refused requests was written: the listing, its holders and the list of actions as before.
@@ -150,10 +182,28 @@ const refusesBadChanges = async (engine: Engine) => {
   expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "SCOM.KE", newSymbol: "SAF.KE" })).status).toBe(201)
 }
 
+/** A suspended partner keeps its property: its positions, open orders and alerts move with the listing too. */
+const suspendedPartnerFollows = async (engine: Engine) => {
+  const s = await setUp(engine)
+  const open = await s.order(s.a, "SCOM.KE", "SELL", 5)
+  expect(open.status).toBe(202)
+  const alert = await s.p.call("production", "POST", "/price-alerts", { symbol: "SCOM.KE", exchange: "NSE", condition: "above", threshold: 999 })
+  expect(alert.status).toBe(201)
+  const status = (to: string) => engine.admin("POST", `/_sim/partners/${s.p.keys.partnerId}/status`, { status: to })
+  expect((await status("suspended")).status).toBe(200)
+  expect((await s.raise({ actionType: "SYMBOL_CHANGE", symbol: "SCOM.KE", newSymbol: "SAFCOM.KE" })).body.accountsAffected).toBe(2)
+  expect((await status("active")).status).toBe(200)
+  expect(await s.position(s.a, "SAFCOM.KE")).toMatchObject({ quantity: 100, availableQuantity: 95 })
+  const orders = ((await s.p.sb("GET", `/users/${s.a}/orders`)).body.orders as Array<any>).map((o) => [o.orderId, o.symbol, o.status])
+  expect(orders).toContainEqual([open.body.orderId, "SAFCOM.KE", "PENDING"])
+  expect((await s.p.call("production", "GET", `/price-alerts/${alert.body.alertId}`)).body.symbol).toBe("SAFCOM.KE")
+}
+
 const FLOWS = [
   ["renames the listing: same path under the new symbol, the old one 404, positions, open orders and alerts follow", renamesTheListing],
   ["a later effective date applies at 00:00 UTC of that day, by a durable job", laterEffectiveDate],
-  ["refuses malformed, used and past symbol changes with the error envelope and writes nothing", refusesBadChanges]
+  ["refuses malformed, used and past symbol changes with the error envelope and writes nothing", refusesBadChanges],
+  ["a suspended partner's positions, open orders and alerts move with the listing too", suspendedPartnerFollows]
 ] as const
 
 describeOnBothStores("symbol change through /_sim/corporate-actions", FLOWS)

@@ -26,6 +26,8 @@ export interface ActionRecord {
   readonly details: Readonly<Record<string, string | number | null>>
   /** When the action was processed on holdings; null for actions with nothing to process (notices, suspensions). */
   readonly completedAt: number | null
+  /** A split's, reverse split's or bonus issue's place among unit changes in commit order (Fill.seq). */
+  readonly seq?: number
 }
 
 const HOUR_MS = 3_600_000

@@ -66,6 +66,19 @@ export const isoDate = (ms: number): string => new Date(ms).toISOString().slice(
 /** Midnight UTC of a `YYYY-MM-DD` date. */
 export const dateMs = (date: string): number => Date.parse(`${date}T00:00:00.000Z`)
 
+/**
+ * Midnight UTC of `date` when it is a real calendar date written `YYYY-MM-DD`, else undefined. Date.parse alone takes
+ * 2027-02-30 (as 2 March) and 2026-11-31 (as 1 December); the round trip through isoDate does not. The one check of
+ * a calendar date in the engine (query bounds, holiday filters, report periods, action dates).
+ */
+export const calendarDateMs = (date: string): number | undefined => {
+  const ms = dateMs(date)
+  return Number.isFinite(ms) && isoDate(ms) === date ? ms : undefined
+}
+
+/** Whether `date` is a real calendar date written `YYYY-MM-DD` (calendarDateMs). */
+export const isCalendarDate = (date: string): boolean => calendarDateMs(date) !== undefined
+
 /** Midnight UTC of the day `ms` falls in. */
 export const dayStart = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS
 

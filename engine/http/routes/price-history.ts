@@ -4,20 +4,13 @@
  */
 import { PriceHistoryService } from "../../app/price-history.ts"
 import { fail } from "../../domain/errors.ts"
+import { calendarDateMs } from "../../domain/reference/seeded.ts"
 import { type Decoder, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-
 /** A UTC calendar date (`YYYY-MM-DD`, format: date in the contract): the epoch millis of its 00:00. */
-export const utcDay: Decoder<number> = (raw, name) => {
-  const m = DATE.exec(raw)
-  if (m !== null) {
-    const at = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
-    if (new Date(at).toISOString().slice(0, 10) === raw) return at
-  }
-  return fail("VALIDATION_ERROR", `${name} must be a calendar date (YYYY-MM-DD), got ${JSON.stringify(raw)}`, { param: name })
-}
+export const utcDay: Decoder<number> = (raw, name) =>
+  calendarDateMs(raw) ?? fail("VALIDATION_ERROR", `${name} must be a calendar date (YYYY-MM-DD), got ${JSON.stringify(raw)}`, { param: name })
 
 const symbolPath = { symbol: required(text) }
 const ohlcvQuery = {

@@ -24,6 +24,8 @@ describe("sourceBucket", () => {
   it("is per address and operation; an IPv4-mapped IPv6 address is its IPv4 one; no socket is one in-process source", () => {
     expect(sourceBucket("10.0.0.1", "issueOAuthToken")).toBe("ip:10.0.0.1:issueOAuthToken")
     expect(sourceBucket("::ffff:10.0.0.1", "issueOAuthToken")).toBe("ip:10.0.0.1:issueOAuthToken")
+    // Only the dotted form is an IPv4 address: a mapped address written in hex stays as it is.
+    expect(sourceBucket("::ffff:a00:1", "issueOAuthToken")).toBe("ip:::ffff:a00:1:issueOAuthToken")
     expect(sourceBucket("::1", "getServiceStatus")).toBe("ip:::1:getServiceStatus")
     expect(sourceBucket(undefined, "getServiceStatus")).toBe("ip:in-process:getServiceStatus")
     expect(sourceBucket("", "getServiceStatus")).toBe(sourceBucket(undefined, "getServiceStatus"))
