@@ -502,6 +502,8 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   advance,
   resting,
   resting,
+  // three times: an accepted replace needs a sub-account order still WORKING, an active account and the funds
+  replace,
   replace,
   replace,
   pin,
