@@ -58,7 +58,10 @@ describe("a stored desk.fill job (E-170)", () => {
     const s = await setup()
     const placed = await s.trade("BUY", 5)
     await s.storeFillJob(placed.orderId, 10)
-    expect((await s.engine.admin("POST", `/_sim/desk/orders/${placed.orderId}/reject`, { rejectionCode: "LIQUIDITY_UNAVAILABLE", rejectionReason: "no liquidity" })).status).toBe(200)
+    expect(
+      (await s.engine.admin("POST", `/_sim/desk/orders/${placed.orderId}/reject`, { rejectionCode: "LIQUIDITY_UNAVAILABLE", rejectionReason: "no liquidity" }))
+        .status
+    ).toBe(200)
     await s.advance(10)
     const after = await s.order(placed.orderId)
     expect([after?.status, after?.filledQuantity]).toEqual(["REJECTED", 0])
