@@ -1,0 +1,160 @@
+/**
+ * What engine/app/market.ts answers, pinned where the mutation run found nothing checking it (memory store, manual
+ * clock). Over HTTP: the stock list refusing an unknown exchange (code, param and the exchange named in the message)
+ * and finding a listing by a fragment of its company name only; a quote refusing quantity and cashValue together
+ * (`params` names both), a cashValue that is negative, zero or has more than 2 decimals (param cashValue and the
+ * message a partner reads), and a cashValue too small to buy one unit; the units a cashValue quote derives for a partner
+ * with a markup: BUY (and a quote with no side) fits gross + base fee + markup within the cash, SELL leaves the markup
+ * out. Through the service API (the gateway's integer decoding already refuses these quantities over HTTP, the service
+ * must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers.
+ */
+import { Exit } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { MarketService, type QuoteQuery } from "../../engine/app/market.ts"
+import type { Principal } from "../../engine/app/principal.ts"
+import { quantityForCash } from "../../engine/domain/money.ts"
+import { SANDBOX } from "./accounts-kit.ts"
+import { type Reply, startEngine } from "./harness.ts"
+
+const engines: Array<{ dispose: () => Promise<void> }> = []
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.dispose()
+})
+
+/** A sandbox partner (with `markupBps` when given) and its GET. */
+const setup = async (markupBps?: number) => {
+  const engine = startEngine()
+  engines.push(engine)
+  const created = await engine.admin("POST", "/_sim/partners", {
+    businessName: "Market Survivors",
+    email: "market@survivors.test",
+    ...(markupBps === undefined ? {} : { markupBps })
+  })
+  expect(created.status).toBe(201)
+  const keys = created.body as { partnerId: string; sandboxKey: string }
+  const get = (path: string) => engine.call("GET", `${SANDBOX}${path}`, { headers: { "x-api-key": keys.sandboxKey } })
+  const principal: Principal = {
+    partnerId: keys.partnerId,
+    environment: "sandbox",
+    keyKind: "full",
+    tier: "starter",
+    markupBps: markupBps ?? 0,
+    partition: `${keys.partnerId}:sandbox`
+  }
+  /** issueQuote called on the service itself, past the gateway's decoding. */
+  const issueQuote = (symbol: string, query: QuoteQuery) => engine.runtime.runPromiseExit(MarketService.use((m) => m.issueQuote(principal, symbol, query)))
+  return { engine, get, issueQuote }
+}
+
+const expectError = (r: Reply, status: number, code: string) => expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
+
+/** The ApiFailure of a failed exit: code, message and extras (param / params). */
+const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
+  if (!Exit.isFailure(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit)}`)
+  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
+  if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
+  return { code: error.error.code, message: error.error.message, ...error.error.extras }
+}
+
+describe("GET /stocks", () => {
+  it("refuses an unknown exchange with UNKNOWN_EXCHANGE naming it, param exchange", async () => {
+    const s = await setup()
+    const r = await s.get("/stocks?exchange=XXX")
+    expectError(r, 400, "UNKNOWN_EXCHANGE")
+    expect(r.body.error).toEqual({ code: "UNKNOWN_EXCHANGE", message: "exchange XXX is not recognised", param: "exchange" })
+  })
+
+  it("finds a listing by a fragment of its company name that its symbol does not contain, in any case", async () => {
+    const s = await setup()
+    for (const search of ["safaricom", "SAFARICOM", "Safari"]) {
+      const r = await s.get(`/stocks?search=${search}`)
+      expect(r.status).toBe(200)
+      expect(r.body.stocks.map((i: { symbol: string }) => i.symbol)).toEqual(["SCOM.KE"])
+      expect([r.body.count, r.body.totalCount, r.body.hasMore, r.body.nextCursor]).toEqual([1, 1, false, null])
+    }
+  })
+})
+
+describe("GET /quote/{symbol}: the size asked for", () => {
+  it("refuses quantity and cashValue together, naming both in params", async () => {
+    const s = await setup()
+    const r = await s.get("/quote/SCOM?side=BUY&quantity=1&cashValue=10")
+    expectError(r, 400, "VALIDATION_ERROR")
+    expect(r.body.error.params).toEqual(["quantity", "cashValue"])
+    expect(r.body.error.message).toBe("give quantity or cashValue, not both")
+  })
+
+  it("refuses a cashValue that is negative, zero or has more than 2 decimals, param cashValue", async () => {
+    const s = await setup()
+    for (const cashValue of ["-5", "0", "1.234"]) {
+      const r = await s.get(`/quote/SCOM?side=BUY&cashValue=${cashValue}`)
+      expectError(r, 400, "VALIDATION_ERROR")
+      expect(r.body.error, cashValue).toEqual({
+        code: "VALIDATION_ERROR",
+        message: "cashValue must be a positive USD amount with at most 2 decimals",
+        param: "cashValue"
+      })
+    }
+  })
+
+  it("refuses a cashValue that does not buy one unit at the current price, param cashValue", async () => {
+    const s = await setup()
+    // NPN.ZA trades at thousands of rand: one cent buys nothing
+    const r = await s.get("/quote/NPN.ZA?side=BUY&cashValue=0.01")
+    expectError(r, 400, "VALIDATION_ERROR")
+    expect(r.body.error).toEqual({ code: "VALIDATION_ERROR", message: "cashValue does not buy a single unit at the current price", param: "cashValue" })
+    // and one unit's worth is a quote (the refusal is about the amount, not the listing)
+    expect((await s.get("/quote/NPN.ZA?side=BUY&cashValue=5000")).status).toBe(200)
+  })
+})
+
+describe("GET /quote/{symbol}: the units a cashValue buys, with a partner markup", () => {
+  const MARKUP = 1000
+  /** The units the quote shows for `cash` USD on `side`, and what the quote's own price and rate give with and without markup. */
+  const derived = async (s: Awaited<ReturnType<typeof setup>>, side: string | undefined, cash: number) => {
+    const r = await s.get(`/quote/SCOM?cashValue=${cash}${side === undefined ? "" : `&side=${side}`}`)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    const price4 = Math.round(r.body.price * 10_000)
+    const rate6 = Math.round(r.body.fxRate * 1_000_000)
+    return {
+      body: r.body,
+      withMarkup: quantityForCash(cash * 100, price4, rate6, MARKUP),
+      withoutMarkup: quantityForCash(cash * 100, price4, rate6, 0)
+    }
+  }
+
+  it("BUY and a quote with no side: gross + base fee + markup fit in the cash", async () => {
+    const s = await setup(MARKUP)
+    for (const side of ["BUY", undefined]) {
+      const q = await derived(s, side, 100)
+      // the markup really costs units here, so the two counts tell the rules apart
+      expect(q.withMarkup).toBeLessThan(q.withoutMarkup)
+      expect(q.body.quantity, String(side)).toBe(q.withMarkup)
+      expect(q.body.cashValue).toBe(100)
+      expect(q.body.estimatedTotal).toBeLessThanOrEqual(100)
+    }
+  })
+
+  it("SELL: the units the cash is worth before the markup (a SELL pays no markup out of the cash)", async () => {
+    const s = await setup(MARKUP)
+    const q = await derived(s, "SELL", 100)
+    expect(q.withMarkup).toBeLessThan(q.withoutMarkup)
+    expect(q.body.quantity).toBe(q.withoutMarkup)
+    expect(q.body.side).toBe("SELL")
+  })
+})
+
+describe("MarketService.issueQuote: quantities the gateway's decoding refuses", () => {
+  it("refuses a quantity of 0, negative, fractional or beyond the safe integers, param quantity", async () => {
+    const s = await setup()
+    for (const quantity of [0, -3, 1.5, 2 ** 53]) {
+      expect(failureOf(await s.issueQuote("SCOM", { side: "BUY", quantity })), String(quantity)).toEqual({
+        code: "VALIDATION_ERROR",
+        message: "quantity must be a whole number above 0",
+        param: "quantity"
+      })
+    }
+    // the same call with a whole quantity is a quote
+    expect(Exit.isSuccess(await s.issueQuote("SCOM", { side: "BUY", quantity: 2 }))).toBe(true)
+  })
+})
