@@ -184,6 +184,8 @@ export interface WalletTxnDoc {
   readonly reference: string | null
   readonly description: string
   readonly at: number
+  /** The journal position of its entry: the order the ledger posted rows of one millisecond in (absent on rows of an earlier version). */
+  readonly seq?: number
 }
 export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 

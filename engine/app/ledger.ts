@@ -137,7 +137,8 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
   }
   for (const p of postings) {
     const owner = walletOwner(p.account)
-    if (owner === undefined || owner === MASTER) continue
+    // the master wallet's transactions too: the TRANSACTIONS and STATEMENT reports list them (D-261)
+    if (owner === undefined) continue
     yield* WalletTxns.put(tx, `${entry.entryId}|${owner}`, accountPartition(partition, owner), timeSortKey(input.at, entry.entryId), {
       transactionId: entry.entryId,
       subAccountId: owner,
@@ -148,7 +149,8 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
       ...(input.subscriptionId === undefined ? {} : { subscriptionId: input.subscriptionId }),
       reference: entry.reference,
       description: entry.description,
-      at: input.at
+      at: input.at,
+      seq
     })
   }
   return { entry, after } satisfies Posted

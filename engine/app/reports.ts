@@ -18,7 +18,7 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { checkLimit } from "./cursor.ts"
-import { accountPartition, Orders, SubAccounts, timeSortKey, WalletTxns } from "./docs.ts"
+import { accountPartition, Orders, SubAccounts, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import type { Principal } from "./principal.ts"
 
@@ -157,14 +157,25 @@ export class ReportService extends Context.Service<
             r.subAccountId !== null
               ? [r.subAccountId]
               : ["master", ...(yield* SubAccounts.list(tx, r.partition, { limit: 1_000_000, order: "asc" })).map((s) => s.subAccountId)]
-          const rows: Array<ReadonlyArray<unknown>> = []
+          const found: Array<{ readonly t: WalletTxnDoc; readonly owner: string }> = []
           for (const owner of owners) {
             const txns = yield* WalletTxns.list(tx, accountPartition(r.partition, owner), { limit: 1_000_000, order: "asc" })
-            for (const t of txns)
-              if (within(t.at))
-                rows.push([isoAt(t.at), owner, t.transactionId, t.type, centsToWire(t.cents), centsToWire(t.balanceAfter), t.orderId, t.description])
+            for (const t of txns) if (within(t.at)) found.push({ t, owner })
           }
-          rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[2]).localeCompare(String(b[2])))
+          // By time, then in the order the ledger posted them, so balances read in sequence within one millisecond; the
+          // two rows of one transfer keep the master's first (the sort is stable). Rows of an earlier version without a
+          // position fall back to the transaction id.
+          found.sort((a, b) => a.t.at - b.t.at || (a.t.seq ?? 0) - (b.t.seq ?? 0) || a.t.transactionId.localeCompare(b.t.transactionId))
+          const rows = found.map(({ t, owner }) => [
+            isoAt(t.at),
+            owner,
+            t.transactionId,
+            t.type,
+            centsToWire(t.cents),
+            centsToWire(t.balanceAfter),
+            t.orderId,
+            t.description
+          ])
           return { columns: ["at", "account", "transactionId", "type", "amount", "balanceAfter", "orderId", "description"], rows }
         }
         const orders = (yield* Orders.list(tx, r.partition, { limit: 1_000_000, order: "asc" })).filter(

@@ -4,7 +4,7 @@
  * postings; holdings are read per account.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { Balances, Holdings, Journal, WalletTxns } from "../../engine/app/docs.ts"
 import {
   applyOrderTransition,
@@ -102,7 +102,7 @@ describe("ledger service", () => {
     })
   )
 
-  it.effect("posting keeps balances, their times, the journal and each sub-account's history", () =>
+  it.effect("posting keeps balances, their times, the journal and each wallet's history", () =>
     Effect.gen(function* () {
       const store = yield* makeMemoryStore
       assert.strictEqual(yield* store.transact((tx) => seedWallet(tx, P, "master", 1000, 10)), 1000)
@@ -157,7 +157,17 @@ describe("ledger service", () => {
         { account: "wallet:master", cents: -200 },
         { account: "wallet:usr_1", cents: 200 }
       ])
-      assert.isTrue(Option.isNone(yield* store.read((tx) => WalletTxns.get(tx, `${posted.entry.entryId}|master`))))
+      // the master wallet keeps its history too (the TRANSACTIONS and STATEMENT reports list it, D-261), with the
+      // entry's journal position that orders rows of one millisecond
+      const master = yield* store.read((tx) => WalletTxns.list(tx, `${P}/master`, { limit: 10, order: "asc" }))
+      assert.deepStrictEqual(
+        master.map((h) => [h.type, h.cents, h.balanceAfter, h.seq]),
+        [
+          ["ADJUSTMENT", 1000, 1000, 1],
+          ["ADJUSTMENT", 250, 1250, 2],
+          ["DEPOSIT", -200, 1050, 3]
+        ]
+      )
     })
   )
 
