@@ -6,14 +6,16 @@
  * message a partner reads), and a cashValue too small to buy one unit; the units a cashValue quote derives for a partner
  * with a markup: BUY (and a quote with no side) fits gross + base fee + markup within the cash, SELL leaves the markup
  * out. Through the service API (the gateway's integer decoding already refuses these quantities over HTTP, the service
- * must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers.
+ * must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers. Later survivors: a stock's
+ * usdPrice at its currency's rate (the one a quote shows; not the local price), and quote.expired of a master-account
+ * quote naming no sub-account (subAccountId null).
  */
 import { Exit } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { MarketService, type QuoteQuery } from "../../engine/app/market.ts"
 import type { Principal } from "../../engine/app/principal.ts"
 import { quantityForCash } from "../../engine/domain/money.ts"
-import { SANDBOX } from "./accounts-kit.ts"
+import { eventsOf, SANDBOX } from "./accounts-kit.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
 const engines: Array<{ dispose: () => Promise<void> }> = []
@@ -156,5 +158,36 @@ describe("MarketService.issueQuote: quantities the gateway's decoding refuses", 
     }
     // the same call with a whole quantity is a quote
     expect(Exit.isSuccess(await s.issueQuote("SCOM", { side: "BUY", quantity: 2 }))).toBe(true)
+  })
+})
+
+describe("a stock's USD price", () => {
+  it("is its local price at the exchange currency's rate, the rate a quote at the same instant shows", async () => {
+    const s = await setup()
+    const stock = await s.get("/stocks/SCOM.KE")
+    const quote = await s.get("/quote/SCOM?side=BUY&quantity=1")
+    expect([stock.status, quote.status]).toEqual([200, 200])
+    expect(stock.body.currency).toBe("KES")
+    expect(quote.body.price).toBe(stock.body.price)
+    expect(quote.body.fxRate).not.toBe(1)
+    expect(stock.body.usdPrice).toBe(quote.body.usdPrice)
+    // KES is more than 100 to the dollar: a KES price is worth far fewer dollars
+    expect(stock.body.usdPrice).toBeLessThan(stock.body.price / 100)
+    const listed = (await s.get("/stocks?search=SCOM")).body.stocks[0]
+    expect(listed.usdPrice).toBe(quote.body.usdPrice)
+  })
+})
+
+describe("quote.expired", () => {
+  it("of a quote for the master account names no sub-account (subAccountId null)", async () => {
+    const s = await setup()
+    const quote = await s.get("/quote/SCOM?side=BUY&quantity=2")
+    expect(quote.status).toBe(200)
+    expect(quote.body.subAccountId).toBeNull()
+    expect((await s.engine.admin("POST", "/_sim/clock/advance", { seconds: 61 })).status).toBe(200)
+    const expired = (await eventsOf(s.engine)).filter((e) => e.event === "quote.expired")
+    expect(expired.map((e) => e.data)).toEqual([
+      expect.objectContaining({ quoteId: quote.body.quoteId, symbol: "SCOM.KE", exchange: "NSE", subAccountId: null, quantity: 2 })
+    ])
   })
 })

@@ -8,6 +8,8 @@
  * an alert created after its exchange closed is not evaluated at the refreshes that publish the closing-time capture.
  * Through the service API (the gateway refuses these before the service over HTTP, the service must refuse them too):
  * a data key creating or deleting an alert (FORBIDDEN, naming the full key it needs), a threshold of 0 or below.
+ * Later survivors: an alert's id (alt_ and 16 characters), the 404 of an unknown alert with the id named, and the
+ * list's pages (newest first, the cursor going on after the last alert shown and refused with another state filter).
  */
 import { type Effect, Exit } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -200,5 +202,45 @@ describe("evaluation only from captures made while the exchange was open", () =>
     expect(events).toHaveLength(1)
     expect(events[0]).toMatchObject({ alertId: a.alertId, triggeredAt: "2026-11-24T06:15:00.000Z", asOf: "2026-11-24T06:00:00.000Z" })
     expect(events[0].price).toBe(tripled(price))
+  })
+})
+
+describe("an alert's id", () => {
+  it("is alt_ and 16 characters, and names the alert for GET", async () => {
+    const s = await setup()
+    const a = await s.create({ symbol: "SCOM", exchange: "NSE", condition: "above", threshold: 1 })
+    expect(a.alertId).toMatch(/^alt_[0-9a-z]{16}$/)
+    expect((await s.alert(a.alertId)).alertId).toBe(a.alertId)
+  })
+})
+
+describe("GET /price-alerts/{alertId} of an unknown alert", () => {
+  it("is a 404 naming the alert", async () => {
+    const s = await setup()
+    expectError(await s.live("GET", "/price-alerts/alt_nope"), 404, { code: "NOT_FOUND", message: "price alert alt_nope was not found" })
+  })
+})
+
+describe("GET /price-alerts pages", () => {
+  it("newest first across pages, and a cursor is bound to the state filter it was issued for", async () => {
+    const s = await setup()
+    const made: Array<string> = []
+    for (let i = 0; i < 3; i++) {
+      made.push((await s.create({ symbol: "KCB", exchange: "NSE", condition: "below", threshold: 1 })).alertId)
+      await s.advance({ seconds: 1 })
+    }
+    const first = await s.live("GET", "/price-alerts?limit=2")
+    expect([first.status, first.body.data.map((a: { alertId: string }) => a.alertId), first.body.hasMore]).toEqual([200, [made[2], made[1]], true])
+    const second = await s.live("GET", `/price-alerts?limit=2&cursor=${first.body.nextCursor}`)
+    expect([second.status, second.body.data.map((a: { alertId: string }) => a.alertId), second.body.hasMore, second.body.nextCursor]).toEqual([
+      200,
+      [made[0]],
+      false,
+      null
+    ])
+    const armed = await s.live("GET", "/price-alerts?limit=1&state=ARMED")
+    expect(armed.body.hasMore).toBe(true)
+    const replayed = await s.live("GET", `/price-alerts?limit=1&cursor=${armed.body.nextCursor}`)
+    expect([replayed.status, replayed.body.error?.code, replayed.body.error?.param]).toEqual([400, "VALIDATION_ERROR", "cursor"])
   })
 })

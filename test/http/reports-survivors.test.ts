@@ -9,6 +9,8 @@
  * by time, then by id; an address read before it expires keeping its expiry, and that address's signature (id, expiry
  * in seconds, digest of the file); a FAILED PDF's recorded reason. Through the scheduler: a report.generate step
  * falling due again for a report that already moved on leaves it as it is. Pure: an absent CSV cell is empty.
+ * Later survivors: the period's edges that are taken (exactly 366 days; `from` today at today's first millisecond),
+ * and the 404 of an unknown report naming it.
  */
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
@@ -74,6 +76,26 @@ describe("the period of a request", () => {
       const r = await s.p.sb("POST", "/reports", { type: "TRADES", ...period })
       expect([r.status, r.body.error]).toEqual([400, { code: "VALIDATION_ERROR", message, param }])
     }
+  })
+})
+
+describe("the period's edges", () => {
+  it("a period of exactly 366 days is taken; from today is taken at today's first millisecond", async () => {
+    const s = await setup()
+    // 2025-01-01 + 366 days is 2026-01-02
+    const longest = await s.p.sb("POST", "/reports", { type: "TRADES", from: "2025-01-01", to: "2026-01-02" })
+    expect(longest.status, JSON.stringify(longest.body)).toBe(202)
+    await s.advanceTo(TUESDAY_FIRST_MS)
+    const today = await s.p.sb("POST", "/reports", { type: "TRADES", from: "2026-11-24", to: "2026-11-24" })
+    expect(today.status, JSON.stringify(today.body)).toBe(202)
+  })
+})
+
+describe("GET /reports/{reportId} of an unknown report", () => {
+  it("is a 404 naming the report", async () => {
+    const s = await setup()
+    const r = await s.p.sb("GET", "/reports/rpt_nope")
+    expect([r.status, r.body.error]).toEqual([404, { code: "NOT_FOUND", message: "report rpt_nope was not found" }])
   })
 })
 

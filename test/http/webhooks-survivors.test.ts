@@ -2,12 +2,14 @@
  * What engine/app/webhooks.ts decides that the webhook tests did not pin (found by the mutation run): re-enabling a
  * webhook starts its failure count again while other changes keep it (D-055), a test event answered outside 2xx
  * (a 1xx or a 300) fails with 502, the test event's message, and the delivery list's page ends (exactly `limit`
- * records is one page; the cursor continues after the last record shown).
+ * records is one page; the cursor continues after the last record shown). Later survivors: a loopback host is
+ * accepted over plain http only (ftp:, ws:, file: to it are refused with the HTTPS message), and GET /webhooks lists
+ * oldest first (on postgres too when DATABASE_URL is set, where a store list not asked for "asc" is newest first).
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { DISABLE_AFTER, RETRY_DELAYS_MS } from "../../engine/events/webhook-delivery.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
-import { startEngine } from "./harness.ts"
+import { engineOn, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const SECRET = "whsec_0123456789abcdef"
@@ -19,6 +21,8 @@ const engines: Array<{ dispose: () => Promise<void> }> = []
 afterEach(async () => {
   for (const e of engines.splice(0)) await e.dispose()
 })
+/** Postgres runs only with DATABASE_URL (the mutation run has none): there a list without `order: "asc"` is newest first. */
+const stores = process.env.DATABASE_URL === undefined ? (["memory"] as const) : (["memory", "postgres"] as const)
 
 const setup = async () => {
   const receivers = new SimReceivers()
@@ -106,5 +110,43 @@ describe("GET /webhooks/{id}/deliveries pages", () => {
     const second = await read(`/webhooks/${id}/deliveries?limit=3&cursor=${first.body.nextCursor}`)
     expect(second.body.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(newestFirst.slice(3))
     expect([second.body.hasMore, second.body.nextCursor]).toEqual([false, null])
+  })
+})
+
+describe("a webhook URL to a loopback address", () => {
+  it("is accepted over plain http only: another scheme to a loopback host is refused like any non-HTTPS URL", async () => {
+    const { write, read } = await setup()
+    for (const url of ["ftp://127.0.0.1/hook", "ws://localhost:8080/hook", "file://localhost/etc/hook"]) {
+      const r = await write("POST", "/webhooks", { url, events: ["order.filled"], secret: SECRET })
+      expect([r.status, r.body.error], url).toEqual([
+        400,
+        { code: "VALIDATION_ERROR", message: "url must use HTTPS (plain http is accepted only for a loopback address)", param: "url" }
+      ])
+    }
+    expect((await read("/webhooks")).body.webhooks).toEqual([])
+  })
+})
+
+describe("GET /webhooks", () => {
+  it.each(stores)("lists the registrations oldest first (%s)", async (store) => {
+    const { engine, dispose } = await engineOn(store)
+    engines.push({ dispose })
+    const partner = await engine.newPartner()
+    const ids: Array<string> = []
+    for (const host of ["first", "second", "third"]) {
+      const r = await engine.call("POST", `${SANDBOX}/webhooks`, {
+        headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `order-${host}` },
+        body: { url: `https://${host}.test/h`, events: ["order.filled"], secret: SECRET }
+      })
+      expect(r.status, JSON.stringify(r.body)).toBe(201)
+      ids.push(r.body.id)
+      expect((await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })).status).toBe(200)
+    }
+    const listed = await engine.call("GET", `${SANDBOX}/webhooks`, { headers: { "x-api-key": partner.sandboxKey } })
+    expect(listed.body.webhooks.map((w: { id: string; url: string }) => [w.id, w.url])).toEqual([
+      [ids[0], "https://first.test/h"],
+      [ids[1], "https://second.test/h"],
+      [ids[2], "https://third.test/h"]
+    ])
   })
 })
