@@ -3,6 +3,7 @@
  * per mutation, the events committed since the last look, and the common set-ups (a sub-account, a verified one,
  * a funded one). Every answer still goes through the harness, so it is checked against the contract.
  */
+import { Exit } from "effect"
 import { expect } from "vitest"
 import { Store } from "../../engine/store/port.ts"
 import type { Reply, startEngine } from "./harness.ts"
@@ -96,3 +97,11 @@ export const eventWatcher = (engine: Engine) => {
 /** Store documents of a collection in a partition, read straight from the engine's store. */
 export const storeDocs = (engine: Engine, collection: string, partition: string) =>
   engine.runtime.runPromise(Store.use((store) => store.read((tx) => tx.list(collection, { partition, limit: 1_000_000, order: "asc" }))))
+
+/** The ApiFailure of a service call's failed exit: code, message and extras (param / params). */
+export const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
+  if (!Exit.isFailure(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit)}`)
+  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
+  if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
+  return { code: error.error.code, message: error.error.message, ...error.error.extras }
+}

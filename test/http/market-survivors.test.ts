@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { MarketService, type QuoteQuery } from "../../engine/app/market.ts"
 import type { Principal } from "../../engine/app/principal.ts"
 import { quantityForCash } from "../../engine/domain/money.ts"
-import { eventsOf, SANDBOX } from "./accounts-kit.ts"
+import { eventsOf, failureOf, SANDBOX } from "./accounts-kit.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
 const engines: Array<{ dispose: () => Promise<void> }> = []
@@ -49,14 +49,6 @@ const setup = async (markupBps?: number) => {
 }
 
 const expectError = (r: Reply, status: number, code: string) => expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
-
-/** The ApiFailure of a failed exit: code, message and extras (param / params). */
-const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
-  if (!Exit.isFailure(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit)}`)
-  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
-  if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
-  return { code: error.error.code, message: error.error.message, ...error.error.extras }
-}
 
 describe("GET /stocks", () => {
   it("refuses an unknown exchange with UNKNOWN_EXCHANGE naming it, param exchange", async () => {

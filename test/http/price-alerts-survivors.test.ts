@@ -11,11 +11,11 @@
  * Later survivors: an alert's id (alt_ and 16 characters), the 404 of an unknown alert with the id named, and the
  * list's pages (newest first, the cursor going on after the last alert shown and refused with another state filter).
  */
-import { type Effect, Exit } from "effect"
+import type { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { type CreateAlert, PriceAlertService } from "../../engine/app/price-alerts.ts"
 import type { Principal } from "../../engine/app/principal.ts"
-import { eventsOf, LIVE } from "./accounts-kit.ts"
+import { eventsOf, failureOf, LIVE } from "./accounts-kit.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
 const engines: Array<{ dispose: () => Promise<void> }> = []
@@ -68,14 +68,6 @@ const setup = async () => {
 
 const expectError = (r: Reply, status: number, error: Record<string, unknown>) =>
   expect([r.status, r.body?.error], JSON.stringify(r.body)).toEqual([status, error])
-
-/** The ApiFailure of a failed exit: code, message and extras (param / params / limit). */
-const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
-  if (!Exit.isFailure(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit)}`)
-  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
-  if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
-  return { code: error.error.code, message: error.error.message, ...error.error.extras }
-}
 
 /** A price well above `price`, with the 2 decimals a pin takes. */
 const tripled = (price: number) => Math.round(price * 300) / 100

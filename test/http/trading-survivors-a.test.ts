@@ -18,7 +18,7 @@ import type { OrderRecord } from "../../engine/domain/order.ts"
 import { makeInProcessEngine } from "../../engine/runtime.ts"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Store } from "../../engine/store/port.ts"
-import { eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
+import { eventWatcher, failureOf, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { ADMIN, MONDAY_OPEN, startEngine } from "./harness.ts"
 
 type Engine = ReturnType<typeof startEngine>
@@ -60,14 +60,6 @@ const only = (events: ReadonlyArray<TraceEvent>, name: string) => events.filter(
 
 const expectError = (r: { status: number; body: any }, status: number, code: string) =>
   expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
-
-/** The ApiFailure of a failed exit: code, message and extras (param / params). */
-const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
-  if (!Exit.isFailure(exit)) throw new Error("expected a failure")
-  const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
-  if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
-  return { code: error.error.code, message: error.error.message, ...error.error.extras }
-}
 
 describe("order events name the account and the side's money", () => {
   it("order.pending: accountType MASTER on the master, subAccountId on a sub-account, totalCost only on a BUY", async () => {
