@@ -130,6 +130,21 @@ export const wasInterrupted = (run: { readonly status: number | null; readonly s
 export const partlyMeasured = (report: Report): Record<string, number> =>
   Object.fromEntries(Object.entries(report.files).map(([file, entry]) => [file, entry.mutants.filter((m) => m.status !== "Ignored").length]))
 
+/**
+ * Whether an interrupted batch's report holds tested mutants. Stopped in its dry run, Stryker writes a report with no
+ * file: keeping that would overwrite the part an earlier interruption kept, and lose it.
+ */
+export const worthKeeping = (part: Report): boolean => Object.values(partlyMeasured(part)).some((n) => n > 0)
+
+/** What an interruption kept, for the log: the mutants tested per file, or that nothing new was tested. */
+export const interruptionNote = (counts: Record<string, number>, partialFile: string, partialExists: boolean): string => {
+  const tested = Object.entries(counts).filter(([, n]) => n > 0)
+  if (tested.length === 0) {
+    return `interrupted before a mutant was tested; ${partialExists ? `${partialFile} stays as it was` : "nothing to keep"}`
+  }
+  return `interrupted; mutants tested: ${tested.map(([file, n]) => `${file} ${n}`).join(", ")}; kept in ${partialFile}: the same command resumes`
+}
+
 export const summary = (report: Report, universe: ReadonlyArray<string>, when: string, partial: Record<string, number> = {}) => {
   const measured = universe.filter((f) => report.files[f] !== undefined)
   const missing = universe.filter((f) => report.files[f] === undefined)
@@ -245,11 +260,13 @@ if (import.meta.main) {
     // kept for the next run of this batch and stays out of the scores.
     if (wasInterrupted(run)) {
       if (existsSync(batchFile)) {
-        mkdirSync(PARTIAL, { recursive: true })
-        writeFileSync(partialFile, JSON.stringify(only(readReport(batchFile), batch)))
+        const part = only(readReport(batchFile), batch)
         rmSync(batchFile)
-        const counts = partlyMeasured(readReport(partialFile))
-        console.log(`mutate-modules: interrupted; ${JSON.stringify(counts)} mutants tested, kept in ${partialFile}: the same command resumes`)
+        if (worthKeeping(part)) {
+          mkdirSync(PARTIAL, { recursive: true })
+          writeFileSync(partialFile, JSON.stringify(part))
+        }
+        console.log(`mutate-modules: ${interruptionNote(partlyMeasured(part), partialFile, existsSync(partialFile))}`)
       }
       mergeAll()
       process.exit(130)

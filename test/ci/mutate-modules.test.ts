@@ -3,7 +3,7 @@
  * no batch has measured.
  */
 import { describe, expect, it } from "vitest"
-import { merge, only, partlyMeasured, summary, wasInterrupted } from "../../scripts/mutate-modules.ts"
+import { interruptionNote, merge, only, partlyMeasured, summary, wasInterrupted, worthKeeping } from "../../scripts/mutate-modules.ts"
 
 const mutants = (counts: Record<string, number>) => Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status }))) as never
 
@@ -84,6 +84,20 @@ describe("mutate-modules", () => {
     )
     expect(text).toContain("- engine/http/c.ts (interrupted after 5 mutants; the batch resumes from docs/mutation/partial/)")
     expect(text).not.toMatch(/^engine\/http /m)
+  })
+
+  it("keeps an interrupted part only when it tested a mutant, so a stop in the dry run cannot wipe an earlier part", () => {
+    const dryRunStop = { files: {} }
+    const tested = { files: { "engine/app/c.ts": { mutants: mutants({ Killed: 2, Ignored: 1 }) } } }
+    expect(worthKeeping(dryRunStop)).toBe(false)
+    expect(worthKeeping({ files: { "engine/app/c.ts": { mutants: mutants({ Ignored: 3 }) } } })).toBe(false)
+    expect(worthKeeping(tested)).toBe(true)
+    const file = "docs/mutation/partial/engine_app_c.json"
+    expect(interruptionNote(partlyMeasured(dryRunStop), file, true)).toBe(`interrupted before a mutant was tested; ${file} stays as it was`)
+    expect(interruptionNote(partlyMeasured(dryRunStop), file, false)).toBe("interrupted before a mutant was tested; nothing to keep")
+    expect(interruptionNote(partlyMeasured(tested), file, true)).toBe(
+      `interrupted; mutants tested: engine/app/c.ts 2; kept in ${file}: the same command resumes`
+    )
   })
 
   it("tells an interrupted Stryker (128 + signal, or killed by one) from a finished run, whatever its score", () => {
