@@ -341,8 +341,12 @@ const inProcessReceivers = (receivers: SimReceivers): ScenarioReceivers => ({
   take: async () => receivers.take().map((r) => receivedView(r))
 })
 
-/** How long a stream `read` waits for the messages it expects before reporting what it got (a failure bound only). */
-export const STREAM_READ_LIMIT_MS = 5_000
+/**
+ * How long a stream `read` waits for the messages it expects before reporting what it got. A failure bound only: a
+ * read returns as soon as its messages are there, so a passing run never waits on it, and a loaded machine (or a live
+ * target on a wall clock, where a keep-alive takes 15 s) has room before a correct stream is called short.
+ */
+export const STREAM_READ_LIMIT_MS = 60_000
 
 /** One SSE block as a scenario sees it: its fields, the data parsed when it is JSON. */
 export interface StreamMessage {

@@ -181,9 +181,11 @@ export class StreamService extends Context.Service<
             if (c.ended) return undefined
             Latch.closeUnsafe(c.wake)
             let out = ""
+            // One comment per beat, even when several beats fired before this loop ran (two 15 s beats inside one
+            // clock advance, or a busy machine): what the client sees must not depend on how fast the host is.
             if (c.beats > 0) {
+              out += KEEP_ALIVE.repeat(c.beats)
               c.beats = 0
-              out += KEEP_ALIVE
             }
             const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
             for (const event of page) {
