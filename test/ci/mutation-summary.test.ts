@@ -1,9 +1,11 @@
 /**
- * scripts/mutation-summary.ts: scores per folder from a fake Stryker JSON report, and the 80 % gate on engine/app
- * and engine/http.
+ * Reading a Stryker JSON report (fake ones here): scripts/mutation-summary.ts scores per folder and the 80 % gate on
+ * engine/app and engine/http; scripts/mutation-survivors.ts lists, per file, what a run did not kill, in source order,
+ * each with its source line as changed.
  */
 import { describe, expect, it } from "vitest"
 import { folderOf, gate, type MutationReport, scores } from "../../scripts/mutation-summary.ts"
+import { survivorLines } from "../../scripts/mutation-survivors.ts"
 
 const mutants = (counts: Record<string, number>) => Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status }))) as never
 
@@ -41,5 +43,41 @@ describe("mutation-summary", () => {
       "engine/app: not in the report",
       "engine/http: not in the report"
     ])
+  })
+})
+
+const mutant = (status: string, line: number, column: number, replacement: string, endColumn?: number) => ({
+  status,
+  mutatorName: "ConditionalExpression",
+  replacement,
+  location: { start: { line, column }, ...(endColumn === undefined ? {} : { end: { line, column: endColumn } }) }
+})
+
+const listed = {
+  files: {
+    "engine/app/x.ts": {
+      source: "const a = 1\nif (a === 1) return\nconst b = 2",
+      mutants: [
+        mutant("Survived", 2, 5, "true", 12),
+        mutant("Killed", 2, 5, "false"),
+        mutant("NoCoverage", 1, 11, "0"),
+        mutant("Timeout", 3, 1, "x"),
+        mutant("Ignored", 3, 2, "y")
+      ]
+    }
+  }
+}
+
+describe("what a run did not kill, listed per file", () => {
+  it("lists the Survived and NoCoverage results in source order, each source line as the change makes it, nothing else", () => {
+    expect(survivorLines(listed, "engine/app/x.ts")).toEqual([
+      "## engine/app/x.ts: 2 not killed",
+      'NC 1:11 ConditionalExpression -> "0" | const a = 1',
+      "S  2:5 ConditionalExpression | if (true) return"
+    ])
+  })
+
+  it("says so when the report does not hold the file", () => {
+    expect(survivorLines(listed, "engine/app/y.ts")).toEqual(["engine/app/y.ts: not in the report"])
   })
 })

@@ -1,13 +1,14 @@
 /**
  * Webhook delivery on the virtual clock, through the HTTP API (every answer checked against the contract), on the
  * memory store and (DATABASE_URL set) on PostgreSQL, the delivery rules included: attempts at the scheduled offsets with one eventId, all six
- * failing recorded as failed, the 8 s rule, deleted webhooks completing, signatures verified receiver-side with
+ * failing recorded as failed, the 8 s rule, deleted webhooks completing, the count of exhausted deliveries that
+ * disables a webhook (started again by a PATCH to active only, D-055), signatures verified receiver-side with
  * node:crypto (not engine code).
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { signatureHeaderNames } from "../../engine/events/webhook-delivery.ts"
+import { DISABLE_AFTER, RETRY_DELAYS_MS, signatureHeaderNames } from "../../engine/events/webhook-delivery.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
@@ -252,6 +253,33 @@ describe.each((await databases()).map((admin) => ({ admin, store: admin === unde
     })
   }
 )
+
+describe("the failure count of D-055", () => {
+  /** Long enough for every retry of a delivery to run out. */
+  const ALL_RETRIES_SECONDS = RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) / 1000 + 60
+
+  it("PATCH status active starts it again; a PATCH of anything else keeps it", async () => {
+    const { receivers, write, read, register, credit, advance } = await setup(undefined)
+    /** `count` wallet.credited events, each delivered (and, to a failing receiver, retried to the end). */
+    const credits = async (count: number) => {
+      for (let i = 0; i < count; i++) await credit()
+      await advance(ALL_RETRIES_SECONDS)
+    }
+    const statusOf = async (id: string) => ((await read("/webhooks")).body.webhooks as Array<{ id: string; status: string }>).find((w) => w.id === id)?.status
+    receivers.script("https://reset.test/h", [], { status: 500 })
+    receivers.script("https://kept.test/h", [], { status: 500 })
+    const reset = await register("https://reset.test/h", ["wallet.credited"])
+    const kept = await register("https://kept.test/h", ["wallet.credited"])
+    await credits(DISABLE_AFTER - 1)
+    expect([await statusOf(reset), await statusOf(kept)]).toEqual(["active", "active"])
+    // both one exhausted delivery away from being disabled
+    expect((await write("PATCH", `/webhooks/${reset}`, { status: "active" })).status).toBe(200)
+    expect((await write("PATCH", `/webhooks/${kept}`, { events: ["wallet.credited", "order.filled"] })).status).toBe(200)
+    await credits(1)
+    expect(await statusOf(reset)).toBe("active")
+    expect(await statusOf(kept)).toBe("disabled")
+  })
+})
 
 describe("signatureHeaderNames (serve --webhook-signature-header, E-210)", () => {
   it("lower-cases, drops repeats and the spec's own name, keeps the order given", () => {

@@ -1,10 +1,13 @@
 /**
- * Helpers for the accounts, wallets and ledger tests: a partner's calls on either base with a fresh Idempotency-Key
- * per mutation, the events committed since the last look, and the common set-ups (a sub-account, a verified one,
- * a funded one). Every answer still goes through the harness, so it is checked against the contract.
+ * Helpers for the accounts, wallets, ledger and order tests: a partner's calls on either base with a fresh
+ * Idempotency-Key per mutation, the events committed since the last look, and the common set-ups (a sub-account, a
+ * verified one, a funded one, one trading with the helpers the order tests share). Every answer still goes through the
+ * harness, so it is checked against the contract.
  */
-import { Exit } from "effect"
+import { type Effect, Exit } from "effect"
 import { expect } from "vitest"
+import type { Principal } from "../../engine/app/principal.ts"
+import { TradingService } from "../../engine/app/trading.ts"
 import { Store } from "../../engine/store/port.ts"
 import type { Reply, startEngine } from "./harness.ts"
 
@@ -104,4 +107,53 @@ export const failureOf = (exit: Exit.Exit<unknown, unknown>) => {
   const error = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: { code: string; message: string; extras?: Record<string, unknown> } } | undefined
   if (error === undefined) throw new Error(`no failure in ${String(exit.cause)}`)
   return { code: error.error.code, message: error.error.message, ...error.error.extras }
+}
+
+/**
+ * A new partner of `engine` with a trading sub-account funded with `usd` (tradingAccount), and what the order tests do
+ * with it: a quote (200 expected), a SCOM.KE order on the sub-account (`placed` expects 202 and answers its id), a
+ * replace, a desk fill (200 expected), SCOM.KE's exchange price pinned, the clock advanced, the sub-account's wallet
+ * and escrow in cents, an order as the sub-account's list shows it, the dead jobs, the events since the last look,
+ * and TradingService called past the gateway as the partner's full key.
+ */
+export const trader = async (engine: Engine, usd: number, externalId = "trader") => {
+  const p = await partnerOf(engine)
+  const { id, trade } = await tradingAccount(p, externalId, usd)
+  const quote = async (query: string) => {
+    const r = await p.sb("GET", `/quote/${query}`)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    return r.body as { quoteId: string; [k: string]: any }
+  }
+  const place = (body: Record<string, unknown>) => p.sb("POST", `/users/${id}/trade`, { symbol: "SCOM.KE", ...body })
+  const placed = async (body: Record<string, unknown>) => {
+    const r = await place(body)
+    expect(r.status, JSON.stringify(r.body)).toBe(202)
+    return r.body.orderId as string
+  }
+  const patch = (orderId: string, body: unknown, user = id) => p.sb("PATCH", `/users/${user}/orders/${orderId}`, body)
+  const fill = async (orderId: string, body: unknown = {}) => {
+    const r = await engine.admin("POST", `/_sim/desk/orders/${orderId}/fill`, body)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    return r.body
+  }
+  const pin = async (price: number) => expect((await engine.admin("PUT", "/_sim/market/prices/SCOM.KE", { price })).status).toBe(200)
+  const advance = async (body: { seconds?: number; to?: string }) => expect((await engine.admin("POST", "/_sim/clock/advance", body)).status).toBe(200)
+  const balances = async () => {
+    const docs = await storeDocs(engine, "balances", p.partition("sandbox"))
+    const all = Object.fromEntries(docs.map((d) => [(d.body as { account: string }).account, (d.body as { cents: number }).cents]))
+    return { wallet: all[`wallet:${id}`] ?? 0, escrow: all[`escrow:${id}`] ?? 0 }
+  }
+  const order = async (orderId: string) => (await p.sb("GET", `/users/${id}/orders`)).body.orders.find((o: { orderId: string }) => o.orderId === orderId)
+  const deadJobs = () => storeDocs(engine, "deadJobs", "global")
+  const principal = (environment: "sandbox" | "production" = "sandbox"): Principal => ({
+    partnerId: p.keys.partnerId,
+    environment,
+    keyKind: "full",
+    tier: "starter",
+    markupBps: 0,
+    partition: p.partition("sandbox")
+  })
+  /** Runs a TradingService call and answers its exit. */
+  const service = <A, E>(f: (t: TradingService["Service"]) => Effect.Effect<A, E>) => engine.runtime.runPromiseExit(TradingService.use(f))
+  return { engine, p, id, trade, quote, place, placed, patch, fill, pin, advance, balances, order, deadJobs, principal, service, watch: eventWatcher(engine) }
 }

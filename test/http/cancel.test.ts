@@ -2,8 +2,8 @@
  * DELETE /orders/{orderId} (D-033): a PENDING order of the master account or of a sub-account is cancelled by its
  * partner; BUY escrow comes back to the wallet to the cent (an ORDER_REFUND in the history, `refunded` in
  * order.cancelled), a SELL's reserved shares are released; a decided or partly filled order is 409; another
- * partner's or environment's order is 404; the desk cannot fill a cancelled order afterwards. Every answer is
- * checked against the contract.
+ * partner's or environment's order is 404 (naming the order); the desk cannot fill a cancelled order afterwards.
+ * Every answer is checked against the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { eventWatcher, partnerOf, SANDBOX, storeDocs, tradingAccount } from "./accounts-kit.ts"
@@ -127,6 +127,14 @@ describe("DELETE /orders/{orderId}", () => {
     expect(live.status).toBe(404)
     // still cancellable by its owner
     expect((await cancel(order.orderId)).status).toBe(200)
+  })
+
+  it("cancelling another partner's order is 404 naming the order", async () => {
+    const mine = await trade("BUY", 1)
+    const stranger = await partnerOf(engine)
+    const r = await stranger.sb("DELETE", `/orders/${mine.orderId}`)
+    expect([r.status, r.body.error.code]).toEqual([404, "NOT_FOUND"])
+    expect(r.body.error.message).toBe(`order ${mine.orderId} was not found`)
   })
 
   it("replays a retried cancel with the same Idempotency-Key byte for byte", async () => {

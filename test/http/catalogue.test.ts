@@ -1,6 +1,7 @@
 /**
  * The catalogue over HTTP (D-300, D-301), on the memory store and on PostgreSQL: `GET /stocks` filters, pages and
- * counts across the 14 exchanges, symbol errors (INVALID_SYMBOL, UNKNOWN_EXCHANGE, ambiguous VALIDATION_ERROR), and
+ * counts across the 14 exchanges, searches by a fragment of the company name in any case, symbol errors
+ * (INVALID_SYMBOL, UNKNOWN_EXCHANGE with its message and param, ambiguous VALIDATION_ERROR), and
  * a SUSPENDED or DELISTED listing quoted but refused for trading with 422 MARKET_CLOSED. Every answer is checked
  * against the contract by the harness.
  */
@@ -83,6 +84,23 @@ describe("the catalogue over HTTP", () => {
 
   it("lists, filters and pages every exchange's listings with totalCount, and answers the symbol errors", () => listsAndPages(engine))
   it("quotes a SUSPENDED or DELISTED listing but refuses to trade it", () => refusesInactive(engine))
+
+  it("refuses an unknown exchange with UNKNOWN_EXCHANGE naming it, param exchange", async () => {
+    const p = await partnerOf(engine)
+    const r = await p.sb("GET", "/stocks?exchange=XXX")
+    expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([400, "UNKNOWN_EXCHANGE"])
+    expect(r.body.error).toEqual({ code: "UNKNOWN_EXCHANGE", message: "exchange XXX is not recognised", param: "exchange" })
+  })
+
+  it("finds a listing by a fragment of its company name that its symbol does not contain, in any case", async () => {
+    const p = await partnerOf(engine)
+    for (const search of ["safaricom", "SAFARICOM", "Safari"]) {
+      const r = await p.sb("GET", `/stocks?search=${search}`)
+      expect(r.status).toBe(200)
+      expect(r.body.stocks.map((i: { symbol: string }) => i.symbol)).toEqual(["SCOM.KE"])
+      expect([r.body.count, r.body.totalCount, r.body.hasMore, r.body.nextCursor]).toEqual([1, 1, false, null])
+    }
+  })
 })
 
 describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "catalogue on postgres (skipped: set DATABASE_URL)" : "catalogue on postgres", () => {

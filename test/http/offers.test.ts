@@ -1,7 +1,9 @@
 /**
  * Bonds, funds, opportunities and the asset directory over HTTP (D-047, D-048, D-049, D-099): filters and their
- * aliases, windows opening and closing with the clock, a fund NAV that follows the exchange's delayed prices, the
- * directory's order and detail paths, pagination across pages and the contract's errors.
+ * aliases, windows opening and closing with the clock, a fund NAV that follows the exchange's delayed prices, a fund's
+ * yield (null only for an equity fund), the directory's order, classes (a treasury bill TREASURY_BILL, every other bond
+ * a BOND) and detail paths (an ETF's under /etfs), pagination across pages and the contract's errors, the country
+ * and currency refusals naming the form expected.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { INSTRUMENTS } from "../../engine/domain/instruments.ts"
@@ -10,6 +12,8 @@ import { MONDAY_OPEN } from "./harness.ts"
 import { book, expectError, type PartnerEngine, partnerEngine } from "./reference-support.ts"
 
 const ids = (items: Array<any>, key: string) => items.map((x) => x[key])
+const COUNTRY_MESSAGE = "country must be an ISO 3166-1 alpha-2 code (upper case)"
+const CURRENCY_MESSAGE = "currency must be an ISO 4217 code (upper case)"
 
 describe("bonds", () => {
   let t: PartnerEngine
@@ -206,6 +210,29 @@ describe("funds", () => {
     await t.advance((launching.opensAt! - MONDAY_OPEN) / 1000)
     expect((await t.get(`/funds/${launching.fundId}`)).body.status).toBe("OPEN")
   })
+
+  it("refuses a country or currency not in upper-case ISO form, naming the form expected", async () => {
+    const country = await t.get("/funds?country=ke")
+    expectError(country, 400, "VALIDATION_ERROR", "country")
+    expect(country.body.error.message).toBe(COUNTRY_MESSAGE)
+    const currency = await t.get("/funds?currency=kes")
+    expectError(currency, 400, "VALIDATION_ERROR", "currency")
+    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE)
+  })
+
+  it("a fund's yield is its yield in percent; only an equity fund has none", async () => {
+    const funds = (await t.get("/funds?limit=200")).body.funds as Array<any>
+    const records = new Map(
+      book()
+        .funds()
+        .map((f) => [f.fundId, f])
+    )
+    expect(funds.some((f) => f.fundType !== "EQUITY")).toBe(true)
+    for (const f of funds) {
+      const yieldBps = records.get(f.fundId)?.yieldBps
+      expect(f.yieldPct, f.fundId).toBe(f.fundType === "EQUITY" ? null : (yieldBps as number) / 100)
+    }
+  })
 })
 
 describe("opportunities", () => {
@@ -329,5 +356,38 @@ describe("GET /assets", () => {
     for (const other of ["assetClass=ETF", "exchange=NSE", "country=KE", "currency=KES", "search=a"]) {
       expectError(await t.get(`/assets?limit=1&${other}&cursor=${page.body.nextCursor}`), 400, "VALIDATION_ERROR", "cursor")
     }
+  })
+
+  it("refuses a country or currency not in upper-case ISO form, naming the form expected", async () => {
+    const country = await t.get("/assets?country=Kenya")
+    expectError(country, 400, "VALIDATION_ERROR", "country")
+    expect(country.body.error.message).toBe(COUNTRY_MESSAGE)
+    const currency = await t.get("/assets?currency=usd")
+    expectError(currency, 400, "VALIDATION_ERROR", "currency")
+    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE)
+  })
+
+  it("an ETF's detail path is under /etfs, a stock's under /stocks", async () => {
+    const etfs = await t.all("/assets?limit=200&assetClass=ETF", "assets")
+    expect(etfs.map((a) => a.assetId).sort()).toEqual(
+      INSTRUMENTS.filter((i) => i.assetType === "ETF")
+        .map((i) => i.symbol)
+        .sort()
+    )
+    for (const a of etfs) expect(a.detailPath).toBe(`/etfs/${a.assetId}`)
+    const stocks = await t.all("/assets?limit=200&assetClass=STOCK", "assets")
+    expect(stocks.length).toBeGreaterThan(0)
+    for (const a of stocks) expect(a.detailPath).toBe(`/stocks/${a.assetId}`)
+  })
+
+  it("treasury bills are TREASURY_BILL and every other bond is a BOND", async () => {
+    const bonds = book().bonds()
+    const bills = bonds.filter((b) => b.instrumentType === "TREASURY_BILL").map((b) => b.bondId)
+    const others = bonds.filter((b) => b.instrumentType !== "TREASURY_BILL").map((b) => b.bondId)
+    expect(bills.length).toBeGreaterThan(0)
+    expect(others.length).toBeGreaterThan(0)
+    const listed = async (assetClass: string) => (await t.all(`/assets?limit=200&assetClass=${assetClass}`, "assets")).map((a) => a.assetId).sort()
+    expect(await listed("TREASURY_BILL")).toEqual([...bills].sort())
+    expect(await listed("BOND")).toEqual([...others].sort())
   })
 })

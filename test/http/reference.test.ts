@@ -1,6 +1,7 @@
 /**
  * Listings and FX over HTTP: one stock, ETFs, companies, tickers, FX rates (D-041, D-046, D-051, D-052, D-094).
- * Every answer is checked against the contract by the harness; prices agree with the quote the same feed gives.
+ * Every answer is checked against the contract by the harness; prices agree with the quote the same feed gives (a
+ * stock's USD price at the rate the quote shows, not its local price).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { localParts } from "../../engine/domain/calendar.ts"
@@ -44,6 +45,20 @@ describe("reference listings", () => {
       expectError(await t.get("/stocks/NOPE.KE"), 404, "NOT_FOUND", undefined, /NOPE\.KE was not found/)
       expectError(await t.get("/stocks/SCOM.KE?exchange=JSE"), 404, "NOT_FOUND")
       expectError(await t.get("/stocks/SCOM.KE?exchange=XXX"), 400, "UNKNOWN_EXCHANGE", "exchange")
+    })
+
+    it("answers a USD price that is its local price at the exchange currency's rate, the rate a quote at the same instant shows", async () => {
+      const stock = await t.get("/stocks/SCOM.KE")
+      const quote = await t.get("/quote/SCOM?side=BUY&quantity=1")
+      expect([stock.status, quote.status]).toEqual([200, 200])
+      expect(stock.body.currency).toBe("KES")
+      expect(quote.body.price).toBe(stock.body.price)
+      expect(quote.body.fxRate).not.toBe(1)
+      expect(stock.body.usdPrice).toBe(quote.body.usdPrice)
+      // KES is more than 100 to the dollar: a KES price is worth far fewer dollars
+      expect(stock.body.usdPrice).toBeLessThan(stock.body.price / 100)
+      const listed = (await t.get("/stocks?search=SCOM")).body.stocks[0]
+      expect(listed.usdPrice).toBe(quote.body.usdPrice)
     })
   })
 

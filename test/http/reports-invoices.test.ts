@@ -1,8 +1,9 @@
 /**
  * Reports (D-062, D-261, D-262) and invoices (D-063, D-263), on both stores: a report is QUEUED, GENERATING after
- * 5 s and READY after 30 s on the engine clock, with the rows of the period kept as CSV or JSON and an hour-long
- * download address; PDF ends FAILED; invoices are derived per month from tier and production usage. Every answer is
- * checked against the contract by the harness.
+ * 5 s and READY after 30 s on the engine clock, with the rows of the period kept as CSV or JSON (an absent cell written
+ * empty) and an hour-long download address; PDF ends FAILED; invoices are derived per month from tier and production
+ * usage. What a report holds, row by row, is tested in report-contents.test.ts. Every answer is checked against the
+ * contract by the harness.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { invoiceFor } from "../../engine/app/invoices.ts"
@@ -211,5 +212,8 @@ describe("invoice and report arithmetic (pure)", () => {
       )
     ).toBe('a,b\r\n"x,y","say ""hi"""\r\n,1\r\n')
     expect(render("JSON", ["a", "b"], [[1, null]])).toBe('[{"a":1,"b":null}]')
+  })
+  it("writes an absent cell as an empty CSV cell, like a null one", () => {
+    expect(render("CSV", ["a", "b", "c"], [[undefined, null, 0]])).toBe("a,b,c\r\n,,0\r\n")
   })
 })

@@ -1,7 +1,9 @@
 /**
  * Webhook endpoints through the gateway (every answer checked against the contract by the harness): registration
- * rules and their 400s, update, delete, the signed test event (200, 502 with httpStatus), delivery records and
- * their pagination, and isolation between partners.
+ * rules and their 400s (plain http to a loopback address only, no other scheme to it), the list oldest first (on
+ * postgres too with DATABASE_URL), update, delete, the signed test event (200 on 2xx only; 502 with httpStatus, a 1xx
+ * or a 300 included) and its message, delivery records and their pagination (exactly `limit` records is one page),
+ * and isolation between partners.
  */
 import { createHmac } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -9,7 +11,7 @@ import { join } from "node:path"
 import { parse } from "yaml"
 import { afterEach, describe, expect, it } from "vitest"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
-import { startEngine } from "./harness.ts"
+import { engineOn, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const LIVE = "/api/v1/partner"
@@ -20,6 +22,8 @@ const engines: Array<{ dispose: () => Promise<void> }> = []
 afterEach(async () => {
   for (const e of engines.splice(0)) await e.dispose()
 })
+/** Postgres runs only with DATABASE_URL: there a list without `order: "asc"` is newest first. */
+const stores = process.env.DATABASE_URL === undefined ? (["memory"] as const) : (["memory", "postgres"] as const)
 
 const setup = async () => {
   const receivers = new SimReceivers()
@@ -32,7 +36,15 @@ const setup = async () => {
       engine.call(method, `${base}${path}`, { headers: { "x-api-key": key, "idempotency-key": `idem-key-${++n}` }, body }),
     read: (path: string) => engine.call("GET", `${base}${path}`, { headers: { "x-api-key": key } })
   })
-  return { engine, receivers, partner, sandbox: as(SANDBOX, partner.sandboxKey), live: as(LIVE, partner.liveKey) }
+  const sandbox = as(SANDBOX, partner.sandboxKey)
+  const register = async (url: string, events: ReadonlyArray<string>) => {
+    const r = await sandbox.write("POST", "/webhooks", { url, events, secret: SECRET })
+    expect(r.status, JSON.stringify(r.body)).toBe(201)
+    return r.body.id as string
+  }
+  const advance = async (seconds: number) => expect((await engine.admin("POST", "/_sim/clock/advance", { seconds })).status).toBe(200)
+  // write and read: the sandbox's
+  return { engine, receivers, partner, sandbox, live: as(LIVE, partner.liveKey), write: sandbox.write, read: sandbox.read, register, advance }
 }
 
 const errorOf = (r: { status: number; body: any }) => [r.status, r.body.error.code, r.body.error.param]
@@ -93,6 +105,42 @@ describe("POST /webhooks", () => {
     // Production is another partition.
     expect((await live.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })).status).toBe(201)
     expect((await live.read("/webhooks")).body.webhooks).toHaveLength(1)
+  })
+
+  it("accepts a loopback address over plain http only: another scheme to a loopback host is refused like any non-HTTPS URL", async () => {
+    const { write, read } = await setup()
+    for (const url of ["ftp://127.0.0.1/hook", "ws://localhost:8080/hook", "file://localhost/etc/hook"]) {
+      const r = await write("POST", "/webhooks", { url, events: ["order.filled"], secret: SECRET })
+      expect([r.status, r.body.error], url).toEqual([
+        400,
+        { code: "VALIDATION_ERROR", message: "url must use HTTPS (plain http is accepted only for a loopback address)", param: "url" }
+      ])
+    }
+    expect((await read("/webhooks")).body.webhooks).toEqual([])
+  })
+})
+
+describe("GET /webhooks", () => {
+  it.each(stores)("lists the registrations oldest first (%s)", async (store) => {
+    const { engine, dispose } = await engineOn(store)
+    engines.push({ dispose })
+    const partner = await engine.newPartner()
+    const ids: Array<string> = []
+    for (const host of ["first", "second", "third"]) {
+      const r = await engine.call("POST", `${SANDBOX}/webhooks`, {
+        headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `order-${host}` },
+        body: { url: `https://${host}.test/h`, events: ["order.filled"], secret: SECRET }
+      })
+      expect(r.status, JSON.stringify(r.body)).toBe(201)
+      ids.push(r.body.id)
+      expect((await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })).status).toBe(200)
+    }
+    const listed = await engine.call("GET", `${SANDBOX}/webhooks`, { headers: { "x-api-key": partner.sandboxKey } })
+    expect(listed.body.webhooks.map((w: { id: string; url: string }) => [w.id, w.url])).toEqual([
+      [ids[0], "https://first.test/h"],
+      [ids[1], "https://second.test/h"],
+      [ids[2], "https://third.test/h"]
+    ])
   })
 })
 
@@ -215,6 +263,27 @@ describe("POST /webhooks/{id}/test", () => {
       "[false,null,null]"
     ])
   })
+
+  it("fails with 502 on an informational or a 300 answer: only 2xx is success", async () => {
+    const { receivers, write, register } = await setup()
+    receivers.script(URL_OK, [{ status: 199 }, { status: 300 }, { status: 299 }])
+    const id = await register(URL_OK, ["order.filled"])
+    for (const status of [199, 300]) {
+      const r = await write("POST", `/webhooks/${id}/test`)
+      expect([r.status, r.body.error?.code, r.body.error?.httpStatus], String(status)).toEqual([502, "WEBHOOK_TEST_FAILED", status])
+    }
+    const ok = await write("POST", `/webhooks/${id}/test`)
+    expect([ok.status, ok.body.httpStatus]).toEqual([200, 299])
+  })
+
+  it("sends the test event's message", async () => {
+    const { receivers, write, register } = await setup()
+    receivers.script(URL_OK)
+    const id = await register(URL_OK, ["order.filled"])
+    expect((await write("POST", `/webhooks/${id}/test`)).status).toBe(200)
+    const [sent] = receivers.take()
+    expect(JSON.parse(sent?.body ?? "{}").data).toEqual({ webhookId: id, message: "Test event from Sokoni", test: true })
+  })
 })
 
 describe("GET /webhooks/{id}/deliveries", () => {
@@ -249,6 +318,25 @@ describe("GET /webhooks/{id}/deliveries", () => {
     expect((await sandbox.read(`/webhooks/${id}/deliveries`)).body.count).toBe(0)
     await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })
     expect((await sandbox.read(`/webhooks/${id}/deliveries`)).body.deliveries[0]).toMatchObject({ event: "wallet.credited", attempts: 1, success: true })
+  })
+
+  it("exactly `limit` records are one page; the cursor goes on after the last record shown", async () => {
+    const { receivers, write, read, register, advance } = await setup()
+    receivers.script(URL_OK)
+    const id = await register(URL_OK, ["order.filled"])
+    const eventIds: Array<string> = []
+    for (let i = 0; i < 5; i++) {
+      eventIds.push((await write("POST", `/webhooks/${id}/test`)).body.eventId)
+      await advance(1)
+    }
+    const newestFirst = [...eventIds].reverse()
+    const whole = await read(`/webhooks/${id}/deliveries?limit=5`)
+    expect([whole.body.count, whole.body.hasMore, whole.body.nextCursor]).toEqual([5, false, null])
+    const first = await read(`/webhooks/${id}/deliveries?limit=3`)
+    expect(first.body.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(newestFirst.slice(0, 3))
+    const second = await read(`/webhooks/${id}/deliveries?limit=3&cursor=${first.body.nextCursor}`)
+    expect(second.body.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(newestFirst.slice(3))
+    expect([second.body.hasMore, second.body.nextCursor]).toEqual([false, null])
   })
 })
 

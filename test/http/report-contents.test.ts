@@ -1,21 +1,20 @@
 /**
- * What engine/app/reports.ts (POST/GET /reports, the report.generate job, CSV/JSON files) answers and records, pinned
- * where the mutation run found nothing checking it (manual clock; test/http/reports-invoices.test.ts has the life
- * cycle). Over HTTP: the message of each period refusal; the period's bounds at the millisecond (a row at 00:00:00.000
- * of `from` or at 23:59:59.999 of `to` is in, one a millisecond outside is not) for transactions and sub-accounts, and
- * another day's orders being out; a report's restriction to one sub-account for every type; the columns and rows of
- * SUB_ACCOUNTS, TRANSACTIONS, STATEMENT and FEES; sub-accounts and orders oldest first (also on postgres when
- * DATABASE_URL is set, where a store list not asked for "asc" comes newest first); transactions of every sub-account
- * by time, then by id; an address read before it expires keeping its expiry, and that address's signature (id, expiry
- * in seconds, digest of the file); a FAILED PDF's recorded reason. Through the scheduler: a report.generate step
- * falling due again for a report that already moved on leaves it as it is. Pure: an absent CSV cell is empty.
- * Later survivors: the period's edges that are taken (exactly 366 days; `from` today at today's first millisecond),
- * and the 404 of an unknown report naming it.
+ * What a report request is refused for and what a report holds (engine/app/reports.ts; the life cycle, QUEUED to
+ * READY or FAILED, is tested in reports-invoices.test.ts), on the manual clock: the message of each period refusal and
+ * the period's edges that are taken (exactly 366 days; `from` today at today's first millisecond); the 404 of an
+ * unknown report naming it; the period's bounds at the millisecond (a row at 00:00:00.000 of `from` or at
+ * 23:59:59.999 of `to` is in, one a millisecond outside is not) for transactions and sub-accounts, and another day's
+ * orders being out; a report's restriction to one sub-account for every type; the columns and rows of SUB_ACCOUNTS,
+ * TRANSACTIONS, STATEMENT and FEES; sub-accounts and orders oldest first (also on postgres when DATABASE_URL is set,
+ * where a store list not asked for "asc" comes newest first); transactions of every sub-account by time, then by id;
+ * an address read before it expires keeping its expiry, and that address's signature (id, expiry in seconds, digest of
+ * the file); a FAILED PDF's recorded reason; and a report.generate step falling due again for a report that already
+ * moved on leaving it as it is.
  */
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { REPORT_JOB, render } from "../../engine/app/reports.ts"
+import { REPORT_JOB } from "../../engine/app/reports.ts"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Scheduler } from "../../engine/sim/scheduler.ts"
 import { Store } from "../../engine/store/port.ts"
@@ -26,7 +25,7 @@ const disposers: Array<() => Promise<void>> = []
 afterEach(async () => {
   for (const dispose of disposers.splice(0)) await dispose()
 })
-/** Postgres runs only with DATABASE_URL (the mutation run has none): there a list without `order: "asc"` is newest first. */
+/** Postgres runs only with DATABASE_URL: there a list without `order: "asc"` is newest first. */
 const stores = process.env.DATABASE_URL === undefined ? (["memory"] as const) : (["memory", "postgres"] as const)
 
 const at = (ms: number) => new Date(ms).toISOString()
@@ -317,11 +316,5 @@ describe("the report.generate job", () => {
     }
     await runAgain("GENERATING")
     await runAgain("DONE")
-  })
-})
-
-describe("render (pure)", () => {
-  it("writes an absent cell as an empty CSV cell, like a null one", () => {
-    expect(render("CSV", ["a", "b", "c"], [[undefined, null, 0]])).toBe("a,b,c\r\n,,0\r\n")
   })
 })

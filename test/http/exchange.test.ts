@@ -1,5 +1,5 @@
 /**
- * The exchange helpers: JSON answers with their content type, the serialisation cache (kept per object, none for
+ * engine/http/exchange.ts: JSON answers with their content type, the serialisation cache (kept per object, none for
  * primitives and null), the error envelope with and without extras, and header merging.
  */
 import { describe, expect, it } from "vitest"

@@ -1,14 +1,11 @@
 /**
- * What engine/app/market.ts answers, pinned where the mutation run found nothing checking it (memory store, manual
- * clock). Over HTTP: the stock list refusing an unknown exchange (code, param and the exchange named in the message)
- * and finding a listing by a fragment of its company name only; a quote refusing quantity and cashValue together
- * (`params` names both), a cashValue that is negative, zero or has more than 2 decimals (param cashValue and the
- * message a partner reads), and a cashValue too small to buy one unit; the units a cashValue quote derives for a partner
- * with a markup: BUY (and a quote with no side) fits gross + base fee + markup within the cash, SELL leaves the markup
- * out. Through the service API (the gateway's integer decoding already refuses these quantities over HTTP, the service
- * must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers. Later survivors: a stock's
- * usdPrice at its currency's rate (the one a quote shows; not the local price), and quote.expired of a master-account
- * quote naming no sub-account (subAccountId null).
+ * Quotes: `GET /quote/{symbol}` and MarketService.issueQuote (memory store, manual clock). Over HTTP: a quote refusing
+ * quantity and cashValue together (`params` names both), a cashValue that is negative, zero or has more than 2
+ * decimals (param cashValue and the message a partner reads), and a cashValue too small to buy one unit; the units a
+ * cashValue quote derives for a partner with a markup: BUY (and a quote with no side) fits gross + base fee + markup
+ * within the cash, SELL leaves the markup out; quote.expired of a master-account quote naming no sub-account
+ * (subAccountId null). Through the service API (the gateway's integer decoding already refuses these quantities over
+ * HTTP, the service must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers.
  */
 import { Exit } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -28,8 +25,8 @@ const setup = async (markupBps?: number) => {
   const engine = startEngine()
   engines.push(engine)
   const created = await engine.admin("POST", "/_sim/partners", {
-    businessName: "Market Survivors",
-    email: "market@survivors.test",
+    businessName: "Quote Partner",
+    email: "quotes@partner.test",
     ...(markupBps === undefined ? {} : { markupBps })
   })
   expect(created.status).toBe(201)
@@ -49,25 +46,6 @@ const setup = async (markupBps?: number) => {
 }
 
 const expectError = (r: Reply, status: number, code: string) => expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
-
-describe("GET /stocks", () => {
-  it("refuses an unknown exchange with UNKNOWN_EXCHANGE naming it, param exchange", async () => {
-    const s = await setup()
-    const r = await s.get("/stocks?exchange=XXX")
-    expectError(r, 400, "UNKNOWN_EXCHANGE")
-    expect(r.body.error).toEqual({ code: "UNKNOWN_EXCHANGE", message: "exchange XXX is not recognised", param: "exchange" })
-  })
-
-  it("finds a listing by a fragment of its company name that its symbol does not contain, in any case", async () => {
-    const s = await setup()
-    for (const search of ["safaricom", "SAFARICOM", "Safari"]) {
-      const r = await s.get(`/stocks?search=${search}`)
-      expect(r.status).toBe(200)
-      expect(r.body.stocks.map((i: { symbol: string }) => i.symbol)).toEqual(["SCOM.KE"])
-      expect([r.body.count, r.body.totalCount, r.body.hasMore, r.body.nextCursor]).toEqual([1, 1, false, null])
-    }
-  })
-})
 
 describe("GET /quote/{symbol}: the size asked for", () => {
   it("refuses quantity and cashValue together, naming both in params", async () => {
@@ -150,23 +128,6 @@ describe("MarketService.issueQuote: quantities the gateway's decoding refuses", 
     }
     // the same call with a whole quantity is a quote
     expect(Exit.isSuccess(await s.issueQuote("SCOM", { side: "BUY", quantity: 2 }))).toBe(true)
-  })
-})
-
-describe("a stock's USD price", () => {
-  it("is its local price at the exchange currency's rate, the rate a quote at the same instant shows", async () => {
-    const s = await setup()
-    const stock = await s.get("/stocks/SCOM.KE")
-    const quote = await s.get("/quote/SCOM?side=BUY&quantity=1")
-    expect([stock.status, quote.status]).toEqual([200, 200])
-    expect(stock.body.currency).toBe("KES")
-    expect(quote.body.price).toBe(stock.body.price)
-    expect(quote.body.fxRate).not.toBe(1)
-    expect(stock.body.usdPrice).toBe(quote.body.usdPrice)
-    // KES is more than 100 to the dollar: a KES price is worth far fewer dollars
-    expect(stock.body.usdPrice).toBeLessThan(stock.body.price / 100)
-    const listed = (await s.get("/stocks?search=SCOM")).body.stocks[0]
-    expect(listed.usdPrice).toBe(quote.body.usdPrice)
   })
 })
 

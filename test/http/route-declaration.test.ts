@@ -1,7 +1,7 @@
 /**
- * Declared routes take everything but the handler from the contract: method, path, mount, credential kind from
- * `security`, environments, the Idempotency-Key rule, data-key access and the declared statuses; and decode params,
- * then query, then body.
+ * engine/http/route.ts: declared routes take everything but the handler from the contract: method, path, mount,
+ * credential kind from `security`, environments, the Idempotency-Key rule, data-key access and the declared statuses;
+ * and decode params, then query, then body.
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
