@@ -3,9 +3,22 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "contracts/**/*.test.ts"],
+    // Failure bounds, not expectations of speed: a passing test returns long before them on any machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Each file builds its own engine; two workers keep CI within the machine's two cores.
-    maxWorkers: 2
+    maxWorkers: 2,
+    // One module graph per worker, imported by Node itself (Node 24 strips the types): importing the engine and
+    // effect anew for every file through Vite's module runner was two thirds of the suite's time (E-300). Every
+    // file builds its own engines and stores, so sharing modules shares no state; the mutation config already ran
+    // every file this way.
+    isolate: false,
+    experimental: { viteModuleRunner: false, nodeLoader: false },
+    tags: [
+      {
+        name: "postgres",
+        description: "needs DATABASE_URL (an admin URL; the test creates and drops its own database): the PostgreSQL pass runs these"
+      }
+    ]
   }
 })

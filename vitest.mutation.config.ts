@@ -15,6 +15,9 @@ export default mergeConfig(
       // mutant's time (8 HTTP test files: 31 s isolated, 6 s shared). Mutants are switched by a runtime flag, so
       // sharing modules cannot leak one mutant into another.
       isolate: false,
+      // Stryker's vitest runner instruments and switches mutants through Vite's module runner, as it was measured
+      // with; the project's config loads modules with Node's own loader instead (E-277).
+      experimental: { viteModuleRunner: true },
       // A mutant that makes a request hang fails its test here within 15 s, instead of waiting out Stryker's timeout
       // for every test that covers it (minutes, for gateway code) and restarting the worker (E-276). Under mutation
       // the model tests run 30 sequences: no test takes 5 s.

@@ -10,6 +10,11 @@
  * --vitest FILE=EXIT  a vitest JSON report and the exit status of the run that wrote it. Its tests count one each; a
  *                     missing report, or a non-zero exit with no failure in the report (a crash, an unhandled error),
  *                     counts one failure.
+ * --vitest-subset FILE=EXIT
+ *                     a run of a subset (CI's PostgreSQL pass, `--tags-filter=postgres`): its passed and failed tests
+ *                     count, the tests it filtered out do not, and a test an earlier --vitest report skipped that this
+ *                     one ran counts once, as run. A subset that ran no test is a failure.
+ * --phases TSV        one line per CI phase: name and seconds (tab-separated); printed as a table before the total.
  * --scenarios TSV     one line per scenario run: file, store, exit status, log path (tab-separated). The log is the
  *                     CLI's output ("N passed, N failed" and "trace hash <hex>" last). Each run counts one (passes when
  *                     it exited 0 with no failed step and printed a hash); each scenario file counts one more for
@@ -25,6 +30,8 @@ export interface Tally {
   failed: number
   skipped: number
   readonly notes: Array<string>
+  /** Tests skipped by the --vitest reports so far, by file and name: a later subset run may run them. */
+  readonly skippedTests?: Set<string>
 }
 
 interface VitestReport {
@@ -89,6 +96,7 @@ export const addVitest = (t: Tally, file: string, exit: number): void => {
     return
   }
   const failedHere = r.numFailedTests + (r.numFailedTests === 0 ? r.numFailedTestSuites : 0)
+  for (const key of testKeys(r, isSkipped)) t.skippedTests?.add(key)
   t.passed += r.numPassedTests
   t.failed += failedHere
   t.skipped += r.numPendingTests + r.numTodoTests
@@ -100,6 +108,61 @@ export const addVitest = (t: Tally, file: string, exit: number): void => {
     t.failed += 1
     t.notes.push(`FAIL ${file}: vitest exited ${exit} but its report counts no failure (unhandled error or crash; see its output above)`)
   }
+}
+
+const isSkipped = (status: string) => status === "skipped" || status === "pending" || status === "todo"
+const ran = (status: string) => status === "passed" || status === "failed"
+
+/**
+ * "file > full name" of the tests of `r` whose status matches. A suite skipped for want of DATABASE_URL says so in its
+ * name ("postgres store (skipped: set DATABASE_URL to run)"), which the run that has it does not: that note is dropped.
+ */
+export const testKeys = (r: VitestReport, status: (s: string) => boolean): Array<string> =>
+  (r.testResults ?? []).flatMap((suite) =>
+    (suite.assertionResults ?? [])
+      .filter((a) => status(a.status))
+      .map((a) => `${relative(process.cwd(), suite.name)} > ${a.fullName.replace(/ \((?:skipped:[^)]*|seed \d+)\)/g, "")}`)
+  )
+
+/** A subset run (see --vitest-subset): counts what it ran; what it ran of the earlier skips is no longer skipped. */
+export const addVitestSubset = (t: Tally, file: string, exit: number): void => {
+  if (!existsSync(file)) {
+    t.failed += 1
+    t.notes.push(`FAIL ${file}: missing test report (the run crashed; exit ${exit})`)
+    return
+  }
+  const r = JSON.parse(readFileSync(file, "utf8")) as VitestReport
+  const failedHere = r.numFailedTests + (r.numFailedTests === 0 ? r.numFailedTestSuites : 0)
+  const ranHere = testKeys(r, ran)
+  const nowRun = ranHere.filter((key) => t.skippedTests?.delete(key) === true).length
+  t.passed += r.numPassedTests
+  t.failed += failedHere
+  t.skipped -= Math.min(t.skipped, nowRun)
+  t.notes.push(
+    `${failedHere > 0 ? "FAIL" : "ok  "} ${file}: ${r.numPassedTests} passed, ${failedHere} failed (exit ${exit}); ${nowRun} of them skipped by the earlier pass`
+  )
+  t.notes.push(...failedTestNotes(r))
+  if (ranHere.length === 0) {
+    t.failed += 1
+    t.notes.push(`FAIL ${file}: the subset ran no test`)
+  } else if (!exitOk(exit) && failedHere === 0) {
+    t.failed += 1
+    t.notes.push(`FAIL ${file}: vitest exited ${exit} but its report counts no failure (unhandled error or crash; see its output above)`)
+  }
+}
+
+/** The phase table: each phase's seconds, and the total. */
+export const phaseTable = (tsv: string): Array<string> => {
+  const rows = readFileSync(tsv, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => {
+      const [name = "", seconds = "0"] = line.split("\t")
+      return [name, Number(seconds)] as const
+    })
+  const width = Math.max(5, ...rows.map(([name]) => name.length))
+  const total = rows.reduce((sum, [, seconds]) => sum + seconds, 0)
+  return [...rows, ["total", total] as const].map(([name, seconds]) => `${name.padEnd(width)} ${String(Math.round(seconds)).padStart(5)} s`)
 }
 
 export interface ScenarioRun {
@@ -184,14 +247,17 @@ export const finalLine = (t: Tally) => `${t.passed} passed, ${t.failed} failed${
 
 /** Runs the command line; returns the tally (the caller prints and exits). */
 export const summarise = (args: ReadonlyArray<string>): Tally => {
-  const t: Tally = { passed: 0, failed: 0, skipped: 0, notes: [] }
+  const t: Tally = { passed: 0, failed: 0, skipped: 0, notes: [], skippedTests: new Set() }
   for (let i = 0; i < args.length; i++) {
     const flag = args[i]
     const value = args[i + 1]
     if (value === undefined) throw new Error(`ci-summary: ${flag} needs a value`)
     i++
     if (flag === "--vitest") addVitest(t, ...pair(value))
-    else if (flag === "--scenarios") {
+    else if (flag === "--vitest-subset") addVitestSubset(t, ...pair(value))
+    else if (flag === "--phases") {
+      if (existsSync(value)) t.notes.push(...phaseTable(value).map((line) => `time ${line}`))
+    } else if (flag === "--scenarios") {
       if (existsSync(value)) addScenarios(t, readScenarioRuns(value))
       else addScenarios(t, [])
     } else if (flag === "--check") addCheck(t, ...pair(value))
@@ -211,6 +277,8 @@ if (import.meta.main) {
   }
   console.log("\n== summary")
   for (const note of orderedNotes(t.notes)) console.log(note)
+  const neverRun = [...(t.skippedTests ?? [])]
+  if (neverRun.length > 0 && neverRun.length <= 20) for (const key of neverRun) console.log(`skip   ${key}`)
   console.log(finalLine(t))
   process.exit(t.failed > 0 ? 1 : 0)
 }

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { partnerOf, storeDocs } from "../http/accounts-kit.ts"
 import { contractProblems, startEngine } from "../http/harness.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const ROOT = join(import.meta.dirname, "..", "..")
@@ -53,7 +54,7 @@ describe("40 concurrent withdrawals from a $100 wallet", () => {
     }
   })
 
-  describe.skipIf(DATABASE_URL === undefined)("postgres (skipped: set DATABASE_URL to run)", () => {
+  describe.skipIf(DATABASE_URL === undefined)("postgres (skipped: set DATABASE_URL to run)", onPostgres, () => {
     const scope = Effect.runSync(Scope.make())
     let url = ""
     beforeAll(async () => {

@@ -24,6 +24,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { type Env, partnerOf, storeDocs } from "../http/accounts-kit.ts"
 import { fees, grossCents } from "../../engine/domain/money.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const SEED = process.env.SOKONI_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_SEED)
 const PATH = process.env.SOKONI_PATH
@@ -569,7 +570,7 @@ describe("ledger model (fast-check)", () => {
     }
   }, 600_000)
 
-  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", () => {
+  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", onPostgres, () => {
     const scope = Effect.runSync(Scope.make())
     let url = ""
     beforeAll(async () => {
@@ -959,7 +960,7 @@ describe("ledger model with resting orders (fast-check)", () => {
     expect(await runRestingModel((seed) => startEngine({ seed }), RESTING_RUNS)).toBeGreaterThanOrEqual(RESTING_RUNS)
   }, 600_000)
 
-  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", () => {
+  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", onPostgres, () => {
     const scope = Effect.runSync(Scope.make())
     let url = ""
     beforeAll(async () => {

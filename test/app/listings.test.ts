@@ -11,6 +11,7 @@ import { MemoryStoreLayer } from "../../engine/store/memory.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
 import { Store } from "../../engine/store/port.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const listing = (id: string) => INSTRUMENTS.find((i) => i.id === id) as Instrument
@@ -61,17 +62,13 @@ describe("Listings", () => {
     await Effect.runPromise(scenario.pipe(Effect.provide(Layer.provideMerge(Listings.layer, MemoryStoreLayer))))
   })
 
-  it.skipIf(DATABASE_URL === undefined)(
-    "the same on PostgreSQL (skipped: set DATABASE_URL)",
-    async () => {
-      const scope = Effect.runSync(Scope.make())
-      try {
-        const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
-        await Effect.runPromise(scenario.pipe(Effect.provide(Layer.provideMerge(Listings.layer, PostgresStoreLayer(url)))))
-      } finally {
-        await Effect.runPromise(Scope.close(scope, Exit.void))
-      }
-    },
-    60_000
-  )
+  it.skipIf(DATABASE_URL === undefined)("the same on PostgreSQL (skipped: set DATABASE_URL)", { ...onPostgres, timeout: 60_000 }, async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
+      await Effect.runPromise(scenario.pipe(Effect.provide(Layer.provideMerge(Listings.layer, PostgresStoreLayer(url)))))
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
 })

@@ -16,6 +16,7 @@ import { MemoryStoreLayer } from "../../engine/store/memory.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
+import { onPostgres } from "../support/stores.ts"
 
 type Engine = ReturnType<typeof startEngine>
 
@@ -190,7 +191,7 @@ describe("the bounded memory of credentials", () => {
   })
 })
 
-describe.skipIf(DATABASE_URL === undefined)("principal cache across two engines on one postgres (skipped: set DATABASE_URL)", () => {
+describe.skipIf(DATABASE_URL === undefined)("principal cache across two engines on one postgres (skipped: set DATABASE_URL)", onPostgres, () => {
   const scope = Effect.runSync(Scope.make())
   let url = ""
   beforeAll(async () => {

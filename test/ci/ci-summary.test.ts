@@ -194,3 +194,70 @@ describe("ci-summary", () => {
     expect(unknown.out.trim().split("\n").at(-1)).toBe("0 passed, 1 failed")
   })
 })
+
+/** A vitest JSON report with named tests in one file: [full name, status]. */
+const namedReport = (tests: ReadonlyArray<readonly [string, string]>) => {
+  const count = (status: string) => tests.filter(([, s]) => s === status).length
+  return file(
+    "named.json",
+    JSON.stringify({
+      numPassedTests: count("passed"),
+      numFailedTests: count("failed"),
+      numPendingTests: count("skipped"),
+      numTodoTests: 0,
+      numFailedTestSuites: 0,
+      testResults: [
+        { name: join(process.cwd(), "test/x.test.ts"), status: "passed", assertionResults: tests.map(([fullName, status]) => ({ fullName, status })) }
+      ]
+    })
+  )
+}
+
+describe("ci-summary: the PostgreSQL pass runs what the memory pass skipped", () => {
+  const memoryPass = () =>
+    namedReport([
+      ["rules on memory", "passed"],
+      ["postgres store (skipped: set DATABASE_URL to run) reads back", "skipped"],
+      ["rules on postgres", "skipped"]
+    ])
+
+  it("counts a test skipped on memory and run on postgres once, as run, and leaves nothing skipped", () => {
+    const postgresPass = namedReport([
+      ["rules on memory", "skipped"],
+      ["postgres store reads back", "passed"],
+      ["rules on postgres", "passed"]
+    ])
+    expect(line(["--vitest", `${memoryPass()}=0`, "--vitest-subset", `${postgresPass}=0`])).toBe("3 passed, 0 failed")
+  })
+
+  it("still counts as skipped a test the subset did not run either", () => {
+    const postgresPass = namedReport([
+      ["postgres store reads back", "passed"],
+      ["rules on postgres", "skipped"]
+    ])
+    expect(line(["--vitest", `${memoryPass()}=0`, "--vitest-subset", `${postgresPass}=0`])).toBe("2 passed, 0 failed, 1 skipped")
+  })
+
+  it("fails a subset that ran no test (a tag filter that matches nothing)", () => {
+    const empty = namedReport([["rules on memory", "skipped"]])
+    const t = summarise(["--vitest", `${memoryPass()}=0`, "--vitest-subset", `${empty}=0`])
+    expect(t.failed).toBe(1)
+    expect(t.notes).toContain(`FAIL ${empty}: the subset ran no test`)
+  })
+
+  it("counts the subset's failures and a crash with a clean report", () => {
+    const failing = namedReport([["rules on postgres", "failed"]])
+    expect(line(["--vitest", `${memoryPass()}=0`, "--vitest-subset", `${failing}=1`])).toBe("1 passed, 1 failed, 1 skipped")
+    const clean = namedReport([["rules on postgres", "passed"]])
+    expect(line(["--vitest", `${memoryPass()}=0`, "--vitest-subset", `${clean}=1`])).toBe("2 passed, 1 failed, 1 skipped")
+  })
+})
+
+describe("ci-summary: phase times", () => {
+  it("prints each phase's seconds and their total, before the closing line", () => {
+    const phases = file("phases.tsv", "install\t41.2\nnpm test\t120.6\n")
+    const t = summarise(["--vitest", `${report(1, 0)}=0`, "--phases", phases])
+    expect(t.notes.filter((n) => n.startsWith("time "))).toEqual(["time install     41 s", "time npm test   121 s", "time total      162 s"])
+    expect(finalLine(t)).toBe("1 passed, 0 failed")
+  })
+})

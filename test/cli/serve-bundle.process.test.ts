@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BUNDLE_ENV, MANIFEST, type Manifest } from "../../engine/cli/bundle.ts"
 import { buildServe } from "../../scripts/build-serve.ts"
 import { adminUrl, freePort, send, withDatabase } from "../http/node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const BIN = join(ROOT, "engine", "cli", "bin.ts")
@@ -110,7 +111,7 @@ describe("the bundled serve", () => {
     expect(served.loaded).toContain(pathToFileURL(join(ROOT, "engine", "http", "node-server.ts")).href)
   })
 
-  it.skipIf(adminUrl === undefined)("serves the postgres store too", async () => {
+  it.skipIf(adminUrl === undefined)("serves the postgres store too", onPostgres, async () => {
     await withDatabase(adminUrl!, async (url) => {
       const served = await serveWith(bundleDir, ["--store", "postgres", "--database-url", url], servesTheApi)
       expect(served.loaded).toContain(pathToFileURL(join(bundleDir, "serve-main.js")).href)

@@ -9,6 +9,7 @@ import { registry } from "../../engine/conform/conform.ts"
 import type { RunReport } from "../../engine/report/model.ts"
 import { adminUrl, withDatabase } from "../http/node-server-kit.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const CONTRACT_IDS = ["missing-auth", "answers-within-contract", "missing-idempotency-key", "bad-input-rejected", "unsupported-method"]
 
@@ -40,22 +41,18 @@ describe("sokoni conform: contract checks", () => {
     expect(report.seed).toBe(7)
   })
 
-  it.skipIf(adminUrl === undefined)(
-    "passes every check against our engine on the postgres store too",
-    async () => {
-      const run = await withDatabase(adminUrl ?? "", async (url) => {
-        const pg = await startTarget({ store: "postgres", databaseUrl: url })
-        try {
-          return await conformAgainst(pg.base, { only: CONTRACT_IDS })
-        } finally {
-          await pg.stop()
-        }
-      })
-      expect(run.checks.filter((c) => c.status === "failed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
-      expect(run.checks.filter((c) => c.status === "passed")).toHaveLength(report.checks.filter((c) => c.status === "passed").length)
-    },
-    120_000
-  )
+  it.skipIf(adminUrl === undefined)("passes every check against our engine on the postgres store too", { ...onPostgres, timeout: 120_000 }, async () => {
+    const run = await withDatabase(adminUrl ?? "", async (url) => {
+      const pg = await startTarget({ store: "postgres", databaseUrl: url })
+      try {
+        return await conformAgainst(pg.base, { only: CONTRACT_IDS })
+      } finally {
+        await pg.stop()
+      }
+    })
+    expect(run.checks.filter((c) => c.status === "failed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
+    expect(run.checks.filter((c) => c.status === "passed")).toHaveLength(report.checks.filter((c) => c.status === "passed").length)
+  })
 
   it("fails the check that names a break (no rate-limit headers, a 500, auth not enforced) with a reproducer and replay", async () => {
     // A proxy in front of the engine that breaks three operations in three ways.

@@ -13,6 +13,7 @@ import { scenarioFiles } from "../../engine/conform/scenario-checks.ts"
 import { loadScenario, shiftScenario } from "../../scenarios/runner.ts"
 import { adminUrl, withDatabase } from "../http/node-server-kit.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const DIR = `${import.meta.dirname}/../../scenarios`
 const FILES = scenarioFiles().map((f) => relative(`${import.meta.dirname}/../../scenarios`, f))
@@ -167,6 +168,7 @@ describe.skipIf(adminUrl === undefined)(
   adminUrl === undefined
     ? "sokoni conform: receivers and fresh worlds on postgres (skipped: set DATABASE_URL)"
     : "sokoni conform: receivers and fresh worlds on postgres",
+  onPostgres,
   () => {
     it("runs scripted-receiver scenarios and, after a reset that empties the tables, the worlds of their own", async () => {
       await withDatabase(adminUrl ?? "", async (url) => {

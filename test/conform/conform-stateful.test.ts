@@ -9,6 +9,7 @@ import type { EngineConfig } from "../../engine/runtime.ts"
 import { PLANTED_DEFECTS, type PlantedDefect } from "../../engine/sim/defects.ts"
 import { adminUrl, withDatabase } from "../http/node-server-kit.ts"
 import { conformAgainst, startTarget } from "./conform-kit.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const STATEFUL = statefulChecks().map((c) => c.id)
 
@@ -39,29 +40,30 @@ const stores: ReadonlyArray<readonly [string, WithStore]> = [
   ...(adminUrl === undefined ? [] : [["postgres", onPostgres(adminUrl)] as const])
 ]
 
-describe.each(stores)("sokoni conform: stateful checks (%s store)", (_name, withStore) => {
-  it("passes every stateful check against our engine, nothing skipped", async () => {
-    const report = await withStore((c) => runAgainst(c))
-    expect(report.checks.map((c) => c.name.split(":")[0])).toEqual(STATEFUL)
-    expect(report.checks.filter((c) => c.status !== "passed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
-    // The oracle's verdict names the request it predicted.
-    expect(report.checks.find((c) => c.name.startsWith("rate-limit-oracle"))?.message).toBe("request 101 was the first 429, as the window implies")
-    expect(report.checks.find((c) => c.name.startsWith("event-agreement"))?.message).toBe("3 events agree (order FILLED)")
-  }, 60_000)
+for (const [name, withStore] of stores)
+  describe(`sokoni conform: stateful checks (${name} store)`, tagsFor(name), () => {
+    it("passes every stateful check against our engine, nothing skipped", async () => {
+      const report = await withStore((c) => runAgainst(c))
+      expect(report.checks.map((c) => c.name.split(":")[0])).toEqual(STATEFUL)
+      expect(report.checks.filter((c) => c.status !== "passed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
+      // The oracle's verdict names the request it predicted.
+      expect(report.checks.find((c) => c.name.startsWith("rate-limit-oracle"))?.message).toBe("request 101 was the first 429, as the window implies")
+      expect(report.checks.find((c) => c.name.startsWith("event-agreement"))?.message).toBe("3 events agree (order FILLED)")
+    }, 60_000)
 
-  it.each(PLANTED_DEFECTS)(
-    "catches the planted defect %s by name, with a reproducer",
-    async (defect) => {
-      const report = await withStore((c) => runAgainst({ ...c, plantDefects: [defect] }))
-      const failed = report.checks.filter((c) => c.status === "failed")
-      expect(failed.map((c) => c.name.split(":")[0])).toEqual([CAUGHT_BY[defect]])
-      expect(failed[0]?.reproducer).toMatch(/^curl -sS -i -X (GET|POST) 'http:\/\/127\.0\.0\.1:\d+\/api\/(sandbox\/)?v1\/partner\//)
-      expect(failed[0]?.replay).toMatch(new RegExp(`--only ${CAUGHT_BY[defect]}$`))
-      expect(failed[0]?.timeline?.length).toBeGreaterThan(0)
-    },
-    60_000
-  )
-})
+    it.each(PLANTED_DEFECTS)(
+      "catches the planted defect %s by name, with a reproducer",
+      async (defect) => {
+        const report = await withStore((c) => runAgainst({ ...c, plantDefects: [defect] }))
+        const failed = report.checks.filter((c) => c.status === "failed")
+        expect(failed.map((c) => c.name.split(":")[0])).toEqual([CAUGHT_BY[defect]])
+        expect(failed[0]?.reproducer).toMatch(/^curl -sS -i -X (GET|POST) 'http:\/\/127\.0\.0\.1:\d+\/api\/(sandbox\/)?v1\/partner\//)
+        expect(failed[0]?.replay).toMatch(new RegExp(`--only ${CAUGHT_BY[defect]}$`))
+        expect(failed[0]?.timeline?.length).toBeGreaterThan(0)
+      },
+      60_000
+    )
+  })
 
 describe("planted defects", () => {
   it("are off unless named: the default engine passes the checks each defect fails (above)", () => {

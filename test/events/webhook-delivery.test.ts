@@ -12,6 +12,7 @@ import { DISABLE_AFTER, RETRY_DELAYS_MS, signatureHeaderNames } from "../../engi
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const SECRET = "whsec_0123456789abcdef"
@@ -69,89 +70,94 @@ const setup = async (admin: string | undefined, options: { webhookSignatureHeade
   return { engine, receivers, partner, write, read, register, credit, advance }
 }
 
-describe.each(await databases())("webhook delivery (store %s)", (admin) => {
-  const store = admin === undefined ? "memory" : "postgres"
+for (const admin of await databases())
+  describe(`webhook delivery (store ${admin === undefined ? "memory" : "postgres"})`, tagsFor(admin === undefined ? "memory" : "postgres"), () => {
+    const store = admin === undefined ? "memory" : "postgres"
 
-  it(`${store}: a receiver failing k times then answering 2xx gets the event on attempt k+1 at the scheduled offsets, one eventId`, async () => {
-    const w = await setup(admin)
-    const ids: Array<string> = []
-    for (let k = 0; k <= 5; k++) {
-      const url = `https://hooks.acme.test/k${k}`
-      w.receivers.script(
-        url,
-        Array.from({ length: k }, (_, i) => (i % 2 === 0 ? { status: 500 } : { latencyMs: 9_000 }))
-      )
-      ids.push(await w.register(url))
-    }
-    await w.credit()
-    await w.advance(3 * 3600)
-    const received = w.receivers.take()
-    for (let k = 0; k <= 5; k++) {
-      const got = received.filter((r) => r.url === `https://hooks.acme.test/k${k}`)
-      expect(got.map((r) => (r.at - MONDAY_OPEN) / 1000)).toEqual(OFFSETS_S.slice(0, k + 1))
-      const envelopes = got.map((r) => JSON.parse(r.body))
-      expect(new Set(envelopes.map((e) => e.eventId)).size).toBe(1)
-      expect(envelopes[0]).toMatchObject({ event: "wallet.credited", isSandbox: true, data: { currency: "USD" } })
-      expect(Object.keys(envelopes[0])).toEqual(["eventId", "event", "timestamp", "data", "isSandbox"])
-      expect(got.at(-1)?.result).toEqual({ kind: "answered", status: 200, latencyMs: 0 })
-      const list = await w.read(`/webhooks/${ids[k]}/deliveries`)
-      expect(list.body.deliveries).toEqual([
-        {
-          deliveryId: expect.stringMatching(/^dlv_/),
-          event: "wallet.credited",
-          statusCode: 200,
-          success: true,
-          latencyMs: 0,
-          attempts: k + 1,
-          deliveredAt: new Date(MONDAY_OPEN + (OFFSETS_S[k] ?? 0) * 1000).toISOString(),
-          eventId: envelopes[0].eventId,
-          nextAttemptAt: null
-        }
-      ])
-    }
+    it(`${store}: a receiver failing k times then answering 2xx gets the event on attempt k+1 at the scheduled offsets, one eventId`, async () => {
+      const w = await setup(admin)
+      const ids: Array<string> = []
+      for (let k = 0; k <= 5; k++) {
+        const url = `https://hooks.acme.test/k${k}`
+        w.receivers.script(
+          url,
+          Array.from({ length: k }, (_, i) => (i % 2 === 0 ? { status: 500 } : { latencyMs: 9_000 }))
+        )
+        ids.push(await w.register(url))
+      }
+      await w.credit()
+      await w.advance(3 * 3600)
+      const received = w.receivers.take()
+      for (let k = 0; k <= 5; k++) {
+        const got = received.filter((r) => r.url === `https://hooks.acme.test/k${k}`)
+        expect(got.map((r) => (r.at - MONDAY_OPEN) / 1000)).toEqual(OFFSETS_S.slice(0, k + 1))
+        const envelopes = got.map((r) => JSON.parse(r.body))
+        expect(new Set(envelopes.map((e) => e.eventId)).size).toBe(1)
+        expect(envelopes[0]).toMatchObject({ event: "wallet.credited", isSandbox: true, data: { currency: "USD" } })
+        expect(Object.keys(envelopes[0])).toEqual(["eventId", "event", "timestamp", "data", "isSandbox"])
+        expect(got.at(-1)?.result).toEqual({ kind: "answered", status: 200, latencyMs: 0 })
+        const list = await w.read(`/webhooks/${ids[k]}/deliveries`)
+        expect(list.body.deliveries).toEqual([
+          {
+            deliveryId: expect.stringMatching(/^dlv_/),
+            event: "wallet.credited",
+            statusCode: 200,
+            success: true,
+            latencyMs: 0,
+            attempts: k + 1,
+            deliveredAt: new Date(MONDAY_OPEN + (OFFSETS_S[k] ?? 0) * 1000).toISOString(),
+            eventId: envelopes[0].eventId,
+            nextAttemptAt: null
+          }
+        ])
+      }
+    })
+
+    it(`${store}: all six attempts failing is recorded as failed, and nothing is sent after the sixth`, async () => {
+      const w = await setup(admin)
+      w.receivers.script("https://hooks.acme.test/down", [], { status: 503 })
+      const id = await w.register("https://hooks.acme.test/down")
+      await w.credit()
+      await w.advance(5)
+      let list = await w.read(`/webhooks/${id}/deliveries`)
+      expect(list.body.deliveries[0]).toMatchObject({
+        attempts: 2,
+        success: false,
+        statusCode: 503,
+        nextAttemptAt: new Date(MONDAY_OPEN + 35_000).toISOString()
+      })
+      await w.advance(24 * 3600)
+      expect(w.receivers.take().map((r) => (r.at - MONDAY_OPEN) / 1000)).toEqual(OFFSETS_S)
+      list = await w.read(`/webhooks/${id}/deliveries`)
+      expect(list.body.deliveries[0]).toMatchObject({ attempts: 6, success: false, statusCode: 503, nextAttemptAt: null })
+      await w.advance(24 * 3600)
+      expect(w.receivers.take()).toEqual([])
+    })
+
+    it(`${store}: flipping any byte of the body breaks the signature receiver-side`, async () => {
+      const w = await setup(admin, { webhookSignatureHeaders: ["X-MyStocks-Signature"] })
+      w.receivers.script("https://hooks.acme.test/sig")
+      await w.register("https://hooks.acme.test/sig")
+      await w.credit()
+      await w.advance(0)
+      const [got] = w.receivers.take()
+      if (got === undefined) throw new Error("nothing delivered")
+      const signature = got.headers["x-service-signature"] ?? ""
+      expect(got.headers["x-mystocks-signature"]).toBe(signature)
+      expect(got.headers["content-type"]).toBe("application/json")
+      expect(verify(SECRET, got.body, signature)).toBe(true)
+      expect(verify("another-secret-of-16", got.body, signature)).toBe(false)
+      const bytes = Buffer.from(got.body)
+      for (let i = 0; i < bytes.length; i++) {
+        const flipped = Buffer.from(bytes)
+        flipped[i] = (flipped[i] ?? 0) ^ 0x01
+        expect(verify(SECRET, flipped.toString("latin1"), signature), `byte ${i}`).toBe(false)
+      }
+    })
   })
 
-  it(`${store}: all six attempts failing is recorded as failed, and nothing is sent after the sixth`, async () => {
-    const w = await setup(admin)
-    w.receivers.script("https://hooks.acme.test/down", [], { status: 503 })
-    const id = await w.register("https://hooks.acme.test/down")
-    await w.credit()
-    await w.advance(5)
-    let list = await w.read(`/webhooks/${id}/deliveries`)
-    expect(list.body.deliveries[0]).toMatchObject({ attempts: 2, success: false, statusCode: 503, nextAttemptAt: new Date(MONDAY_OPEN + 35_000).toISOString() })
-    await w.advance(24 * 3600)
-    expect(w.receivers.take().map((r) => (r.at - MONDAY_OPEN) / 1000)).toEqual(OFFSETS_S)
-    list = await w.read(`/webhooks/${id}/deliveries`)
-    expect(list.body.deliveries[0]).toMatchObject({ attempts: 6, success: false, statusCode: 503, nextAttemptAt: null })
-    await w.advance(24 * 3600)
-    expect(w.receivers.take()).toEqual([])
-  })
-
-  it(`${store}: flipping any byte of the body breaks the signature receiver-side`, async () => {
-    const w = await setup(admin, { webhookSignatureHeaders: ["X-MyStocks-Signature"] })
-    w.receivers.script("https://hooks.acme.test/sig")
-    await w.register("https://hooks.acme.test/sig")
-    await w.credit()
-    await w.advance(0)
-    const [got] = w.receivers.take()
-    if (got === undefined) throw new Error("nothing delivered")
-    const signature = got.headers["x-service-signature"] ?? ""
-    expect(got.headers["x-mystocks-signature"]).toBe(signature)
-    expect(got.headers["content-type"]).toBe("application/json")
-    expect(verify(SECRET, got.body, signature)).toBe(true)
-    expect(verify("another-secret-of-16", got.body, signature)).toBe(false)
-    const bytes = Buffer.from(got.body)
-    for (let i = 0; i < bytes.length; i++) {
-      const flipped = Buffer.from(bytes)
-      flipped[i] = (flipped[i] ?? 0) ^ 0x01
-      expect(verify(SECRET, flipped.toString("latin1"), signature), `byte ${i}`).toBe(false)
-    }
-  })
-})
-
-describe.each((await databases()).map((admin) => ({ admin, store: admin === undefined ? "memory" : "postgres" })))(
-  "webhook delivery rules ($store)",
-  ({ admin }) => {
+for (const { admin, store } of (await databases()).map((admin) => ({ admin, store: admin === undefined ? "memory" : "postgres" })))
+  describe(`webhook delivery rules (${store})`, tagsFor(store), () => {
     it("an answer after 8 s is a failed attempt; a redirect is not followed and counts as non-2xx", async () => {
       const w = await setup(admin)
       w.receivers.script("https://hooks.acme.test/slow", [{ latencyMs: 8_000 }, { status: 302 }, { latencyMs: 7_999 }])
@@ -251,8 +257,7 @@ describe.each((await databases()).map((admin) => ({ admin, store: admin === unde
       await w.advance(0)
       expect(w.receivers.take()).toHaveLength(1)
     })
-  }
-)
+  })
 
 describe("the failure count of D-055", () => {
   /** Long enough for every retry of a delivery to run out. */

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { Outbound, type OutboundRequest, SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const URL_OK = "https://hooks.acme.test/outbox"
@@ -130,7 +131,7 @@ describe("webhook outbox", () => {
   })
 
   const admin = process.env.DATABASE_URL
-  it.skipIf(admin === undefined || admin === "")("postgres: a delivery committed before a restart is sent by the next process", async () => {
+  it.skipIf(admin === undefined || admin === "")("postgres: a delivery committed before a restart is sent by the next process", onPostgres, async () => {
     const scope = Effect.runSync(Scope.make())
     cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
     const databaseUrl = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(admin ?? ""), Scope.Scope, scope))

@@ -11,6 +11,7 @@ import { INSTRUMENTS } from "../../engine/domain/instruments.ts"
 import { partnerOf } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 type Engine = ReturnType<typeof startEngine>
 
@@ -103,16 +104,20 @@ describe("the catalogue over HTTP", () => {
   })
 })
 
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "catalogue on postgres (skipped: set DATABASE_URL)" : "catalogue on postgres", () => {
-  it("lists, pages and refuses as on memory", async () => {
-    await withDatabase(adminUrl ?? "", async (databaseUrl) => {
-      const engine = startEngine({ databaseUrl })
-      try {
-        await listsAndPages(engine)
-        await refusesInactive(engine)
-      } finally {
-        await engine.dispose()
-      }
-    })
-  }, 120_000)
-})
+describe.skipIf(adminUrl === undefined)(
+  adminUrl === undefined ? "catalogue on postgres (skipped: set DATABASE_URL)" : "catalogue on postgres",
+  onPostgres,
+  () => {
+    it("lists, pages and refuses as on memory", async () => {
+      await withDatabase(adminUrl ?? "", async (databaseUrl) => {
+        const engine = startEngine({ databaseUrl })
+        try {
+          await listsAndPages(engine)
+          await refusesInactive(engine)
+        } finally {
+          await engine.dispose()
+        }
+      })
+    }, 120_000)
+  }
+)

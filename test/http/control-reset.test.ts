@@ -10,6 +10,7 @@ import { type RunningServer, startServer } from "../../engine/http/node-server.t
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
 import { startEngine } from "./harness.ts"
 import { adminUrl, config, portOf, withDatabase } from "./node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const control = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
 const SANDBOX = "/api/sandbox/v1/partner"
@@ -177,6 +178,7 @@ describe("POST /_sim/reset on a system clock", () => {
 
 describe.skipIf(adminUrl === undefined)(
   adminUrl === undefined ? "POST /_sim/reset on postgres (skipped: set DATABASE_URL)" : "POST /_sim/reset on postgres",
+  onPostgres,
   () => {
     it("empties the tables: the new world holds nothing of the old, and neither does a restart on the same database", async () => {
       await withDatabase(adminUrl ?? "", async (url) => {

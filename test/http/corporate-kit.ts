@@ -13,6 +13,7 @@ import { parseScaled } from "../../engine/domain/money.ts"
 import { partnerOf, type TraceEvent } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 import { adminUrl, withDatabase } from "./node-server-kit.ts"
+import { tagsFor } from "../support/stores.ts"
 
 export type Engine = ReturnType<typeof startEngine>
 
@@ -93,7 +94,7 @@ export const describeOnBothStores = (title: string, flows: ReadonlyArray<readonl
     afterEach(() => engine.dispose())
     for (const [name, flow] of flows) it(name, () => flow(engine), 30_000)
   })
-  describe.skipIf(adminUrl === undefined)(`${title} on postgres${adminUrl === undefined ? " (skipped: set DATABASE_URL)" : ""}`, () => {
+  describe.skipIf(adminUrl === undefined)(`${title} on postgres${adminUrl === undefined ? " (skipped: set DATABASE_URL)" : ""}`, tagsFor("postgres"), () => {
     for (const [name, flow] of flows.slice(0, onPostgres)) {
       it(name, async () => {
         await withDatabase(adminUrl ?? "", async (databaseUrl) => {

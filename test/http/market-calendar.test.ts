@@ -13,6 +13,7 @@ import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { eventsOf, storeDocs } from "./accounts-kit.ts"
 import { MONDAY_OPEN, startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const LIVE = "/api/v1/partner"
@@ -235,7 +236,7 @@ describe("GET /market/holidays", () => {
 })
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`market.status events (${store})`, () => {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`market.status events (${store})`, tagsFor(store), () => {
     const subscribe = async (s: Awaited<ReturnType<typeof setup>>, events = ["market.status"]) => {
       const r = await s.write("POST", "/webhooks", { url: HOOK, events, secret: SECRET })
       expect(r.status).toBe(201)

@@ -9,6 +9,7 @@ import { eventsOf, LIVE } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 import { adminUrl, withDatabase } from "./node-server-kit.ts"
 import { expectError, type PartnerEngine, partnerEngine, SANDBOX } from "./reference-support.ts"
+import { onPostgres } from "../support/stores.ts"
 
 let p: PartnerEngine
 beforeEach(async () => {
@@ -113,7 +114,7 @@ describe("PUT /_sim/market/prices/{symbol}", () => {
   })
 })
 
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "pins on postgres (skipped: set DATABASE_URL)" : "pins on postgres", () => {
+describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "pins on postgres (skipped: set DATABASE_URL)" : "pins on postgres", onPostgres, () => {
   it("fire an alert after the delay, and charts and quotes agree, as on memory", async () => {
     await withDatabase(adminUrl ?? "", async (databaseUrl) => {
       const engine = startEngine({ databaseUrl })

@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { accepts, adminUrl, connectionsAfterClose, freePort, send, withDatabase } from "./node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const BIN = join(ROOT, "engine", "cli", "bin.ts")
@@ -67,7 +68,7 @@ describe("sokoni serve (child process)", () => {
     const port = await freePort()
     const serve = spawnServe(["--port", String(port), "--clock", "manual", "--seed", "1"])
     try {
-      await serve.ready(20_000)
+      await serve.ready(45_000)
       expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
     } finally {
       const done = await stopsOnSigterm(serve.child, serve.finished)
@@ -118,7 +119,7 @@ describe("sokoni serve (child process)", () => {
       "x-service-signature"
     ])
     try {
-      await serve.ready(20_000)
+      await serve.ready(45_000)
       const json = { "content-type": "application/json" }
       const partner = JSON.parse(
         (await send(port, "POST", "/_sim/partners", { ...json, authorization: "Bearer t" }, JSON.stringify({ businessName: "Hooks", email: "h@k.test" }))).body
@@ -175,20 +176,24 @@ describe("sokoni serve (child process)", () => {
   })
 })
 
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "sokoni serve on postgres (skipped: set DATABASE_URL)" : "sokoni serve on postgres", () => {
-  const admin = adminUrl ?? ""
+describe.skipIf(adminUrl === undefined)(
+  adminUrl === undefined ? "sokoni serve on postgres (skipped: set DATABASE_URL)" : "sokoni serve on postgres",
+  onPostgres,
+  () => {
+    const admin = adminUrl ?? ""
 
-  it("serve --store postgres exits 0 within 10 s of SIGTERM", async () => {
-    await withDatabase(admin, async (url) => {
-      const port = await freePort()
-      const serve = spawnServe(["--port", String(port), "--clock", "manual", "--store", "postgres", "--database-url", url])
-      try {
-        await serve.ready(30_000)
-        expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
-      } finally {
-        await stopsOnSigterm(serve.child, serve.finished)
-      }
-      expect(await connectionsAfterClose(admin, url)).toBe(0)
+    it("serve --store postgres exits 0 within 10 s of SIGTERM", async () => {
+      await withDatabase(admin, async (url) => {
+        const port = await freePort()
+        const serve = spawnServe(["--port", String(port), "--clock", "manual", "--store", "postgres", "--database-url", url])
+        try {
+          await serve.ready(45_000)
+          expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
+        } finally {
+          await stopsOnSigterm(serve.child, serve.finished)
+        }
+        expect(await connectionsAfterClose(admin, url)).toBe(0)
+      })
     })
-  })
-})
+  }
+)

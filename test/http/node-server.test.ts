@@ -12,6 +12,7 @@ import { Reactivity } from "effect/reactivity"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_BODY_BYTES, type RunningServer, startServer } from "../../engine/http/node-server.ts"
 import { accepts, adminUrl, config, connectionsAfterClose, connectionsTo, freePort, portOf, send, withDatabase } from "./node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 describe("node-server limits (real socket)", () => {
   let running: RunningServer
@@ -209,66 +210,70 @@ const holdMigrationLock = async (url: string) => {
   }
 }
 
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "node-server on postgres (skipped: set DATABASE_URL)" : "node-server on postgres", () => {
-  const admin = adminUrl ?? ""
+describe.skipIf(adminUrl === undefined)(
+  adminUrl === undefined ? "node-server on postgres (skipped: set DATABASE_URL)" : "node-server on postgres",
+  onPostgres,
+  () => {
+    const admin = adminUrl ?? ""
 
-  // Old engine: the port opened before the store had migrated, so the first requests answered 500.
-  it("opens the port only after migration: refused while migrating, 200 on the first request after", async () => {
-    await withDatabase(admin, async (url) => {
-      const pgConfig = { ...config, store: "postgres", databaseUrl: url } as const
-      // a first start creates the schema (and the migrator's table, whose lock the second start must take)
-      const first = await startServer(pgConfig, 0)
-      await first.stop()
+    // Old engine: the port opened before the store had migrated, so the first requests answered 500.
+    it("opens the port only after migration: refused while migrating, 200 on the first request after", async () => {
+      await withDatabase(admin, async (url) => {
+        const pgConfig = { ...config, store: "postgres", databaseUrl: url } as const
+        // a first start creates the schema (and the migrator's table, whose lock the second start must take)
+        const first = await startServer(pgConfig, 0)
+        await first.stop()
 
-      const release = await holdMigrationLock(url)
-      const port = await freePort()
-      let settled = false
-      const starting = startServer(pgConfig, port).finally(() => {
-        settled = true
-      })
-      try {
-        for (let i = 0; i < 8; i++) {
-          await new Promise((r) => setTimeout(r, 50))
-          expect(settled).toBe(false)
-          expect(await accepts(port)).toBe(false)
+        const release = await holdMigrationLock(url)
+        const port = await freePort()
+        let settled = false
+        const starting = startServer(pgConfig, port).finally(() => {
+          settled = true
+        })
+        try {
+          for (let i = 0; i < 8; i++) {
+            await new Promise((r) => setTimeout(r, 50))
+            expect(settled).toBe(false)
+            expect(await accepts(port)).toBe(false)
+          }
+        } finally {
+          await release()
         }
-      } finally {
-        await release()
-      }
-      const running = await starting
-      try {
-        const status = await send(port, "GET", "/api/v1/status", {})
-        expect(status.status).toBe(200)
-        expect(JSON.parse(status.body).status).toBe("operational")
-      } finally {
+        const running = await starting
+        try {
+          const status = await send(port, "GET", "/api/v1/status", {})
+          expect(status.status).toBe(200)
+          expect(JSON.parse(status.body).status).toBe("operational")
+        } finally {
+          const began = Date.now()
+          await running.stop()
+          // The old engine hung for over 20 s here; 10 s is the bound, and leaves room for a loaded machine.
+          expect(Date.now() - began).toBeLessThan(10_000)
+        }
+        expect(await accepts(port)).toBe(false)
+        expect(await connectionsAfterClose(admin, url)).toBe(0)
+      })
+    })
+
+    it("stop() finishes promptly with a keep-alive connection open, and releases the pool", async () => {
+      await withDatabase(admin, async (url) => {
+        const running = await startServer({ ...config, store: "postgres", databaseUrl: url }, 0)
+        const port = portOf(running)
+        const partner = await send(
+          port,
+          "POST",
+          "/_sim/partners",
+          { authorization: "Bearer t", "content-type": "application/json", connection: "keep-alive" },
+          JSON.stringify({ businessName: "Pool Partner", email: "p@p.test" })
+        )
+        expect(partner.status).toBe(201)
+        expect(await connectionsTo(admin, url)).toBeGreaterThan(0)
         const began = Date.now()
         await running.stop()
-        // The old engine hung for over 20 s here; 10 s is the bound, and leaves room for a loaded machine.
+        // An open keep-alive socket once held stop() for over 20 s; 10 s is the bound for in-flight requests.
         expect(Date.now() - began).toBeLessThan(10_000)
-      }
-      expect(await accepts(port)).toBe(false)
-      expect(await connectionsAfterClose(admin, url)).toBe(0)
+        expect(await connectionsAfterClose(admin, url)).toBe(0)
+      })
     })
-  })
-
-  it("stop() finishes promptly with a keep-alive connection open, and releases the pool", async () => {
-    await withDatabase(admin, async (url) => {
-      const running = await startServer({ ...config, store: "postgres", databaseUrl: url }, 0)
-      const port = portOf(running)
-      const partner = await send(
-        port,
-        "POST",
-        "/_sim/partners",
-        { authorization: "Bearer t", "content-type": "application/json", connection: "keep-alive" },
-        JSON.stringify({ businessName: "Pool Partner", email: "p@p.test" })
-      )
-      expect(partner.status).toBe(201)
-      expect(await connectionsTo(admin, url)).toBeGreaterThan(0)
-      const began = Date.now()
-      await running.stop()
-      // An open keep-alive socket once held stop() for over 20 s; 10 s is the bound for in-flight requests.
-      expect(Date.now() - began).toBeLessThan(10_000)
-      expect(await connectionsAfterClose(admin, url)).toBe(0)
-    })
-  })
-})
+  }
+)

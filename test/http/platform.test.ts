@@ -12,6 +12,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { LIVE, partnerOf, SANDBOX, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, startEngine } from "./harness.ts"
+import { onPostgres, tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 
@@ -30,7 +31,7 @@ const wholeStore = (engine: ReturnType<typeof startEngine>, partitions: Readonly
 for (const store of ["memory", "postgres"] as const) {
   const skip = store === "postgres" && DATABASE_URL === undefined
 
-  describe.skipIf(skip)(`audit log (${store})`, () => {
+  describe.skipIf(skip)(`audit log (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>
@@ -281,7 +282,7 @@ for (const store of ["memory", "postgres"] as const) {
     })
   })
 
-  describe.skipIf(skip)(`usage analytics (${store})`, () => {
+  describe.skipIf(skip)(`usage analytics (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>
@@ -346,7 +347,7 @@ for (const store of ["memory", "postgres"] as const) {
   })
 }
 
-describe.skipIf(DATABASE_URL === undefined)("usage across two engines on one PostgreSQL database", () => {
+describe.skipIf(DATABASE_URL === undefined)("usage across two engines on one PostgreSQL database", onPostgres, () => {
   it("adds up what each engine counted: a mutation writes its engine's counts, /usage its own", async () => {
     const scope = Effect.runSync(Scope.make())
     const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))

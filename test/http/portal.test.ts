@@ -14,6 +14,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { eventsOf, LIVE, SANDBOX, storeDocs } from "./accounts-kit.ts"
 import { MONDAY_OPEN, startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 
@@ -47,7 +48,7 @@ const onboard = async (engine: Engine, uid: string) => {
 }
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`portal (${store})`, () => {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`portal (${store})`, tagsFor(store), () => {
     let engine: Engine
     // On postgres each test gets its own temporary database (uids and applications are global to a store).
     let seed = 0

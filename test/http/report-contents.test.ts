@@ -20,6 +20,7 @@ import { Scheduler } from "../../engine/sim/scheduler.ts"
 import { Store } from "../../engine/store/port.ts"
 import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const disposers: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -99,22 +100,23 @@ describe("GET /reports/{reportId} of an unknown report", () => {
 })
 
 describe("SUB_ACCOUNTS", () => {
-  it.each(stores)("lists the sub-accounts created by the last millisecond of `to`, oldest first, with their columns (%s)", async (store) => {
-    const s = await setup(store)
-    const a = await s.p.createUser("sandbox", { externalId: "sa-a" })
-    await s.p.verify(a.subAccountId)
-    await s.advanceTo(MONDAY_LAST_MS)
-    const b = await s.p.createUser("sandbox", { externalId: "sa-b" })
-    // created a millisecond after the period: not listed
-    await s.advanceTo(TUESDAY_FIRST_MS)
-    await s.p.createUser("sandbox", { externalId: "sa-c" })
-    const file = await s.csv({ type: "SUB_ACCOUNTS", from: "2026-11-23", to: "2026-11-23" })
-    expect(file.header).toBe("subAccountId,externalId,status,kycStatus,kycLevel,createdAt")
-    expect(file.rows).toEqual([
-      [a.subAccountId, "sa-a", "active", "VERIFIED", "BASIC", at(MONDAY_OPEN)],
-      [b.subAccountId, "sa-b", "active", "NONE", "NONE", MONDAY_LAST_MS]
-    ])
-  })
+  for (const store of stores)
+    it(`lists the sub-accounts created by the last millisecond of \`to\`, oldest first, with their columns (${store})`, tagsFor(store), async () => {
+      const s = await setup(store)
+      const a = await s.p.createUser("sandbox", { externalId: "sa-a" })
+      await s.p.verify(a.subAccountId)
+      await s.advanceTo(MONDAY_LAST_MS)
+      const b = await s.p.createUser("sandbox", { externalId: "sa-b" })
+      // created a millisecond after the period: not listed
+      await s.advanceTo(TUESDAY_FIRST_MS)
+      await s.p.createUser("sandbox", { externalId: "sa-c" })
+      const file = await s.csv({ type: "SUB_ACCOUNTS", from: "2026-11-23", to: "2026-11-23" })
+      expect(file.header).toBe("subAccountId,externalId,status,kycStatus,kycLevel,createdAt")
+      expect(file.rows).toEqual([
+        [a.subAccountId, "sa-a", "active", "VERIFIED", "BASIC", at(MONDAY_OPEN)],
+        [b.subAccountId, "sa-b", "active", "NONE", "NONE", MONDAY_LAST_MS]
+      ])
+    })
 
   it("restricted to one sub-account, lists that one only", async () => {
     const s = await setup()
@@ -242,19 +244,20 @@ describe("TRADES and FEES", () => {
     return { ...s, a: a.id, b: b.id, a1: a1.orderId as string, b1: b1.orderId as string, a2: a2.orderId as string, placed: [a1, b1] }
   }
 
-  it.each(stores)("TRADES lists the orders created in the period, oldest first, and only the named sub-account's when restricted (%s)", async (store) => {
-    const s = await trades(store)
-    const all = await s.json({ type: "TRADES", from: "2026-11-23", to: "2026-11-23" })
-    expect(all.map((r) => [r.orderId, r.account])).toEqual([
-      [s.a1, s.a],
-      [s.b1, s.b]
-    ])
-    const onlyA = await s.json({ type: "TRADES", from: "2026-11-23", to: "2026-11-24", subAccountId: s.a })
-    expect(onlyA.map((r) => [r.orderId, r.account])).toEqual([
-      [s.a1, s.a],
-      [s.a2, s.a]
-    ])
-  })
+  for (const store of stores)
+    it(`TRADES lists the orders created in the period, oldest first, and only the named sub-account's when restricted (${store})`, tagsFor(store), async () => {
+      const s = await trades(store)
+      const all = await s.json({ type: "TRADES", from: "2026-11-23", to: "2026-11-23" })
+      expect(all.map((r) => [r.orderId, r.account])).toEqual([
+        [s.a1, s.a],
+        [s.b1, s.b]
+      ])
+      const onlyA = await s.json({ type: "TRADES", from: "2026-11-23", to: "2026-11-24", subAccountId: s.a })
+      expect(onlyA.map((r) => [r.orderId, r.account])).toEqual([
+        [s.a1, s.a],
+        [s.a2, s.a]
+      ])
+    })
 
   it("FEES lists each order's base fee, partner markup and fee", async () => {
     const s = await trades()

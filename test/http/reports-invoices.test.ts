@@ -10,6 +10,7 @@ import { invoiceFor } from "../../engine/app/invoices.ts"
 import { render } from "../../engine/app/reports.ts"
 import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 
@@ -18,7 +19,7 @@ const at = (ms: number) => new Date(ms).toISOString()
 for (const store of ["memory", "postgres"] as const) {
   const skip = store === "postgres" && DATABASE_URL === undefined
 
-  describe.skipIf(skip)(`reports (${store})`, () => {
+  describe.skipIf(skip)(`reports (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>
@@ -133,7 +134,7 @@ for (const store of ["memory", "postgres"] as const) {
     })
   })
 
-  describe.skipIf(skip)(`invoices (${store})`, () => {
+  describe.skipIf(skip)(`invoices (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     beforeEach(async () => {

@@ -17,6 +17,7 @@ import { parse } from "yaml"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { eventsOf, eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const cents = (x: number) => Math.round(x * 100)
@@ -63,7 +64,7 @@ const setup = async (store: "memory" | "postgres", usd = 100) => {
 }
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`resting orders (${store})`, () => {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`resting orders (${store})`, tagsFor(store), () => {
     it("LIMIT BUY: WORKING with escrow at the limit, triggered by the delayed price, filled within the limit", async () => {
       const s = await setup(store)
       await s.pin(20) // at 08:00 (an NSE refresh instant), shown from 08:15

@@ -9,13 +9,14 @@ import { PartnerService } from "../../engine/app/partners.ts"
 import { SettingsService } from "../../engine/app/settings.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
 import { engineOn, type startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 
 for (const store of ["memory", "postgres"] as const) {
   const skip = store === "postgres" && DATABASE_URL === undefined
 
-  describe.skipIf(skip)(`settings (${store})`, () => {
+  describe.skipIf(skip)(`settings (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>
@@ -149,7 +150,7 @@ for (const store of ["memory", "postgres"] as const) {
     })
   })
 
-  describe.skipIf(skip)(`data key (${store})`, () => {
+  describe.skipIf(skip)(`data key (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { EVENT_NAMES } from "../../engine/contract/catalogue.gen.ts"
 import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
 import { adminUrl, config, withDatabase } from "./node-server-kit.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const EVENTS = 2_000
 const DROPS = 50
@@ -178,9 +179,10 @@ const run = async (databaseUrl: string | undefined) => {
   expect(network.opened.filter((id) => id !== undefined).length).toBeGreaterThanOrEqual(DROPS - 1)
 }
 
-describe.each(stores())("stream resume under 50 drops (store $store)", ({ admin }) => {
-  it("delivers exactly the committed ids, in order, once each, to an eventsource client dropped at 50 random points", { timeout: 180_000 }, async () => {
-    if (admin === undefined) await run(undefined)
-    else await withDatabase(admin, (url) => run(url))
+for (const { store, admin } of stores())
+  describe(`stream resume under 50 drops (store ${store})`, tagsFor(store), () => {
+    it("delivers exactly the committed ids, in order, once each, to an eventsource client dropped at 50 random points", { timeout: 180_000 }, async () => {
+      if (admin === undefined) await run(undefined)
+      else await withDatabase(admin, (url) => run(url))
+    })
   })
-})

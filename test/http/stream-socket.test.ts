@@ -100,7 +100,7 @@ describe("GET /stream over node:http", () => {
       error: { code: "RATE_LIMITED", message: "Concurrent stream limit reached for tier starter", activeConnections: 2, limit: 2 }
     })
     a.req.destroy()
-    // The server notices the close and frees the slot; no engine time passes.
+    // The server notices the close and frees the slot; no engine time passes. The 30 s are a failure bound only.
     await expect
       .poll(
         async () => {
@@ -108,7 +108,7 @@ describe("GET /stream over node:http", () => {
           again.req.destroy()
           return again.res.statusCode
         },
-        { timeout: 5_000, interval: 20 }
+        { timeout: 30_000, interval: 20 }
       )
       .toBe(200)
     b.req.destroy()
@@ -121,7 +121,9 @@ describe("GET /stream over node:http", () => {
     const begun = performance.now()
     await running.stop()
     await s.ended
-    expect(performance.now() - begun).toBeLessThan(SHUTDOWN_GRACE_MS / 10)
+    // Not a speed check: a stream left to the grace period would take all of it; this one is ended at once, so even
+    // a busy machine finishes well inside it.
+    expect(performance.now() - begun).toBeLessThan(SHUTDOWN_GRACE_MS * 0.8)
     servers.splice(servers.indexOf(running), 1)
   })
 

@@ -15,6 +15,7 @@ import { EventLog } from "../../engine/events/event-log.ts"
 import { eventsOf } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 import { eventMessages, openStream, parseSse } from "./stream-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const LIVE = "/api/v1/partner"
@@ -277,6 +278,7 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
 
 describe.skipIf(process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "")(
   "GET /stream with two engine processes on one PostgreSQL (skipped: set DATABASE_URL to run)",
+  onPostgres,
   () => {
     it("shares the production cap, and a stream sees the other process's events at its next keep-alive", async () => {
       const scope = Effect.runSync(Scope.make())

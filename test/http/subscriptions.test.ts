@@ -16,6 +16,7 @@ import type { SubscriptionRecord } from "../../engine/domain/subscription.ts"
 import { Store } from "../../engine/store/port.ts"
 import { partnerOf, storeDocs } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const cents = (x: number) => Math.round(x * 100)
@@ -25,7 +26,7 @@ const feeOf = (c: number) => Math.round((c * 75) / 10_000)
 const isOpen = (opensAt: number | null, closesAt: number | null, now: number) => (opensAt === null || now >= opensAt) && (closesAt === null || now < closesAt)
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`asset subscriptions (${store})`, () => {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`asset subscriptions (${store})`, tagsFor(store), () => {
     let engine: ReturnType<typeof startEngine>
     let dispose: () => Promise<void>
     let p: Awaited<ReturnType<typeof partnerOf>>

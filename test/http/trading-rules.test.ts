@@ -20,6 +20,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store } from "../../engine/store/port.ts"
 import { eventsOf, eventWatcher, partnerOf, storeDocs, type TraceEvent, tradingAccount } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 
@@ -74,7 +75,7 @@ const eventSchema = (name: string) => {
 }
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`trading rules (${store})`, () => {
+  describe.skipIf(store === "postgres" && DATABASE_URL === undefined)(`trading rules (${store})`, tagsFor(store), () => {
     it("answers each of the five quote errors with its status, and none of them writes anything", async () => {
       const s = await setup(store)
       const path = `/users/${s.id}/trade`

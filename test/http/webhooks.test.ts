@@ -12,6 +12,7 @@ import { parse } from "yaml"
 import { afterEach, describe, expect, it } from "vitest"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { engineOn, startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 const LIVE = "/api/v1/partner"
@@ -121,27 +122,28 @@ describe("POST /webhooks", () => {
 })
 
 describe("GET /webhooks", () => {
-  it.each(stores)("lists the registrations oldest first (%s)", async (store) => {
-    const { engine, dispose } = await engineOn(store)
-    engines.push({ dispose })
-    const partner = await engine.newPartner()
-    const ids: Array<string> = []
-    for (const host of ["first", "second", "third"]) {
-      const r = await engine.call("POST", `${SANDBOX}/webhooks`, {
-        headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `order-${host}` },
-        body: { url: `https://${host}.test/h`, events: ["order.filled"], secret: SECRET }
-      })
-      expect(r.status, JSON.stringify(r.body)).toBe(201)
-      ids.push(r.body.id)
-      expect((await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })).status).toBe(200)
-    }
-    const listed = await engine.call("GET", `${SANDBOX}/webhooks`, { headers: { "x-api-key": partner.sandboxKey } })
-    expect(listed.body.webhooks.map((w: { id: string; url: string }) => [w.id, w.url])).toEqual([
-      [ids[0], "https://first.test/h"],
-      [ids[1], "https://second.test/h"],
-      [ids[2], "https://third.test/h"]
-    ])
-  })
+  for (const store of stores)
+    it(`lists the registrations oldest first (${store})`, tagsFor(store), async () => {
+      const { engine, dispose } = await engineOn(store)
+      engines.push({ dispose })
+      const partner = await engine.newPartner()
+      const ids: Array<string> = []
+      for (const host of ["first", "second", "third"]) {
+        const r = await engine.call("POST", `${SANDBOX}/webhooks`, {
+          headers: { "x-api-key": partner.sandboxKey, "idempotency-key": `order-${host}` },
+          body: { url: `https://${host}.test/h`, events: ["order.filled"], secret: SECRET }
+        })
+        expect(r.status, JSON.stringify(r.body)).toBe(201)
+        ids.push(r.body.id)
+        expect((await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })).status).toBe(200)
+      }
+      const listed = await engine.call("GET", `${SANDBOX}/webhooks`, { headers: { "x-api-key": partner.sandboxKey } })
+      expect(listed.body.webhooks.map((w: { id: string; url: string }) => [w.id, w.url])).toEqual([
+        [ids[0], "https://first.test/h"],
+        [ids[1], "https://second.test/h"],
+        [ids[2], "https://third.test/h"]
+      ])
+    })
 })
 
 describe("PATCH and DELETE /webhooks/{id}", () => {

@@ -21,6 +21,7 @@ import {
   TIERS
 } from "../../engine/load/run.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const k6 = findK6()
 const adminUrl = process.env.DATABASE_URL
@@ -67,7 +68,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     expect(verdict.ok).toBe(true)
   })
 
-  it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { timeout: 120_000 }, async () => {
+  it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { ...onPostgres, timeout: 120_000 }, async () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const url = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(adminUrl as string), Scope.Scope, scope))

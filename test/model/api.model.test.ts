@@ -61,6 +61,7 @@ import {
 } from "./api-checks.ts"
 import { advanceOf, pinOf, replaceOf, restingOf, type RestingType, type TimeInForce } from "./resting-commands.ts"
 import { atDesk, KES_RATE, live, publishedPrice, releaseUnfilled } from "./resting-model.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const SEED = process.env.SOKONI_MODEL_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_MODEL_SEED)
 const PATH = process.env.SOKONI_MODEL_PATH
@@ -711,11 +712,11 @@ describe("API model over the wire (fast-check)", () => {
 
   it.skipIf(DATABASE_URL === undefined)(
     `postgres: ${POSTGRES_RUNS} command sequences agree with the model (seed ${SEED})`,
+    { ...onPostgres, timeout: 900_000 },
     async () => {
       const { details, runs } = await runModel({ numRuns: POSTGRES_RUNS, seed: SEED, path: PATH, databaseUrl: DATABASE_URL, plant: PLANT })
       report("postgres", details, runs, POSTGRES_RUNS)
-    },
-    900_000
+    }
   )
 })
 

@@ -6,36 +6,31 @@ import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { loadScenario, runScenario } from "../../scenarios/runner.ts"
+import { onPostgres } from "../support/stores.ts"
+import { memoryRunOf, scenarioRun } from "./suite.ts"
 
 const DIR = join(import.meta.dirname, "..", "..", "scenarios", "webhook-retries")
 const FILES = readdirSync(DIR).filter((f) => f.endsWith(".yaml"))
 const DATABASE_URL = process.env.DATABASE_URL
 
-const run = async (file: string, store: "memory" | "postgres", seed = 7) => {
-  const result = await runScenario(await loadScenario(join(DIR, file)), { seed, store, databaseUrl: DATABASE_URL })
-  expect(result.steps.filter((s) => !s.ok)).toEqual([])
-  return result
-}
-
-it("has the six kinds of scenario the suite promises, and k = 0..5", () => {
-  expect(FILES.length).toBeGreaterThanOrEqual(6)
-  for (let k = 0; k <= 5; k++) expect(FILES).toContain(`retry-${k}-then-delivered.yaml`)
-})
+const run = (file: string, store: "memory" | "postgres", seed = 7) => scenarioRun(DIR, file, store, seed)
 
 describe.each(FILES)("webhook-retries scenario %s", (file) => {
+  const memory = memoryRunOf(DIR, file)
+
   it("passes and replays to the same trace on memory; the trace records the attempts", async () => {
-    const [a, b] = [await run(file, "memory"), await run(file, "memory")]
+    const [a, b] = [await memory(), await run(file, "memory")]
     expect(a.passed).toBe(true)
     expect(b.hash).toBe(a.hash)
     expect(b.trace).toEqual(a.trace)
     expect(a.trace.some((line) => JSON.parse(line).kind === "webhook")).toBe(true)
   })
 
-  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", () => {
+  describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", onPostgres, () => {
     it("gives memory's trace hash on postgres", async () => {
-      const [memory, postgres] = [await run(file, "memory"), await run(file, "postgres")]
-      expect(postgres.trace).toEqual(memory.trace)
-      expect(postgres.hash).toBe(memory.hash)
+      const postgres = await run(file, "postgres")
+      expect(postgres.trace).toEqual((await memory()).trace)
+      expect(postgres.hash).toBe((await memory()).hash)
     })
   })
 })

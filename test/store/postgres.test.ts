@@ -11,6 +11,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
 import { storeContract } from "./store-contract.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const adminUrl = process.env.DATABASE_URL
 
@@ -23,7 +24,7 @@ const databaseExists = (url: string, name: string) =>
     })
   ).pipe(Effect.provide(Reactivity.layer))
 
-describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store (skipped: set DATABASE_URL to run)" : "postgres store", () => {
+describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store (skipped: set DATABASE_URL to run)" : "postgres store", onPostgres, () => {
   const admin = adminUrl ?? ""
 
   storeContract("contract on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))

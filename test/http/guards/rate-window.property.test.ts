@@ -11,6 +11,7 @@ import { decide, RateLimiter, WINDOW_MS } from "../../../engine/http/guards/rate
 import { makePgRateWindow } from "../../../engine/store/pg-rate-window.ts"
 import { withTemporaryDatabase } from "../../../engine/store/pg-temp-db.ts"
 import { PostgresClientLayer } from "../../../engine/store/postgres.ts"
+import { onPostgres } from "../../support/stores.ts"
 
 const T0 = 1_800_000_000_000
 
@@ -76,6 +77,7 @@ describe("sliding window (property)", () => {
   const adminUrl = process.env.DATABASE_URL
   it.skipIf(adminUrl === undefined)(
     "in PostgreSQL, from two pools: never more than the limit in any 60 s window, refusals only when full",
+    { ...onPostgres, timeout: 120_000 },
     async () => {
       const scope = Effect.runSync(Scope.make())
       try {
@@ -107,7 +109,6 @@ describe("sliding window (property)", () => {
       } finally {
         await Effect.runPromise(Scope.close(scope, Exit.void))
       }
-    },
-    120_000
+    }
   )
 })

@@ -16,6 +16,7 @@ import { engineLayer } from "../../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../../engine/store/pg-temp-db.ts"
 import { ADMIN, contractProblems, MONDAY_OPEN } from "../harness.ts"
 import { config, portOf, send as sendRaw } from "../node-server-kit.ts"
+import { tagsFor } from "../../support/stores.ts"
 
 const DATABASE_URL = process.env.DATABASE_URL
 const LIVE = "/api/v1/partner"
@@ -34,7 +35,7 @@ describe("sourceBucket", () => {
 })
 
 for (const store of ["memory", "postgres"] as const) {
-  describe.skipIf(store === "postgres" && (DATABASE_URL === undefined || DATABASE_URL === ""))(`per source IP limit (${store})`, () => {
+  describe.skipIf(store === "postgres" && (DATABASE_URL === undefined || DATABASE_URL === ""))(`per source IP limit (${store})`, tagsFor(store), () => {
     let scope = Effect.runSync(Scope.make())
     let runtime: ManagedRuntime.ManagedRuntime<Gateway, unknown>
     beforeEach(async () => {
