@@ -78,9 +78,7 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
     )
     try {
       const context = await runtime.context()
-      // On the manual clock the loop does not poll (time moves only when advanced) but still runs a job booked due
-      // now (a webhook attempt) at once, as on the other clocks (E-277).
-      const background = Effect.runForkWith(context)(Scheduler.use((s) => s.loop(config.clock === "manual" ? undefined : 250)))
+      const background = config.clock === "manual" ? undefined : Effect.runForkWith(context)(Scheduler.use((s) => s.loop(250)))
       return { runtime, gateway: Context.get(context, Gateway), background }
     } catch (error) {
       await runtime.dispose()

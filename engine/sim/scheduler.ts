@@ -14,7 +14,7 @@
  * process. They are kept in memory, run on the same clock and in the same walk as jobs (a job first when both fall
  * at one instant), and are not counted in `jobsRun`.
  */
-import { Context, Effect, Latch, Layer, Option, Semaphore } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EngineClock, isoAt } from "./clock.ts"
@@ -39,11 +39,8 @@ export class Scheduler extends Context.Service<
     readonly runDue: Effect.Effect<number, StoreError>
     /** Moves the clock to the target, stopping at each due job on the way to run it at its own due time. */
     readonly advance: (target: AdvanceTarget) => Effect.Effect<{ readonly now: number; readonly jobsRun: number }, ApiFailure | StoreError>
-    /**
-     * Runs due jobs forever: every `pollMillis` (system and follow clocks) and at once when a job due now commits;
-     * with no poll (the manual clock) only then. Fork it for the life of the server.
-     */
-    readonly loop: (pollMillis: number | undefined) => Effect.Effect<never, StoreError>
+    /** Polls for due jobs forever (system and follow modes); fork it for the life of the server. */
+    readonly loop: (pollMillis: number) => Effect.Effect<never, StoreError>
     /** Runs `run` once at `dueAt` on the engine clock, in this process only (E-130); the result cancels it. */
     readonly timer: (dueAt: number, run: Effect.Effect<void>) => Effect.Effect<Effect.Effect<void>>
   }
@@ -73,10 +70,6 @@ export class Scheduler extends Context.Service<
     // job of its span, and the loop does not run ahead of the clock the advance is moving. Other processes are kept
     // off by the claim alone.
     const driving = yield* Semaphore.make(1)
-    // Opened when a job due now is committed, so the loop runs it at once instead of at its next poll (or, on the
-    // manual clock, at the next advance).
-    const dueNow = yield* Latch.make(false)
-
     /** Moves a job whose handler failed to deadJobs, unless another driver already did (false then). */
     const deadLetter = (job: Job, error: unknown) =>
       store.transact((tx) =>
@@ -171,25 +164,15 @@ export class Scheduler extends Context.Service<
       return { now: yield* clock.now, jobsRun }
     })
 
-    /** One pass of the background loop: what is due by the clock now, then wait for a poll or a job due now. */
-    const pass = (pollMillis: number | undefined) =>
-      Effect.andThen(
-        dueNow.close,
-        Effect.andThen(
-          driving.withPermits(1)(Effect.flatMap(clock.now, runUpTo)),
-          pollMillis === undefined ? dueNow.await : Effect.raceFirst(dueNow.await, Effect.sleep(pollMillis))
-        )
-      )
-
     return Scheduler.of({
-      schedule: (tx, kind, dueAt, payload) =>
-        Effect.tap(tx.scheduleJob({ kind, dueAt, payload }), () =>
-          Effect.flatMap(clock.now, (now) => (dueAt <= now ? tx.afterCommit(Effect.asVoid(dueNow.open)) : Effect.void))
-        ),
+      schedule: (tx, kind, dueAt, payload) => tx.scheduleJob({ kind, dueAt, payload }),
       register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
       runDue: driving.withPermits(1)(Effect.flatMap(clock.now, runUpTo)),
       advance: (target) => driving.withPermits(1)(advance(target)),
-      loop: (pollMillis) => Effect.forever(pass(pollMillis)),
+      loop: (pollMillis) =>
+        driving
+          .withPermits(1)(Effect.flatMap(clock.now, runUpTo))
+          .pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever),
       timer: (dueAt, run) =>
         Effect.sync(() => {
           const seq = ++timerSeq
