@@ -9,7 +9,7 @@ export default defineConfig({
     // Each file builds its own engine; two workers keep CI within the machine's two cores.
     maxWorkers: 2,
     // One module graph per worker, imported by Node itself (Node 24 strips the types): importing the engine and
-    // effect anew for every file through Vite's module runner was two thirds of the suite's time (E-300). Every
+    // effect anew for every file through Vite's module runner was two thirds of the suite's time (E-279). Every
     // file builds its own engines and stores, so sharing modules shares no state; the mutation config already ran
     // every file this way.
     isolate: false,

@@ -16,7 +16,7 @@ export default mergeConfig(
       // sharing modules cannot leak one mutant into another.
       isolate: false,
       // Stryker's vitest runner instruments and switches mutants through Vite's module runner, as it was measured
-      // with; the project's config loads modules with Node's own loader instead (E-277).
+      // with; the project's config loads modules with Node's own loader instead (E-279).
       experimental: { viteModuleRunner: true },
       // A mutant that makes a request hang fails its test here within 15 s, instead of waiting out Stryker's timeout
       // for every test that covers it (minutes, for gateway code) and restarting the worker (E-276). Under mutation

@@ -2,7 +2,8 @@
  * The engine over node:http. It builds every layer first (store connected and migrated) and only then opens the
  * port, so no request can arrive before the engine is ready. Each request becomes an EngineRequest run through the
  * gateway as one Effect; limits answer in the spec's envelope (431 for headers, 413 for bodies); SIGINT/SIGTERM
- * stop accepting, let in-flight requests finish (up to 10 s), release the layers (the pool) and exit 0. The engine
+ * stop accepting and admitting (a request on a kept-alive connection is refused with 503 and its connection closed),
+ * let in-flight requests finish (up to 10 s), release the layers (the pool) and exit 0. The engine
  * itself is held by http/engine-host.ts, which can replace it whole (`POST /_sim/reset`).
  *
  * Why node:http directly and not effect/http-api: measured here, HttpApi alone serves 0.28x of bare node:http for
@@ -10,7 +11,7 @@
  * 0.93x (docs/decisions.md E-013). This module is the HTTP transport, so it may use node's timers.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import { Server as NetServer, type Socket } from "node:net"
 import { Effect, Fiber, Stream } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import type { EngineConfig } from "../runtime.ts"
@@ -23,10 +24,18 @@ import { MAX_HEADER_BYTES } from "./gateway.ts"
 export const MAX_BODY_BYTES = 1024 * 1024
 /** How long a stopping server waits for in-flight requests. */
 export const SHUTDOWN_GRACE_MS = 10_000
+/**
+ * How long a stopping server leaves a kept-alive connection that looks idle open (E-278): long enough for a request a
+ * client sent just before the signal to be read and answered rather than reset; busy clients close theirs sooner.
+ */
+export const IDLE_LINGER_MS = 500
 
 const tooLarge = errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `the request body exceeds ${MAX_BODY_BYTES} bytes`, status: 413 }))
 const headersTooLarge = errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
 const unparsable = errorResponse(fail("VALIDATION_ERROR", "the request could not be parsed as HTTP/1.1"))
+const refusedWhileStopping = errorResponse(fail("SERVICE_UNAVAILABLE", "the server is stopping; nothing was processed"), { "retry-after": "1" })
+
+const netClose = NetServer.prototype.close
 
 const rawResponse = (response: EngineResponse) => {
   const reason = response.status === 431 ? "Request Header Fields Too Large" : "Bad Request"
@@ -104,11 +113,21 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
   // The engine (and a fresh one after `POST /_sim/reset`, whose old world's streams end first: E-242).
   const engine = await makeEngineHost(config, { beforeReset: endStreams })
 
+  let stopping: Promise<void> | undefined
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 5_000 }, (req, res) => {
+    // A stopping server admits nothing new, even on a kept-alive connection (server.close() alone only stops new
+    // connections): the request is refused untouched and its connection closed (E-278).
+    if (stopping !== undefined) {
+      req.resume()
+      res.setHeader("connection", "close")
+      return write(res, refusedWhileStopping)
+    }
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
     const respond = (body: string | undefined) =>
       engine.handle(toEngineRequest(req, body), (response) => {
+        // An answer written once the stop began is the connection's last, so the stop waits for nothing after it.
+        if (stopping !== undefined) res.setHeader("connection", "close")
         if (response.stream === undefined) return write(res, response)
         const fiber = pipeStream(res, response, response.stream)
         streams.add(fiber)
@@ -158,15 +177,17 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     throw error
   }
 
-  let stopping: Promise<void> | undefined
   const stop = () => {
     stopping ??= (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
+      // net's close, not http's: http's also destroys every connection it sees idle at once, and a kept-alive one
+      // whose next request is already on its way (sent before the signal, not yet read) would be cut. Those
+      // connections are answered instead (503 and closed, see the handler) and the idle rest closed after a linger.
+      const closed = new Promise<void>((resolve) => netClose.call(server, () => resolve()))
       // Open streams never finish on their own: end them now (their slots are freed) rather than wait out the grace.
       await endStreams()
-      const deadline = wallDeadline(SHUTDOWN_GRACE_MS)
-      await Promise.race([closed, deadline])
+      await Promise.race([closed, wallDeadline(IDLE_LINGER_MS)])
+      server.closeIdleConnections()
+      await Promise.race([closed, wallDeadline(SHUTDOWN_GRACE_MS)])
       server.closeAllConnections()
       await engine.stop()
     })()

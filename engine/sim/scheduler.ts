@@ -4,15 +4,17 @@
  * Owns: scheduling, the handler registry, running what is due, and advancing simulated time through due jobs.
  * Does not own what a job does: each service registers the handler for its own job kinds.
  *
- * A job runs in the same transaction that deletes it, so it runs exactly once or, on failure, not at all; a job
- * whose handler fails is moved to the `deadJobs` collection and logged, never retried forever.
+ * A job runs in the same transaction that claims it (E-277), so it runs exactly once whoever drives the clock (the
+ * background loop, an advance, another process on the same database) or, on failure, not at all; its successor is
+ * booked in that transaction too. A job whose handler fails is moved to the `deadJobs` collection and logged, never
+ * retried forever.
  *
  * Timers (E-130) are the process-local kind of delayed work: work bound to something only this process holds (an
  * open stream's socket), which a durable job could not reach from another process and which must not outlive the
  * process. They are kept in memory, run on the same clock and in the same walk as jobs (a job first when both fall
  * at one instant), and are not counted in `jobsRun`.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EngineClock, isoAt } from "./clock.ts"
@@ -61,37 +63,59 @@ export class Scheduler extends Context.Service<
         return t.run.pipe(Effect.catchCause((cause) => Effect.logWarning(`timer ${t.seq} failed`, cause)))
       })
 
-    const peek = store.transact((tx) => tx.nextJob)
-
-    const runJob = (job: Job) =>
-      store
-        .transact((tx) =>
-          Effect.gen(function* () {
-            const handler = handlers.get(job.kind)
-            yield* tx.deleteJob(job.seq)
-            if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.kind}`)
-            return yield* handler(tx, job.payload)
+    // A hint only, read without the write lock: which job (or timer) comes next. Whether a job runs is decided by
+    // its claim inside the transaction that runs it (`runNext`).
+    const peek = store.read((tx) => tx.nextJob)
+    // One driver of this process at a time (the background loop's pass or an advance): an advance then reports every
+    // job of its span, and the loop does not run ahead of the clock the advance is moving. Other processes are kept
+    // off by the claim alone.
+    const driving = yield* Semaphore.make(1)
+    /** Moves a job whose handler failed to deadJobs, unless another driver already did (false then). */
+    const deadLetter = (job: Job, error: unknown) =>
+      store.transact((tx) =>
+        Effect.gen(function* () {
+          if (!(yield* tx.deleteJob(job.seq))) return false
+          yield* tx.put("deadJobs", {
+            id: String(job.seq),
+            partition: "global",
+            sortKey: String(job.seq).padStart(12, "0"),
+            body: { job, error: String(error) }
           })
-        )
-        .pipe(
-          Effect.flatMap((followUp) => (Effect.isEffect(followUp) ? followUp : Effect.void)),
-          Effect.catch((error) =>
+          return true
+        })
+      )
+
+    /**
+     * Claims the earliest job due at or before `upTo` and runs it, in one transaction, then its follow-up. False when
+     * no job was there to claim (another driver ran it). A failed handler rolls the claim back; the job goes to
+     * deadJobs, never retried forever.
+     */
+    const runNext = (upTo: number): Effect.Effect<boolean, StoreError> =>
+      Effect.gen(function* () {
+        let claimed: Job | undefined
+        const outcome = yield* store
+          .transact((tx) =>
             Effect.gen(function* () {
-              yield* Effect.logWarning(`job ${job.seq} (${job.kind}) failed; moved to deadJobs`, error)
-              yield* store.transact((tx) =>
-                Effect.andThen(
-                  tx.deleteJob(job.seq),
-                  tx.put("deadJobs", {
-                    id: String(job.seq),
-                    partition: "global",
-                    sortKey: String(job.seq).padStart(12, "0"),
-                    body: { job, error: String(error) }
-                  })
-                )
-              )
+              const job = yield* tx.claimJob(upTo)
+              if (Option.isNone(job)) return Option.none()
+              claimed = job.value
+              const handler = handlers.get(job.value.kind)
+              if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.value.kind}`)
+              return Option.some(yield* handler(tx, job.value.payload))
             })
           )
-        )
+          .pipe(Effect.result)
+        if (outcome._tag === "Success") {
+          if (Option.isNone(outcome.success)) return false
+          const followUp = outcome.success.value
+          if (Effect.isEffect(followUp)) yield* followUp
+          return true
+        }
+        const error = outcome.failure
+        if (claimed === undefined) return yield* Effect.fail(error as StoreError)
+        yield* Effect.logWarning(`job ${claimed.seq} (${claimed.kind}) failed; moved to deadJobs`, error)
+        return yield* deadLetter(claimed, error)
+      })
 
     /** Runs jobs due at or before `upTo`, one transaction each, in order; returns the count. */
     const runUpTo = (upTo: number): Effect.Effect<number, StoreError> =>
@@ -106,17 +130,21 @@ export class Scheduler extends Context.Service<
             continue
           }
           if (Option.isNone(next) || next.value.dueAt > upTo) return ran
-          yield* runJob(next.value)
-          ran++
+          if (yield* runNext(upTo)) ran++
+          else yield* Effect.yieldNow
         }
       })
 
+    const targetOf = (start: number, target: AdvanceTarget) =>
+      target.to !== undefined
+        ? Effect.succeed(target.to)
+        : target.seconds !== undefined && Number.isFinite(target.seconds) && target.seconds >= 0
+          ? Effect.succeed(start + Math.round(target.seconds * 1000))
+          : Effect.fail(fail("VALIDATION_ERROR", "advance needs `seconds` (>= 0) or `to` (date-time)"))
+
     const advance = Effect.fn("Scheduler.advance")(function* (target: AdvanceTarget) {
       const start = yield* clock.now
-      let to: number
-      if (target.to !== undefined) to = target.to
-      else if (target.seconds !== undefined && Number.isFinite(target.seconds) && target.seconds >= 0) to = start + Math.round(target.seconds * 1000)
-      else return yield* Effect.fail(fail("VALIDATION_ERROR", "advance needs `seconds` (>= 0) or `to` (date-time)"))
+      const to = yield* targetOf(start, target)
       if (to < start) return yield* Effect.fail(fail("VALIDATION_ERROR", `cannot move the clock back from ${isoAt(start)} to ${isoAt(to)}`))
       let jobsRun = 0
       while (true) {
@@ -129,10 +157,8 @@ export class Scheduler extends Context.Service<
         const now = yield* clock.now
         if (due > now) yield* clock.moveTo(due)
         if (useTimer) yield* runTimer(timer)
-        else if (Option.isSome(next)) {
-          yield* runJob(next.value)
-          jobsRun++
-        }
+        else if (yield* runNext(due)) jobsRun++
+        else yield* Effect.yieldNow
       }
       yield* clock.moveTo(to)
       return { now: yield* clock.now, jobsRun }
@@ -141,9 +167,12 @@ export class Scheduler extends Context.Service<
     return Scheduler.of({
       schedule: (tx, kind, dueAt, payload) => tx.scheduleJob({ kind, dueAt, payload }),
       register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
-      runDue: Effect.flatMap(clock.now, runUpTo),
-      advance,
-      loop: (pollMillis) => Effect.flatMap(clock.now, runUpTo).pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever),
+      runDue: driving.withPermits(1)(Effect.flatMap(clock.now, runUpTo)),
+      advance: (target) => driving.withPermits(1)(advance(target)),
+      loop: (pollMillis) =>
+        driving
+          .withPermits(1)(Effect.flatMap(clock.now, runUpTo))
+          .pipe(Effect.andThen(Effect.sleep(pollMillis)), Effect.forever),
       timer: (dueAt, run) =>
         Effect.sync(() => {
           const seq = ++timerSeq

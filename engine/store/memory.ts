@@ -107,7 +107,20 @@ export const makeMemoryStore = Effect.gen(function* () {
               return scheduled
             }),
           nextJob: Effect.sync(() => Option.fromUndefinedOr(firstJob())),
-          deleteJob: (seq) => Effect.sync(() => void deletedJobs.add(seq)),
+          claimJob: (upTo) =>
+            Effect.sync(() => {
+              // Under the store's lock, so no other transaction sees the job between this look and the claim.
+              const first = firstJob()
+              if (first === undefined || first.dueAt > upTo) return Option.none()
+              deletedJobs.add(first.seq)
+              return Option.some(first)
+            }),
+          deleteJob: (seq) =>
+            Effect.sync(() => {
+              const present = !deletedJobs.has(seq) && (newJobs.has(seq) || state.jobs.get(seq) !== undefined)
+              deletedJobs.add(seq)
+              return present
+            }),
           afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
         }
 

@@ -81,7 +81,15 @@ export interface Tx {
   readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>
   /** The earliest job (by dueAt, then seq), if any. */
   readonly nextJob: Effect.Effect<Option.Option<Job>, StoreError>
-  readonly deleteJob: (seq: number) => Effect.Effect<void, StoreError>
+  /**
+   * Removes and returns the earliest job (by dueAt, then seq) due at or before `upTo`, if any. The claim is part of
+   * the transaction: once it commits no other transaction (another driver of the clock, another process) can claim
+   * the job; if it rolls back the job is back in the queue. Running a job in the transaction that claims it is what
+   * makes it run exactly once (E-277).
+   */
+  readonly claimJob: (upTo: number) => Effect.Effect<Option.Option<Job>, StoreError>
+  /** Deletes the job `seq`; true when this transaction removed it, false when it was gone already (claimed, run). */
+  readonly deleteJob: (seq: number) => Effect.Effect<boolean, StoreError>
   /** Runs after a successful commit, in registration order; never after a rollback. */
   readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
 }

@@ -322,7 +322,22 @@ export const makePostgresStore = Effect.gen(function* () {
       Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
     ),
 
-    deleteJob: (seq) => query("deleteJob", sql`DELETE FROM jobs WHERE seq = ${seq}`).pipe(Effect.asVoid),
+    // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
+    // committed it is gone for everyone. Writers are serialised today, but the claim does not rely on it (E-277).
+    claimJob: (upTo) =>
+      Effect.andThen(
+        requireSafeInteger("claimJob", "upTo", upTo),
+        query(
+          "claimJob",
+          sql<JobRow>`
+            DELETE FROM jobs WHERE seq = (
+              SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
+            ) RETURNING seq, kind, due_at, payload`
+        )
+      ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
+
+    deleteJob: (seq) =>
+      query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`).pipe(Effect.map((rows) => rows.length > 0)),
 
     afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
   })

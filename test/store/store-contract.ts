@@ -545,8 +545,31 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
           }
         }
         assert.deepStrictEqual(taken, ["early-1", "early-2", "late", "later"])
-        // deleting a job that is not there is a no-op
-        yield* transact((tx) => tx.deleteJob(late.seq))
+        // deleting a job that is not there is a no-op, and says so
+        assert.isFalse(yield* transact((tx) => tx.deleteJob(late.seq)))
+        assert.isTrue(Option.isNone(yield* transact((tx) => tx.nextJob)))
+      })
+    )
+
+    it.effect("claimJob takes the earliest job due by then, once: a claim that commits is gone, one rolled back is not", () =>
+      Effect.gen(function* () {
+        yield* drainJobs
+        const [first, second, later] = yield* transact((tx) =>
+          Effect.all([
+            tx.scheduleJob({ kind: "first", dueAt: 1_000, payload: { n: 1 } }),
+            tx.scheduleJob({ kind: "second", dueAt: 1_000, payload: { n: 2 } }),
+            tx.scheduleJob({ kind: "later", dueAt: 5_000, payload: { n: 3 } })
+          ])
+        )
+        assert.isTrue(Option.isNone(yield* transact((tx) => tx.claimJob(999))))
+        const rolledBack = yield* Effect.exit(transact((tx) => Effect.andThen(tx.claimJob(1_000), Effect.fail(new Boom({ reason: "rollback" })))))
+        assert.isTrue(Exit.isFailure(rolledBack))
+        const claims = yield* transact((tx) => Effect.all([tx.claimJob(1_000), tx.claimJob(1_000), tx.claimJob(1_000)]))
+        assert.deepStrictEqual(claims, [Option.some(first), Option.some(second), Option.none()])
+        // Two transactions claiming at once never get the same job.
+        const racing = yield* Effect.all([transact((tx) => tx.claimJob(5_000)), transact((tx) => tx.claimJob(5_000))], { concurrency: 2 })
+        assert.deepStrictEqual(racing.filter(Option.isSome), [Option.some(later)])
+        assert.isFalse(yield* transact((tx) => tx.deleteJob(later.seq)))
         assert.isTrue(Option.isNone(yield* transact((tx) => tx.nextJob)))
       })
     )
