@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { Agent, request } from "node:http"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { onPostgres } from "../support/stores.ts"
 import { adminUrl, freePort, send, withDatabase } from "./node-server-kit.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
@@ -121,7 +122,7 @@ describe("sokoni serve stops gracefully under keep-alive load", () => {
     console.log(`memory: exit ${Math.round(result.exitMs)} ms after SIGTERM, ${result.outcomes.length} requests`)
   })
 
-  it.skipIf(adminUrl === undefined)("postgres store: admits nothing new after SIGTERM, cuts nothing sent before, exits 0", async () => {
+  it.skipIf(adminUrl === undefined)("postgres store: admits nothing new after SIGTERM, cuts nothing sent before, exits 0", onPostgres, async () => {
     await withDatabase(adminUrl ?? "", async (url) => {
       const port = await freePort()
       const serve = spawnServe(["--port", String(port), "--store", "postgres", "--database-url", url])

@@ -12,6 +12,7 @@ import { makeMemoryStore } from "../../engine/store/memory.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, type StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
+import { onPostgres } from "../support/stores.ts"
 
 const T0 = Date.parse("2026-11-23T08:00:00.000Z")
 const EVERY_MS = 15 * 60_000
@@ -122,6 +123,6 @@ const suite = (name: string, pair: Effect.Effect<readonly [StoreService, StoreSe
 suite("every due job runs once (memory store)", memoryPair)
 
 const adminUrl = process.env.DATABASE_URL
-describe.skipIf(adminUrl === undefined)("postgres", () => {
+describe.skipIf(adminUrl === undefined)("postgres", onPostgres, () => {
   suite("every due job runs once (postgres store)", postgresPair(adminUrl ?? ""))
 })
