@@ -590,8 +590,12 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         const stepHeaders = Object.fromEntries(Object.entries(step.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]))
         result = await call(method, path, { ...key, ...idem, ...stepHeaders }, step.body)
         if (result.stream !== undefined) {
-          if (step.stream?.open !== undefined) streams.set(step.stream.open, result.stream)
-          else await result.stream.close()
+          if (step.stream?.open !== undefined) {
+            // A name opened again (a stream a target admitted where a 429 was expected) first lets the earlier one go:
+            // a stream left open keeps the whole process alive.
+            await streams.get(step.stream.open)?.close()
+            streams.set(step.stream.open, result.stream)
+          } else await result.stream.close()
         }
       } else if (step.control !== undefined) {
         const [method = "GET", path = "/"] = step.control.split(/\s+/, 2)

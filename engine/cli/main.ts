@@ -189,7 +189,9 @@ const conform = Command.make(
       const paths = yield* Effect.promise(() => writeReports(report, dir))
       yield* Console.log(`reports: ${paths.join(", ")}`)
     }
-    if (failed > 0) process.exitCode = 1
+    // The report is out: exit now, whatever a target or a scenario left open (a stream the target never ends, a
+    // receiver's socket, a timer), so a CI job calling conform never waits on it (E-277).
+    yield* Effect.sync(() => process.exit(failed > 0 ? 1 : 0))
   })
 ).pipe(Command.withDescription("Check a target (our engine, a mock, the real service) against the contract and its stateful rules"))
 
