@@ -164,6 +164,7 @@ const conform = Command.make(
           ),
         now: wallClockNow,
         sleep: wallSleep,
+        onWait: (what, ms) => process.stderr.write(`waiting up to ${Math.ceil(ms / 1000)} s for ${what}\n`),
         onProgress: showProgress
           ? (p) => {
               const line = `${p.done}/${p.total} checks, ${p.failed} failed, ${p.skipped} skipped, ~${Math.ceil(p.etaMs / 1000)} s left  ${p.current.slice(0, 60)}`
@@ -173,6 +174,7 @@ const conform = Command.make(
           : undefined
       })
     )
+    for (const note of report.notes ?? []) yield* Console.log(note)
     for (const check of report.checks.filter((c) => c.status === "failed")) {
       yield* Console.log(`  FAIL ${check.name}`)
       if (check.message !== undefined) yield* Console.log(`       ${check.message}`)

@@ -32,6 +32,8 @@ export interface ConformOptions {
   readonly onStart?: ((info: { readonly layout: "bases" | "flat"; readonly checks: number }) => void) | undefined
   /** Called after every check with how far the run is. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
+  /** Told before every real wait: what it waits for and for how long at most. */
+  readonly onWait?: ((what: string, ms: number) => void) | undefined
 }
 
 export interface Progress {
@@ -66,6 +68,8 @@ export interface RunContext extends ContractContext {
   }
   /** When the run started on the target's clock (epoch ms), to make Idempotency-Keys unique per run. */
   readonly startedAt: number
+  /** Conform's own clock (epoch ms): how much real time passed between two answers. */
+  readonly now: () => number
 }
 
 /** The command that replays the whole run with the same seed (keys from the environment, never printed). */
@@ -114,10 +118,11 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     now: options.now,
     sleep: options.sleep,
     bound: options.bound,
-    fetch: options.fetch
+    fetch: options.fetch,
+    onWait: options.onWait
   })
-  await target.syncClock()
   const layout = await target.detectLayout()
+  await target.syncClock()
   options.onStart?.({ layout, checks: registry().filter((c) => selected(options, c)).length })
   const startMs = await target.nowOnTarget()
   const startedAt = isoAt(startMs)
@@ -130,14 +135,15 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
   const keyed: ContractContext["keyed"] = async (env, method, path, init = {}) => {
     const left = remaining.get(env)
     if (left !== undefined && left < 3) {
-      await target.wait(61_000)
+      await target.wait(RATE_WINDOW_WAIT_MS, `the ${env} rate-limit window to start over (${left} requests left in it)`)
       remaining.delete(env)
     }
     let x = await target.call(method, path, init)
     if (x.status === 429) {
-      // Someone else's calls filled the window: wait it out once (Retry-After) and send again.
+      // Someone else's calls filled the window: wait it out once (Retry-After, at most a window) and send again.
       const after = Number(x.responseHeaders.get("retry-after") ?? "61")
-      await target.wait((Number.isFinite(after) ? after + 1 : 61) * 1000)
+      const ms = Math.min(RATE_WINDOW_WAIT_MS, (Number.isFinite(after) && after >= 0 ? after + 1 : 61) * 1000)
+      await target.wait(ms, `the ${env} rate-limit window to start over (429 with Retry-After ${x.responseHeaders.get("retry-after") ?? "missing"})`)
       x = await target.call(method, path, init)
     }
     const rate = rateOf(x.responseHeaders)
@@ -151,7 +157,8 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     keyed,
     freshPartner: () => createPartner(target, options.seed, partners++),
     wire: { base: options.base, adminToken: options.adminToken, sandboxKey: credentials.sandboxKey, liveKey: credentials.liveKey, fetch: options.fetch },
-    startedAt: startMs
+    startedAt: startMs,
+    now: options.now
   }
   const checks = registry().filter((c) => selected(options, c))
   const results: Array<CheckResult> = []
@@ -186,8 +193,38 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     startedAt,
     finishedAt: isoAt(await target.nowOnTarget()),
     checks: results,
-    coverage: coverageOf(results)
+    coverage: coverageOf(results),
+    notes: runNotes(target)
   }
+}
+
+/** The longest conform waits for a rate-limit window to start over (the API's window is 60 s). */
+const RATE_WINDOW_WAIT_MS = 61_000
+
+/** What the report says once at the top: how the target's clock stands against conform's. */
+const runNotes = (target: Target): ReadonlyArray<string> => {
+  const skew = target.clockSkew()
+  if (target.hasControl || skew === undefined) return []
+  return [
+    `clock skew: the target's clock is ${describeSkew(skew.ms)} conform's (±${skew.uncertaintyMs} ms, from ${skew.source}); instants in this report are on the target's clock`
+  ]
+}
+
+/** "2 d 0 h 0 min 3 s ahead of", "1.2 s behind", "level with". */
+export const describeSkew = (ms: number): string => {
+  if (Math.abs(ms) < 1_000) return `level with (${ms} ms)`
+  const total = Math.round(Math.abs(ms) / 1000)
+  const parts = [
+    [Math.floor(total / 86_400), "d"],
+    [Math.floor((total % 86_400) / 3600), "h"],
+    [Math.floor((total % 3600) / 60), "min"],
+    [total % 60, "s"]
+  ] as const
+  const first = parts.findIndex(([n]) => n > 0)
+  return `${parts
+    .slice(first)
+    .map(([n, unit]) => `${n} ${unit}`)
+    .join(" ")} ${ms > 0 ? "ahead of" : "behind"}`
 }
 
 /** The state transitions the coverage table lists, each known by the event it emits (spec "Events"). */

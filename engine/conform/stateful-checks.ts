@@ -86,7 +86,29 @@ const caller = (ctx: RunContext, v: Verdict, who: Credentials, env: "sandbox" | 
 
 let callers = 0
 
-const quoteOf = (x: Exchange) => x.json as { quoteId?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
+const quoteOf = (x: Exchange) =>
+  x.json as { quoteId?: string; issuedAt?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
+
+/** The spec's quote TTL (60 s, "Money/trade flow"), and the most conform waits for one quote to expire. */
+export const QUOTE_TTL_MS = 60_000
+const QUOTE_WAIT_BOUND_MS = QUOTE_TTL_MS + 5_000
+
+/**
+ * How long, on the target's own clock, until the quote is past its expiresAt (plus a second). With a control API the
+ * target's virtual clock is read; without one, from the quote's own `issuedAt` and what conform's clock says has
+ * passed since the answer came (a target's clock ahead or behind conform's does not matter), else from the clock
+ * skew measured at the start.
+ */
+const untilExpired = async (ctx: RunContext, q: Exchange, answeredAt: number): Promise<number> => {
+  const quote = quoteOf(q)
+  const expiresAt = Date.parse(quote.expiresAt ?? "")
+  const issuedAt = Date.parse(quote.issuedAt ?? "")
+  // Born expired (a mock's example, issued and expiring at one instant): nothing to wait for.
+  if (expiresAt <= issuedAt) return 0
+  const left =
+    !ctx.target.hasControl && !Number.isNaN(issuedAt) ? expiresAt - issuedAt - (ctx.now() - answeredAt) : expiresAt - (await ctx.target.nowOnTarget())
+  return Math.max(0, left + 1_000)
+}
 
 /** quote-ttl: a quote past its expiresAt no longer places an order (409 STALE_QUOTE). */
 const quoteTtl: StatefulCheck = {
@@ -99,13 +121,22 @@ const quoteTtl: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=1`)
+    const answeredAt = ctx.now()
     const quote = quoteOf(q)
     if (q.status !== 200 || quote.quoteId === undefined || quote.expiresAt === undefined) return v.fail(`GET /quote answered ${q.status}; no quote to expire`)
-    const expiresAt = Date.parse(quote.expiresAt)
-    const now = await ctx.target.nowOnTarget()
+    const lifetime = Date.parse(quote.expiresAt) - Date.parse(quote.issuedAt ?? "")
+    if (lifetime > QUOTE_TTL_MS + 1_000)
+      return v.fail(`the quote lives ${Math.round(lifetime / 1000)} s (issuedAt ${quote.issuedAt}, expiresAt ${quote.expiresAt}); the spec's TTL is 60 s`, q)
     // A second past expiresAt; nothing to wait when the quote is born expired (a mock's fixed example).
-    const waitMs = expiresAt >= now ? expiresAt - now + 1_000 : 0
-    const how = waitMs === 0 ? "virtual" : await ctx.target.wait(waitMs)
+    const waitMs = await untilExpired(ctx, q, answeredAt)
+    const now = await ctx.target.nowOnTarget()
+    if (waitMs > QUOTE_WAIT_BOUND_MS)
+      return v.fail(
+        `the quote expires ${Math.round(waitMs / 1000)} s from now on the target's clock (expiresAt ${quote.expiresAt}), more than its 60 s TTL allows; not waited`,
+        q
+      )
+    const how =
+      waitMs === 0 ? "virtual" : await ctx.target.wait(waitMs, `quote ${quote.quoteId} to pass its expiresAt ${quote.expiresAt} on the target's clock`)
     if (waitMs > 0)
       v.note(
         `waited ${Math.round(waitMs / 1000)} s ${how === "virtual" ? "on the target's virtual clock" : "of real time (long wait: the target has no virtual clock)"}`,
@@ -356,7 +387,7 @@ const moneyInvariants: StatefulCheck = {
       )
     if (!ctx.target.hasControl) return v.pass("checked up to acceptance; the fill needs the control API's desk")
     const fill = v.keep(await ctx.target.admin("POST", `/_sim/desk/orders/${order.orderId}/fill`, {}))
-    if (fill.status !== 200) await ctx.target.wait(30_000) // an automatic desk fills on its own
+    if (fill.status !== 200) await ctx.target.wait(30_000, `the target's own desk to fill order ${order.orderId}`)
     const w2x = await call("GET", "/wallet")
     const w2 = walletOf(w2x)
     if (w2.balance !== w0.balance - paid || w2.reserved !== w0.reserved || w2.available !== w0.available - paid)
@@ -561,7 +592,7 @@ const eventAgreement: StatefulCheck = {
         }
       }
       // Deliveries leave on the target's scheduler: let a second pass (virtual with a control API).
-      await ctx.target.wait(1_000)
+      await ctx.target.wait(1_000, `the deliveries of order ${orderId} to leave`)
       const listed = await call("GET", `/orders?status=${expectedStatus}`)
       const rest = ((listed.json as { orders?: Array<{ orderId: string; canonicalStatus?: string; status?: string }> }).orders ?? []).find(
         (o) => o.orderId === orderId

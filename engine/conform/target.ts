@@ -38,6 +38,16 @@ export interface TargetOptions {
    * Default `sleep`. It only ends a read that would otherwise hang on a target that never sends.
    */
   readonly bound?: ((ms: number) => Promise<void>) | undefined
+  /** Told before every real wait: what it waits for and how long at most (the CLI prints it). */
+  readonly onWait?: ((what: string, ms: number) => void) | undefined
+}
+
+/** How far the target's clock is from conform's, and what it was read from. */
+export interface ClockSkew {
+  readonly ms: number
+  /** Half the round trip of the reading, plus a second when the reading is the `Date` header (whole seconds). */
+  readonly uncertaintyMs: number
+  readonly source: string
 }
 
 /** One Server-Sent Events message. */
@@ -74,8 +84,10 @@ export const makeTarget = (options: TargetOptions) => {
     for (const base of [SANDBOX_BASE, PRODUCTION_BASE, SANDBOX_ROOT, PUBLIC_ROOT]) if (path.startsWith(`${base}/`)) return path.slice(base.length)
     return path
   }
-  /** Offset added to the wall clock when the target has no control API (how long conform itself waited). */
+  /** The target's virtual clock as last read through the control API. */
   let virtualNow: { at: number; mode: string; wallAt: number } | undefined
+  /** Without a control API: the target's clock ahead of conform's (negative behind), read from its answers. */
+  let skew: ClockSkew | undefined
 
   const call = async (
     method: string,
@@ -103,16 +115,19 @@ export const makeTarget = (options: TargetOptions) => {
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, path, { headers: { authorization: `Bearer ${options.adminToken ?? ""}` }, ...(body === undefined ? {} : { body }) })
 
-  /** The target's clock: GET /_sim/clock with a control API, else the wall clock (plus what conform waited). */
+  /** The target's clock: GET /_sim/clock with a control API, else the wall clock plus the skew measured. */
   const nowOnTarget = async (): Promise<number> => {
-    if (virtualNow === undefined) return options.now()
+    if (virtualNow === undefined) return options.now() + (skew?.ms ?? 0)
     // A manual clock stands still between advances; a follow clock runs with real time from where it was read.
     return virtualNow.mode === "manual" ? virtualNow.at : virtualNow.at + (options.now() - virtualNow.wallAt)
   }
 
-  /** Reads the target's virtual clock once (with a control API) so timelines are on it. */
+  /** Reads the target's virtual clock (with a control API), else measures its skew, so timelines are on its clock. */
   const syncClock = async () => {
-    if (!hasControl) return
+    if (!hasControl) {
+      skew = (await measureSkew()) ?? skew
+      return
+    }
     const r = await doFetch(`${origin}/_sim/clock`, { headers: { authorization: `Bearer ${options.adminToken}` } })
     const body = (await r.json().catch(() => ({}))) as { now?: string; mode?: string }
     const parsed = body.now === undefined ? Number.NaN : Date.parse(body.now)
@@ -120,10 +135,29 @@ export const makeTarget = (options: TargetOptions) => {
   }
 
   /**
-   * Lets `ms` pass on the target: a clock advance with a control API (instant), else real waiting. Returns whether
-   * the wait was real (a "long wait" the report marks).
+   * The target's clock from its public status answer (GET /api/v1/status: its `timestamp`, else its `Date` header),
+   * against the middle of the round trip on conform's clock. Undefined when the target gives neither.
    */
-  const wait = async (ms: number): Promise<"virtual" | "real"> => {
+  const measureSkew = async (): Promise<ClockSkew | undefined> => {
+    const sent = options.now()
+    const response = await doFetch(`${origin}${actualPath(`${PUBLIC_ROOT}/status`)}`).catch(() => undefined)
+    const received = options.now()
+    if (response === undefined) return undefined
+    const body = (await response.json().catch(() => ({}))) as { timestamp?: unknown }
+    const stamped = typeof body.timestamp === "string" ? Date.parse(body.timestamp) : Number.NaN
+    const dated = Date.parse(response.headers.get("date") ?? "")
+    const middle = sent + (received - sent) / 2
+    const half = Math.ceil((received - sent) / 2)
+    if (!Number.isNaN(stamped)) return { ms: Math.round(stamped - middle), uncertaintyMs: half, source: "the `timestamp` of GET /api/v1/status" }
+    if (!Number.isNaN(dated)) return { ms: Math.round(dated + 500 - middle), uncertaintyMs: half + 1_000, source: "the `Date` header of GET /api/v1/status" }
+    return undefined
+  }
+
+  /**
+   * Lets `ms` pass on the target: a clock advance with a control API (instant), else real waiting, announced with
+   * `what` it waits for. Returns whether the wait was real (a "long wait" the report marks).
+   */
+  const wait = async (ms: number, what: string): Promise<"virtual" | "real"> => {
     if (hasControl) {
       const r = await admin("POST", "/_sim/clock/advance", { seconds: Math.ceil(ms / 1000) })
       if (r.status === 200) {
@@ -131,6 +165,7 @@ export const makeTarget = (options: TargetOptions) => {
         return "virtual"
       }
     }
+    options.onWait?.(what, ms)
     await options.sleep(ms)
     return "real"
   }
@@ -243,7 +278,21 @@ export const makeTarget = (options: TargetOptions) => {
   /** A short real pause while polling for something in flight (the failure bound's clock; never a virtual wait). */
   const pause = (ms: number) => (options.bound ?? options.sleep)(ms).catch(() => undefined)
 
-  return { origin, hasControl, detectLayout, readStream, pause, call, admin, wait, syncClock, nowOnTarget, curlOf, timelineOf }
+  return {
+    origin,
+    hasControl,
+    detectLayout,
+    readStream,
+    pause,
+    call,
+    admin,
+    wait,
+    syncClock,
+    nowOnTarget,
+    clockSkew: () => skew,
+    curlOf,
+    timelineOf
+  }
 }
 
 export type Target = ReturnType<typeof makeTarget>
