@@ -91,6 +91,15 @@ export const replayCommand = (options: ConformOptions): string =>
  */
 export const registry = (): ReadonlyArray<RegisteredCheck> => [...contractChecks(), ...statefulChecks().map((c: StatefulCheck) => c), ...scenarioChecks()]
 
+/**
+ * The registry in the order this target runs it. Without a control API the rate-limit oracle spends the one window the
+ * given key has, shared with every other check and scenario: it runs last, so nothing after it meets a 429 (E-279).
+ */
+export const runOrder = (checks: ReadonlyArray<RegisteredCheck>, hasControl: boolean): ReadonlyArray<RegisteredCheck> =>
+  hasControl ? checks : [...checks.filter((c) => c.id !== RATE_LIMIT_ORACLE), ...checks.filter((c) => c.id === RATE_LIMIT_ORACLE)]
+
+const RATE_LIMIT_ORACLE = "rate-limit-oracle"
+
 /** Makes a partner through the control API (enterprise tier: the contract checks' production calls fit one window). */
 const createPartner = async (target: Target, seed: number, n: number): Promise<Credentials | undefined> => {
   if (!target.hasControl) return undefined
@@ -123,7 +132,11 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
   })
   const layout = await target.detectLayout()
   await target.syncClock()
-  options.onStart?.({ layout, checks: registry().filter((c) => selected(options, c)).length })
+  const checks = runOrder(
+    registry().filter((c) => selected(options, c)),
+    target.hasControl
+  )
+  options.onStart?.({ layout, checks: checks.length })
   const startMs = await target.nowOnTarget()
   const startedAt = isoAt(startMs)
   const replay = replayCommand(options)
@@ -160,7 +173,6 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     startedAt: startMs,
     now: options.now
   }
-  const checks = registry().filter((c) => selected(options, c))
   const results: Array<CheckResult> = []
   let spent = 0
   for (const [index, check] of checks.entries()) {

@@ -63,7 +63,10 @@ export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> 
           sandboxKey: ctx.wire.sandboxKey,
           liveKey: ctx.wire.liveKey,
           seed: ctx.seed,
-          fetch: ctx.wire.fetch
+          fetch: ctx.wire.fetch,
+          // A target keeps its idempotency store from run to run, and without a control API every scenario shares one
+          // partner: the keys are this run's and this scenario's own (E-279).
+          idempotencyPrefix: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${path.replace(/\.yaml$/, "").replace(/\W+/g, "-")}`
         })
         if (result.skipped !== undefined) return { status: "skipped", message: `${scenario.name}: ${result.skipped}`, exchanges: [] }
         const timeline: Array<TimelineEntry> = []

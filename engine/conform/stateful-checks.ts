@@ -26,6 +26,8 @@ export const baseFeeCents = (grossCents: number) => Math.floor((grossCents * BAS
 const cents = (amount: unknown) => (typeof amount === "number" ? Math.round(amount * 100) : Number.NaN)
 
 const SYMBOL = "SCOM.KE"
+/** The exchange SYMBOL trades on (its market calendar decides whether a trade can be placed). */
+const EXCHANGE = "NSE"
 
 /** A failed outcome on an exchange, or a skipped one, built as the checks go. */
 class Verdict {
@@ -85,6 +87,23 @@ const caller = (ctx: RunContext, v: Verdict, who: Credentials, env: "sandbox" | 
 }
 
 let callers = 0
+
+type Call = ReturnType<typeof caller>["call"]
+
+/**
+ * Why a trade cannot be placed now, read from the API's market calendar (GET /market/status of the check symbol's
+ * exchange), or undefined when it is open. Asked only without a control API: with one, the target's clock sits in a
+ * session. A closed market skips the trading checks with its next opening, rather than failing them on a correct
+ * target (E-279).
+ */
+const marketClosed = async (ctx: RunContext, call: Call): Promise<string | undefined> => {
+  if (ctx.target.hasControl) return undefined
+  const r = await call("GET", `/market/status?exchange=${EXCHANGE}`)
+  const status = (r.json as { serverTime?: string; exchanges?: Record<string, { isOpen?: boolean; nextOpen?: string | null }> } | null)?.exchanges?.[EXCHANGE]
+  if (r.status !== 200 || status?.isOpen !== false) return undefined
+  const at = (r.json as { serverTime?: string }).serverTime ?? "now"
+  return `needs ${EXCHANGE} open to trade ${SYMBOL}: the API's market calendar says it is closed at ${at}, next open ${status.nextOpen ?? "unknown"} (GET /market/status); run conform again then`
+}
 
 const quoteOf = (x: Exchange) =>
   x.json as { quoteId?: string; issuedAt?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
@@ -162,6 +181,8 @@ const quoteSingleUse: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
     const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=1`)
     const quoteId = quoteOf(q).quoteId
     if (q.status !== 200 || quoteId === undefined) return v.fail(`GET /quote answered ${q.status}`)
@@ -175,9 +196,13 @@ const quoteSingleUse: StatefulCheck = {
   }
 }
 
-const subAccountBody = (seed: number, n: string) => ({
-  externalId: `conform-${seed}-${n}`,
-  email: `conform-${seed}-${n}@partner.test`,
+/**
+ * A sub-account named by run (seed and start on the target's clock): a target keeps its sub-accounts from run to run,
+ * and an externalId is unique per partner, so a fixed one would be refused the second time (E-279).
+ */
+const subAccountBody = (ctx: RunContext, n: string) => ({
+  externalId: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${n}`,
+  email: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${n}@partner.test`,
   firstName: "Con",
   lastName: "Form"
 })
@@ -193,7 +218,7 @@ const idempotencyReplay: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const idem = { "idempotency-key": `conform-replay-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const body = subAccountBody(ctx.seed, "replay")
+    const body = subAccountBody(ctx, "replay")
     const first = await call("POST", "/users", body, idem)
     if (first.status !== 201) return v.fail(`POST /users answered ${first.status} ${codeOf(first) ?? ""}; expected 201`)
     const again = await call("POST", "/users", body, idem)
@@ -215,9 +240,9 @@ const idempotencyDifferentBody: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const idem = { "idempotency-key": `conform-reuse-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const first = await call("POST", "/users", subAccountBody(ctx.seed, "reuse-a"), idem)
+    const first = await call("POST", "/users", subAccountBody(ctx, "reuse-a"), idem)
     if (first.status !== 201) return v.fail(`POST /users answered ${first.status} ${codeOf(first) ?? ""}; expected 201`)
-    const other = await call("POST", "/users", subAccountBody(ctx.seed, "reuse-b"), idem)
+    const other = await call("POST", "/users", subAccountBody(ctx, "reuse-b"), idem)
     if (other.status !== 422 || codeOf(other) !== "IDEMPOTENCY_KEY_REUSED")
       return v.fail(`the same key with another body was answered ${other.status} ${codeOf(other) ?? ""}; expected 422 IDEMPOTENCY_KEY_REUSED`)
     return v.pass()
@@ -238,7 +263,7 @@ const idempotencyConcurrent: StatefulCheck = {
     const who = await partnerFor(ctx)
     if (who.sandboxKey === undefined) return v.skip("needs a sandbox key or --admin-token")
     const headers = { "x-api-key": who.sandboxKey, "idempotency-key": `conform-burst-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const body = subAccountBody(ctx.seed, "burst")
+    const body = subAccountBody(ctx, "burst")
     const answers = await Promise.all(Array.from({ length: 8 }, () => ctx.target.call("POST", `${SANDBOX_BASE}/users`, { headers, body })))
     for (const a of answers) v.keep(a)
     const created = answers.filter((a) => a.status === 201 && a.responseHeaders.get("idempotent-replayed") !== "true")
@@ -346,6 +371,8 @@ const moneyInvariants: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
     const w0 = walletOf(await call("GET", "/wallet"))
     const h0 = await holdingOf(call)
     // Find a quantity whose fee has a fraction of a cent below one half: rounding it up is then off by a cent.
@@ -460,7 +487,7 @@ const crossPartner: StatefulCheck = {
     if (!ctx.target.hasControl) return v.skip("needs two partners: --admin-token")
     const a = caller(ctx, v, await partnerFor(ctx))
     const b = caller(ctx, v, await partnerFor(ctx))
-    const made = await a.call("POST", "/users", subAccountBody(ctx.seed, "isolated"))
+    const made = await a.call("POST", "/users", subAccountBody(ctx, "isolated"))
     const userId = (made.json as { subAccountId?: string }).subAccountId
     if (made.status !== 201 || userId === undefined) return v.fail(`POST /users answered ${made.status}`)
     const read = await b.call("GET", `/users/${userId}`)
@@ -521,7 +548,7 @@ const subAccountIsolation: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const make = async (n: string) => {
-      const r = await call("POST", "/users", subAccountBody(ctx.seed, `${n}-${ctx.startedAt}`))
+      const r = await call("POST", "/users", subAccountBody(ctx, n))
       return r.status === 201 ? (r.json as { subAccountId?: string }).subAccountId : undefined
     }
     const a = await make("iso-a")
@@ -573,6 +600,8 @@ const eventAgreement: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
     const receiver = await startReceiver()
     try {
       const events = ["order.pending", "order.filled", "trade.settled"]
