@@ -11,6 +11,7 @@ import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import type { CheckResult, Coverage, RunReport } from "../report/model.ts"
 import { isoAt } from "../sim/clock.ts"
 import { type ContractContext, type Credentials, contractChecks, type Outcome } from "./contract-checks.ts"
+import { type HistoryEntry, historyChecks } from "./history.ts"
 import { scenarioChecks } from "./scenario-checks.ts"
 import { type StatefulCheck, statefulChecks } from "./stateful-checks.ts"
 import { type Exchange, makeTarget, rateOf, shellQuote, type Target } from "./target.ts"
@@ -34,6 +35,13 @@ export interface ConformOptions {
   readonly onProgress?: ((progress: Progress) => void) | undefined
   /** Told before every real wait: what it waits for and for how long at most. */
   readonly onWait?: ((what: string, ms: number) => void) | undefined
+  /**
+   * Records the run's history (every partner-API exchange, stream message and delivery received), hands each entry
+   * here as it happens, and judges the whole history at the end: one `history` check per rule (history.ts).
+   */
+  readonly onHistory?: ((entry: HistoryEntry) => void) | undefined
+  /** Where the CLI writes that history (for the replay command of a history violation). */
+  readonly historyFile?: string | undefined
 }
 
 export interface Progress {
@@ -121,6 +129,7 @@ const createPartner = async (target: Target, seed: number, n: number): Promise<C
 const selected = (options: ConformOptions, c: RegisteredCheck) => options.only === undefined || options.only.includes(c.id) || options.only.includes(c.name)
 
 export const runConform = async (options: ConformOptions): Promise<RunReport> => {
+  const history: Array<HistoryEntry> = []
   const target = makeTarget({
     base: options.base,
     adminToken: options.adminToken,
@@ -128,7 +137,14 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     sleep: options.sleep,
     bound: options.bound,
     fetch: options.fetch,
-    onWait: options.onWait
+    onWait: options.onWait,
+    record:
+      options.onHistory === undefined
+        ? undefined
+        : (entry) => {
+            history.push(entry)
+            options.onHistory?.(entry)
+          }
   })
   const layout = await target.detectLayout()
   await target.syncClock()
@@ -198,6 +214,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     })
   }
   await target.syncClock()
+  if (options.onHistory !== undefined) results.push(...historyChecks(history, `npx sokoni history check ${shellQuote(options.historyFile ?? "FILE")}`))
   return {
     tool: replay,
     seed: options.seed,

@@ -447,7 +447,7 @@ const webhookSignature: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const receiver = await startReceiver()
+    const receiver = await startReceiver(ctx.target.recordDelivery)
     try {
       const secret = `whsec_conform_${ctx.seed}_secret`
       const created = await call("POST", "/webhooks", { url: receiver.url, events: ["order.pending", "order.filled"], secret })
@@ -602,7 +602,7 @@ const eventAgreement: StatefulCheck = {
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const closed = await marketClosed(ctx, call)
     if (closed !== undefined) return v.skip(closed)
-    const receiver = await startReceiver()
+    const receiver = await startReceiver(ctx.target.recordDelivery)
     try {
       const events = ["order.pending", "order.filled", "trade.settled"]
       const hook = await call("POST", "/webhooks", { url: receiver.url, events, secret: `whsec_conform_${ctx.seed}_agreement` })

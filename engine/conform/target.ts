@@ -8,6 +8,7 @@
  * the target's own clock (`GET /_sim/clock`), which is virtual on our engine, so waits are clock advances.
  */
 import type { TimelineEntry } from "../report/model.ts"
+import type { HistoryEntry } from "./history.ts"
 import { isoAt } from "../sim/clock.ts"
 
 export interface Exchange {
@@ -40,6 +41,14 @@ export interface TargetOptions {
   readonly bound?: ((ms: number) => Promise<void>) | undefined
   /** Told before every real wait: what it waits for and how long at most (the CLI prints it). */
   readonly onWait?: ((what: string, ms: number) => void) | undefined
+  /** Told of every partner-API exchange, stream message and webhook delivery: the run's history (history.ts). */
+  readonly record?: ((entry: HistoryEntry) => void) | undefined
+}
+
+/** Who called, without the key: its environment and last four characters (a history is shared; a key is a secret). */
+const callerOf = (path: string, headers: Readonly<Record<string, string>>): string => {
+  const key = Object.entries(headers).find(([name]) => name.toLowerCase() === "x-api-key")?.[1]
+  return `${path.includes("/sandbox/") ? "sandbox" : "production"}:${key === undefined ? "no key" : `…${key.slice(-4)}`}`
 }
 
 /** How far the target's clock is from conform's, and what it was read from. */
@@ -109,7 +118,36 @@ export const makeTarget = (options: TargetOptions) => {
         // a broken JSON body stays text: the schema check reports it
       }
     }
-    return { method, path, headers, body, status: response.status, responseHeaders: response.headers, json, text, at }
+    const exchange = { method, path, headers, body, status: response.status, responseHeaders: response.headers, json, text, at }
+    if (options.record !== undefined && !path.startsWith("/_sim")) {
+      const idempotencyKey = Object.entries(headers).find(([name]) => name.toLowerCase() === "idempotency-key")?.[1]
+      options.record({
+        kind: "exchange",
+        sentAt: isoAt(at),
+        answeredAt: isoAt(await nowOnTarget()),
+        caller: callerOf(path, headers),
+        method,
+        path,
+        idempotencyKey,
+        requestBody: body,
+        status: response.status,
+        rate: rateOf(response.headers),
+        body: text
+      })
+    }
+    return exchange
+  }
+
+  /** Records a webhook delivery received (its exact bytes) in the run's history. */
+  const recordDelivery = (raw: string) => {
+    if (options.record === undefined) return
+    let eventId = ""
+    try {
+      eventId = String((JSON.parse(raw) as { eventId?: unknown }).eventId ?? "")
+    } catch {
+      // not JSON: kept under an empty eventId
+    }
+    void nowOnTarget().then((at) => options.record?.({ kind: "delivery", at: isoAt(at), eventId, raw }))
   }
 
   const admin = (method: string, path: string, body?: unknown) =>
@@ -251,7 +289,10 @@ export const makeTarget = (options: TargetOptions) => {
               }
             } else if (field === "id" || field === "event") message[field] = value
           }
-          if (message.event !== undefined) messages.push(message as SseMessage)
+          if (message.event !== undefined) {
+            messages.push(message as SseMessage)
+            options.record?.({ kind: "stream", at: isoAt(await nowOnTarget()), caller: callerOf(path, headers), ...(message as SseMessage) })
+          }
           buffer = buffer.slice(end + 2)
           end = buffer.indexOf("\n\n")
         }
@@ -290,6 +331,7 @@ export const makeTarget = (options: TargetOptions) => {
     syncClock,
     nowOnTarget,
     clockSkew: () => skew,
+    recordDelivery,
     curlOf,
     timelineOf
   }
