@@ -173,6 +173,8 @@ export interface WireOptions {
   readonly onStep?: (report: StepReport) => void
   /** See Transport: unique to the run (conform passes its seed and start on the target's clock). */
   readonly idempotencyPrefix?: string | undefined
+  /** Where the target serves a contract path (conform's layout: a mock at its root, a `--prefix`); default as written. */
+  readonly pathOf?: ((path: string) => string) | undefined
 }
 
 const WEEK_MS = 7 * 86_400_000
@@ -259,7 +261,11 @@ export const runScenarioOverWire = async (
     fetch: async (request) => {
       const url = new URL(request.url)
       const body = request.body === null ? undefined : await request.text()
-      return doFetch(`${origin}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, ...(body === undefined ? {} : { body }) })
+      return doFetch(`${origin}${(options.pathOf ?? ((p: string) => p))(url.pathname)}${url.search}`, {
+        method: request.method,
+        headers: request.headers,
+        ...(body === undefined ? {} : { body })
+      })
     },
     adminToken: options.adminToken,
     receivers: undefined,

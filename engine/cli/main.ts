@@ -133,6 +133,12 @@ const conform = Command.make(
     report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into")),
     only: Flag.String("only").pipe(Flag.optional, Flag.withDescription("Comma-separated check ids to run (as printed in a failure's replay command)")),
     progress: Flag.Boolean("progress").pipe(Flag.withDefault(false), Flag.withDescription("Print the progress line on stderr even when it is not a terminal")),
+    prefix: Flag.String("prefix").pipe(
+      Flag.optional,
+      Flag.withDescription(
+        "The target serves the contract's paths under this prefix, the bases taken off (e.g. /mock; default: found from GET /api/v1/status or /status)"
+      )
+    ),
     history: Flag.String("history").pipe(
       Flag.optional,
       Flag.withDescription("Record the run's history (JSON lines: exchanges, stream messages, deliveries) to this file and judge it as a whole")
@@ -167,11 +173,12 @@ const conform = Command.make(
         only,
         onStart: (info) =>
           console.log(
-            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : ""}`
+            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : info.layout === "prefix" ? `; the target serves the contract's paths under ${Option.getOrElse(flags.prefix, () => "")}` : ""}`
           ),
         now: wallClockNow,
         sleep: wallSleep,
         historyFile,
+        prefix: Option.getOrUndefined(flags.prefix),
         onHistory: historyFile === undefined ? undefined : (entry) => appendFileSync(historyFile, `${JSON.stringify(entry)}\n`),
         onWait: (what, ms) => process.stderr.write(`waiting up to ${Math.ceil(ms / 1000)} s for ${what}\n`),
         onProgress: showProgress

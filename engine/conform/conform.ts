@@ -14,7 +14,7 @@ import { type ContractContext, type Credentials, contractChecks, type Outcome } 
 import { type HistoryEntry, historyChecks } from "./history.ts"
 import { scenarioChecks } from "./scenario-checks.ts"
 import { type StatefulCheck, statefulChecks } from "./stateful-checks.ts"
-import { type Exchange, makeTarget, rateOf, shellQuote, type Target } from "./target.ts"
+import { type Exchange, makeTarget, rateOf, SANDBOX_BASE, shellQuote, type Target } from "./target.ts"
 
 export interface ConformOptions {
   readonly base: string
@@ -30,7 +30,9 @@ export interface ConformOptions {
   /** Only the checks whose id is listed (default every check). */
   readonly only?: ReadonlyArray<string> | undefined
   /** Called once the target is known: where it serves the contract, and how many checks will run. */
-  readonly onStart?: ((info: { readonly layout: "bases" | "flat"; readonly checks: number }) => void) | undefined
+  readonly onStart?: ((info: { readonly layout: "bases" | "flat" | "prefix"; readonly checks: number }) => void) | undefined
+  /** The prefix the target serves the contract's paths under, instead of the contract's bases (`--prefix`). */
+  readonly prefix?: string | undefined
   /** Called after every check with how far the run is. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
   /** Told before every real wait: what it waits for and for how long at most. */
@@ -73,6 +75,8 @@ export interface RunContext extends ContractContext {
     readonly sandboxKey: string | undefined
     readonly liveKey: string | undefined
     readonly fetch: typeof fetch | undefined
+    /** The path the target serves a contract path at (its layout: the contract's bases, the root, a prefix). */
+    readonly pathOf: (path: string) => string
   }
   /** When the run started on the target's clock (epoch ms), to make Idempotency-Keys unique per run. */
   readonly startedAt: number
@@ -125,6 +129,34 @@ const createPartner = async (target: Target, seed: number, n: number): Promise<C
   return { sandboxKey: body.sandboxKey, liveKey: body.liveKey, idToken, partnerId: body.partnerId }
 }
 
+/**
+ * Whether the target keeps what it is given, asked once without a control API: a sub-account never made must not be
+ * found, and one it just created (named by run) must be. A contract mock answers fixed examples, and its behaviour
+ * checks would all read as the target's faults. Returns why the target keeps no state, or undefined when it does (or
+ * cannot be asked).
+ */
+const statelessness = async (target: Target, credentials: Credentials, run: string): Promise<string | undefined> => {
+  if (target.hasControl || credentials.sandboxKey === undefined) return undefined
+  const key = { "x-api-key": credentials.sandboxKey }
+  const absent = `usr_conform_never_made_${run.replace(/\W/g, "_")}`
+  const ghost = await target.call("GET", `${SANDBOX_BASE}/users/${absent}`, { headers: key })
+  const found = (ghost.json as { subAccountId?: unknown } | null)?.subAccountId
+  if (ghost.status === 200)
+    return `the target keeps no state: it answered 200 for a sub-account never made (GET /users/${absent}${typeof found === "string" ? ` gave ${found}` : ""}); its behaviour checks (stateful, scenarios) are skipped, its contract checks stand`
+  const made = await target.call("POST", `${SANDBOX_BASE}/users`, {
+    headers: { ...key, "idempotency-key": `conform-${run}-state-probe` },
+    body: { externalId: `conform-${run}-state-probe`, email: `conform-${run}-state-probe@partner.test`, firstName: "Con", lastName: "Form" }
+  })
+  const id = (made.json as { subAccountId?: unknown } | null)?.subAccountId
+  if (made.status !== 201 || typeof id !== "string") return undefined
+  const read = await target.call("GET", `${SANDBOX_BASE}/users/${encodeURIComponent(id)}`, { headers: key })
+  if (read.status === 200 && (read.json as { subAccountId?: unknown } | null)?.subAccountId === id) return undefined
+  return `the target keeps no state: a sub-account it had just created (POST /users answered 201 ${id}) was not there (GET /users/${id} answered ${read.status}); its behaviour checks (stateful, scenarios) are skipped, its contract checks stand`
+}
+
+/** The checks that rest on the target keeping state: every one but the contract's. */
+const BEHAVIOUR_SUITE = /^(stateful|scenario)/
+
 /** `--only` names check ids (`quote-ttl`, `scenario`) or whole check names (`scenario: settlement/x.yaml`). */
 const selected = (options: ConformOptions, c: RegisteredCheck) => options.only === undefined || options.only.includes(c.id) || options.only.includes(c.name)
 
@@ -138,6 +170,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     bound: options.bound,
     fetch: options.fetch,
     onWait: options.onWait,
+    prefix: options.prefix,
     record:
       options.onHistory === undefined
         ? undefined
@@ -159,6 +192,9 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
   let partners = 0
   const made = await createPartner(target, options.seed, partners++)
   const credentials: Credentials = made ?? { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
+  const keepsNoState = checks.some((c) => BEHAVIOUR_SUITE.test(c.suite))
+    ? await statelessness(target, credentials, `${options.seed}-${startMs.toString(36)}`)
+    : undefined
   /** The last X-RateLimit-Remaining seen per environment: below a margin, the window is let pass before the next call. */
   const remaining = new Map<string, number>()
   const keyed: ContractContext["keyed"] = async (env, method, path, init = {}) => {
@@ -185,7 +221,14 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     seed: options.seed,
     keyed,
     freshPartner: () => createPartner(target, options.seed, partners++),
-    wire: { base: options.base, adminToken: options.adminToken, sandboxKey: credentials.sandboxKey, liveKey: credentials.liveKey, fetch: options.fetch },
+    wire: {
+      base: options.base,
+      adminToken: options.adminToken,
+      sandboxKey: credentials.sandboxKey,
+      liveKey: credentials.liveKey,
+      fetch: options.fetch,
+      pathOf: target.actualPath
+    },
     startedAt: startMs,
     now: options.now
   }
@@ -195,7 +238,10 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     const before = options.now()
     let outcome: Outcome
     try {
-      outcome = await check.run(ctx)
+      outcome =
+        keepsNoState !== undefined && BEHAVIOUR_SUITE.test(check.suite)
+          ? { status: "skipped", message: "the target keeps no state (said at the top of the report)", exchanges: [] }
+          : await check.run(ctx)
     } catch (error) {
       outcome = { status: "failed", message: `the check could not run: ${String((error as Error)?.message ?? error).split("\n")[0]}`, exchanges: [] }
     }
@@ -223,7 +269,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     finishedAt: isoAt(await target.nowOnTarget()),
     checks: results,
     coverage: coverageOf(results),
-    notes: runNotes(target)
+    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target)]
   }
 }
 

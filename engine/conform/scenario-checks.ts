@@ -64,6 +64,7 @@ export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> 
           liveKey: ctx.wire.liveKey,
           seed: ctx.seed,
           fetch: ctx.wire.fetch,
+          pathOf: ctx.wire.pathOf,
           // A target keeps its idempotency store from run to run, and without a control API every scenario shares one
           // partner: the keys are this run's and this scenario's own (E-279).
           idempotencyPrefix: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${path.replace(/\.yaml$/, "").replace(/\W+/g, "-")}`

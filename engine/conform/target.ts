@@ -41,6 +41,11 @@ export interface TargetOptions {
   readonly bound?: ((ms: number) => Promise<void>) | undefined
   /** Told before every real wait: what it waits for and how long at most (the CLI prints it). */
   readonly onWait?: ((what: string, ms: number) => void) | undefined
+  /**
+   * Where the target serves the contract's operations when not under the contract's `servers` bases: every path under
+   * this prefix, the base taken off (`--prefix /mock`; "" is the root, as Prism serves it). Default: found by itself.
+   */
+  readonly prefix?: string | undefined
   /** Told of every partner-API exchange, stream message and webhook delivery: the run's history (history.ts). */
   readonly record?: ((entry: HistoryEntry) => void) | undefined
 }
@@ -86,12 +91,14 @@ export const makeTarget = (options: TargetOptions) => {
    * Where the target serves the contract: under the spec's bases (our engine, the real service), or every path at the
    * root for both environments (a mock generated from the contract, such as Prism). Found by `detectLayout`.
    */
-  let layout: "bases" | "flat" = "bases"
+  let layout: "bases" | "flat" | "prefix" = options.prefix === undefined ? "bases" : "prefix"
+  const rootPrefix = () => (layout === "prefix" ? (options.prefix ?? "").replace(/\/+$/, "") : "")
   /** The URL actually called for a canonical path (exchanges keep the canonical one, which the validator matches). */
   const actualPath = (path: string) => {
-    if (layout === "bases") return path
-    for (const base of [SANDBOX_BASE, PRODUCTION_BASE, SANDBOX_ROOT, PUBLIC_ROOT]) if (path.startsWith(`${base}/`)) return path.slice(base.length)
-    return path
+    if (layout === "bases" || path.startsWith("/_sim")) return path
+    for (const base of [SANDBOX_BASE, PRODUCTION_BASE, SANDBOX_ROOT, PUBLIC_ROOT])
+      if (path.startsWith(`${base}/`)) return `${rootPrefix()}${path.slice(base.length)}`
+    return `${rootPrefix()}${path}`
   }
   /** The target's virtual clock as last read through the control API. */
   let virtualNow: { at: number; mode: string; wallAt: number } | undefined
@@ -303,8 +310,12 @@ export const makeTarget = (options: TargetOptions) => {
     return { exchange, messages }
   }
 
-  /** Our layout when GET /api/v1/status answers; the flat one when only GET /status does. */
+  /**
+   * The contract's `servers` bases when GET /api/v1/status answers; the flat layout (every path at the root) when only
+   * GET /status does; the prefix given, when one is (not looked for).
+   */
   const detectLayout = async () => {
+    if (layout === "prefix") return layout
     const answers = async (path: string) => {
       try {
         return (await doFetch(`${origin}${path}`)).status === 200
@@ -331,6 +342,7 @@ export const makeTarget = (options: TargetOptions) => {
     syncClock,
     nowOnTarget,
     clockSkew: () => skew,
+    actualPath,
     recordDelivery,
     curlOf,
     timelineOf
