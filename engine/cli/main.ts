@@ -158,7 +158,7 @@ const conform = Command.make(
     if (adminToken === undefined && sandboxKey === undefined && liveKey === undefined)
       return yield* usageError("give --admin-token (our engine) or --sandbox-key/--live-key (any target)")
     yield* Console.log(
-      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time, control steps skipped)" : " (control API: virtual clock)"}`
+      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time; what needs it is skipped, each with its reason)" : " (control API: virtual clock)"}`
     )
     const showProgress = flags.progress || process.stderr.isTTY === true
     const historyFile = Option.getOrUndefined(flags.history)
