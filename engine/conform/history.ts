@@ -3,8 +3,8 @@
  * sent and answered, every webhook delivery received, every stream message, as JSON lines; and the checker that
  * judges them together, as Jepsen's Elle judges a history rather than one answer at a time. Per wallet no negative
  * balance; per Idempotency-Key the same answer every time; per eventId the same bytes on every delivery; per
- * rate-limit window never more admitted than its limit and `Remaining` never rising; per order no move out of a
- * terminal state nor back to PENDING.
+ * rate-limit window never more admitted than its limit and `Remaining` never rising; per order (REST answers) no move
+ * out of a terminal state. Resets split it into worlds; a logical clock orders what one instant cannot (E-282).
  * Owns the history's format and the rules. Does not own recording (target.ts) nor the command (engine/cli).
  */
 import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"
@@ -14,6 +14,12 @@ export interface ExchangeEntry {
   readonly kind: "exchange"
   readonly sentAt: string
   readonly answeredAt: string
+  /**
+   * The order of the send and of the answer among every send and answer recorded (a logical clock): what came first
+   * when a frozen or coarse clock gives both the same instant. Optional in a history recorded elsewhere.
+   */
+  readonly sentSeq?: number | undefined
+  readonly answeredSeq?: number | undefined
   readonly caller: string
   readonly method: string
   readonly path: string
@@ -42,7 +48,16 @@ export interface StreamEntry {
   readonly data?: unknown
 }
 
-export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry
+/**
+ * The target started over (`POST /_sim/reset`): a new world, whose keys, ids and windows may repeat the old one's.
+ * Nothing before it is compared with anything after it.
+ */
+export interface ResetEntry {
+  readonly kind: "reset"
+  readonly at: string
+}
+
+export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry | ResetEntry
 
 export type Rule = "no-negative-balance" | "idempotent-answer" | "delivery-bytes" | "rate-window" | "order-transition"
 
@@ -51,7 +66,7 @@ export const RULES: ReadonlyArray<{ readonly rule: Rule; readonly name: string }
   { rule: "idempotent-answer", name: "per Idempotency-Key: one request answered alike every time (a second execution is a double debit)" },
   { rule: "delivery-bytes", name: "per eventId: the same bytes on every delivery" },
   { rule: "rate-window", name: "per rate-limit window: at most its limit admitted, X-RateLimit-Remaining never rising" },
-  { rule: "order-transition", name: "per order: no move out of a terminal state (REJECTED, CANCELLED, EXPIRED) nor back to PENDING" }
+  { rule: "order-transition", name: "per order, as REST answers show it: no move out of a terminal state (REJECTED, CANCELLED, EXPIRED)" }
 ]
 
 export interface Violation {
@@ -75,7 +90,8 @@ export const parseHistory = (text: string): ReadonlyArray<HistoryEntry> =>
         throw new Error(`line ${n + 1} is not JSON`)
       }
       const kind = (parsed as { kind?: unknown } | null)?.kind
-      if (kind !== "exchange" && kind !== "delivery" && kind !== "stream") throw new Error(`line ${n + 1}: kind must be exchange, delivery or stream`)
+      if (kind !== "exchange" && kind !== "delivery" && kind !== "stream" && kind !== "reset")
+        throw new Error(`line ${n + 1}: kind must be exchange, delivery, stream or reset`)
       return parsed as HistoryEntry
     })
 
@@ -87,7 +103,16 @@ const jsonOf = (text: string): unknown => {
   }
 }
 
-const exchanges = (history: ReadonlyArray<HistoryEntry>) => history.flatMap((e, i) => (e.kind === "exchange" ? [{ e, i }] : []))
+/** The world each entry belongs to: how many resets came before it. */
+const worlds = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<number> => {
+  let world = 0
+  return history.map((e) => (e.kind === "reset" ? ++world : world))
+}
+
+const exchanges = (history: ReadonlyArray<HistoryEntry>) => {
+  const world = worlds(history)
+  return history.flatMap((e, i) => (e.kind === "exchange" ? [{ e, i, w: world[i] ?? 0 }] : []))
+}
 
 const groupBy = <T>(items: ReadonlyArray<T>, key: (t: T) => string | undefined): Map<string, Array<T>> => {
   const groups = new Map<string, Array<T>>()
@@ -117,7 +142,7 @@ const negativeBalances = (history: ReadonlyArray<HistoryEntry>): Array<Violation
 
 const idempotentAnswers = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
   const keyed = exchanges(history).filter(({ e }) => e.idempotencyKey !== undefined && e.method !== "GET" && e.status < 300)
-  const groups = groupBy(keyed, ({ e }) => `${e.caller} ${e.idempotencyKey} ${e.method} ${e.path} ${e.requestBody ?? ""}`)
+  const groups = groupBy(keyed, ({ e, w }) => `${w} ${e.caller} ${e.idempotencyKey} ${e.method} ${e.path} ${e.requestBody ?? ""}`)
   return [...groups.values()].flatMap((group) => {
     const first = group[0]
     const other = group.find(({ e }) => e.status !== first?.e.status || e.body !== first?.e.body)
@@ -133,8 +158,9 @@ const idempotentAnswers = (history: ReadonlyArray<HistoryEntry>): Array<Violatio
 }
 
 const deliveryBytes = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
+  const world = worlds(history)
   const deliveries = history.flatMap((e, i) => (e.kind === "delivery" ? [{ e, i }] : []))
-  return [...groupBy(deliveries, ({ e }) => e.eventId).values()].flatMap((group) => {
+  return [...groupBy(deliveries, ({ e, i }) => `${world[i]} ${e.eventId}`).values()].flatMap((group) => {
     const first = group[0]
     const other = group.find(({ e }) => e.raw !== first?.e.raw)
     if (first === undefined || other === undefined) return []
@@ -148,16 +174,20 @@ const deliveryBytes = (history: ReadonlyArray<HistoryEntry>): Array<Violation> =
   })
 }
 
+/** Whether `a` was answered before `b` was sent: by the logical clock when both have it, else strictly by instants. */
+const answeredBefore = (a: ExchangeEntry, b: ExchangeEntry): boolean =>
+  a.answeredSeq !== undefined && b.sentSeq !== undefined ? a.answeredSeq < b.sentSeq : a.answeredAt < b.sentAt
+
 /**
  * Within one window (caller and X-RateLimit-Reset): `Remaining` may not rise from an answer to a request sent after
  * it came (requests in flight together may be answered in any order), and no more than `Limit` are admitted.
  */
 const rateWindows = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
   const limited = exchanges(history).filter(({ e }) => e.rate !== undefined)
-  return [...groupBy(limited, ({ e }) => `${e.caller} ${e.rate?.reset}`).values()].flatMap((group) => {
+  return [...groupBy(limited, ({ e, w }) => `${w} ${e.caller} ${e.rate?.reset}`).values()].flatMap((group) => {
     const found: Array<Violation> = []
     for (const [n, b] of group.entries()) {
-      const rose = group.slice(0, n).find(({ e: a }) => a.answeredAt <= b.e.sentAt && (b.e.rate?.remaining ?? 0) > (a.rate?.remaining ?? 0))
+      const rose = group.slice(0, n).find(({ e: a }) => answeredBefore(a, b.e) && (b.e.rate?.remaining ?? 0) > (a.rate?.remaining ?? 0))
       if (rose !== undefined) {
         found.push({
           rule: "rate-window",
@@ -181,10 +211,13 @@ const rateWindows = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => 
 
 const TERMINAL = new Set(["REJECTED", "CANCELLED", "EXPIRED"])
 
-/** Every (orderId, status) an entry shows: an order answer, a list of orders, a delivery's or a stream message's data. */
-const orderStates = (e: HistoryEntry): ReadonlyArray<{ orderId: string; status: string }> => {
-  const payload =
-    e.kind === "exchange" ? (e.status < 300 ? jsonOf(e.body) : undefined) : e.kind === "delivery" ? (jsonOf(e.raw) as { data?: unknown })?.data : e.data
+/**
+ * Every (orderId, status) a REST answer shows: an order or a list of orders. Deliveries and stream messages tell of
+ * past moments (a retried order.pending may arrive after order.filled; a resumed stream replays), so their order is
+ * not the order's.
+ */
+const orderStates = (e: ExchangeEntry): ReadonlyArray<{ orderId: string; status: string }> => {
+  const payload = e.status < 300 ? jsonOf(e.body) : undefined
   const one = (o: unknown) => {
     const order = o as { orderId?: unknown; status?: unknown; canonicalStatus?: unknown } | null
     const status = order?.canonicalStatus ?? order?.status
@@ -195,12 +228,12 @@ const orderStates = (e: HistoryEntry): ReadonlyArray<{ orderId: string; status: 
 }
 
 const orderTransitions = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
-  const seen = history.flatMap((e, i) => orderStates(e).map((s) => ({ ...s, i })))
-  return [...groupBy(seen, (s) => s.orderId).values()].flatMap((states) => {
+  const seen = exchanges(history).flatMap(({ e, i, w }) => orderStates(e).map((s) => ({ ...s, i, w })))
+  return [...groupBy(seen, (s) => `${s.w} ${s.orderId}`).values()].flatMap((states) => {
     for (const [n, b] of states.entries()) {
       const a = states[n - 1]
       if (a === undefined || a.status === b.status) continue
-      if (TERMINAL.has(a.status) || b.status === "PENDING")
+      if (TERMINAL.has(a.status))
         return [{ rule: "order-transition" as const, message: `order ${b.orderId} moved ${a.status} -> ${b.status}`, entries: [a.i, b.i] }]
     }
     return []
@@ -222,6 +255,7 @@ const timelineOf = (history: ReadonlyArray<HistoryEntry>, indexes: ReadonlyArray
     if (e === undefined) return []
     if (e.kind === "delivery") return [{ at: e.at, kind: "delivery", text: `#${i + 1} delivery ${e.eventId} ${e.raw.slice(0, 200)}` }]
     if (e.kind === "stream") return [{ at: e.at, kind: "event", text: `#${i + 1} stream ${e.event ?? ""} ${e.id ?? ""}` }]
+    if (e.kind === "reset") return [{ at: e.at, kind: "clock", text: `#${i + 1} the target started over` }]
     return [
       {
         at: e.sentAt,

@@ -113,7 +113,9 @@ export const makeTarget = (options: TargetOptions) => {
     const body = init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
     const headers: Record<string, string> = { ...(body === undefined ? {} : { "content-type": "application/json" }), ...init.headers }
     const at = await nowOnTarget()
+    const sentSeq = nextTick()
     const response = await doFetch(`${origin}${actualPath(path)}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const answeredSeq = nextTick()
     const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true
     if (streaming) await response.body?.cancel()
     const text = streaming ? "" : await response.text()
@@ -126,24 +128,57 @@ export const makeTarget = (options: TargetOptions) => {
       }
     }
     const exchange = { method, path, headers, body, status: response.status, responseHeaders: response.headers, json, text, at }
-    if (options.record !== undefined && !path.startsWith("/_sim")) {
-      const idempotencyKey = Object.entries(headers).find(([name]) => name.toLowerCase() === "idempotency-key")?.[1]
-      options.record({
-        kind: "exchange",
-        sentAt: isoAt(at),
-        answeredAt: isoAt(await nowOnTarget()),
-        caller: callerOf(path, headers),
-        method,
-        path,
-        idempotencyKey,
-        requestBody: body,
-        status: response.status,
-        rate: rateOf(response.headers),
-        body: text
-      })
-    }
+    await recordExchange(exchange, sentSeq, answeredSeq)
     return exchange
   }
+
+  /** The history's logical clock: one tick per send and per answer, so requests in flight together stay unordered. */
+  let tick = 0
+  const nextTick = () => ++tick
+
+  /** Keeps a partner-API exchange in the run's history (the control API's are not the partner's history). */
+  const recordExchange = async (x: Exchange, sentSeq: number, answeredSeq: number) => {
+    if (options.record === undefined || x.path.startsWith("/_sim")) return
+    options.record({
+      kind: "exchange",
+      sentAt: isoAt(x.at),
+      answeredAt: isoAt(await nowOnTarget()),
+      sentSeq,
+      answeredSeq,
+      caller: callerOf(x.path, x.headers),
+      method: x.method,
+      path: x.path,
+      idempotencyKey: Object.entries(x.headers).find(([name]) => name.toLowerCase() === "idempotency-key")?.[1],
+      requestBody: x.body,
+      status: x.status,
+      rate: rateOf(x.responseHeaders),
+      body: x.text
+    })
+  }
+
+  /**
+   * A fetch for clients that bring their own (the scenario runner) whose partner-API exchanges join the run's history;
+   * a stream's answer is kept without its body (its messages are the scenario's to read).
+   */
+  const recordingFetch =
+    (inner: typeof fetch): typeof fetch =>
+    async (input, init) => {
+      const at = await nowOnTarget()
+      const sentSeq = nextTick()
+      const response = await inner(input, init)
+      const answeredSeq = nextTick()
+      if (options.record === undefined) return response
+      const url = new URL(String(input instanceof Request ? input.url : input))
+      if (url.pathname === "/_sim/reset" && response.status === 200) options.record({ kind: "reset", at: isoAt(await nowOnTarget()) })
+      const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true
+      const text = streaming ? "" : await response.clone().text()
+      const headers = Object.fromEntries(new Headers(init?.headers).entries())
+      const body = typeof init?.body === "string" ? init.body : undefined
+      const path = url.pathname
+      const exchange = { method: init?.method ?? "GET", path, headers, body, status: response.status, responseHeaders: response.headers, json: null, text, at }
+      await recordExchange(exchange, sentSeq, answeredSeq)
+      return response
+    }
 
   /** Records a webhook delivery received (its exact bytes) in the run's history. */
   const recordDelivery = (raw: string) => {
@@ -344,6 +379,7 @@ export const makeTarget = (options: TargetOptions) => {
     clockSkew: () => skew,
     actualPath,
     recordDelivery,
+    recordingFetch,
     curlOf,
     timelineOf
   }

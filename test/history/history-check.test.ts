@@ -1,8 +1,9 @@
 /**
  * The whole-run verdict (issue 23, part 3): `checkHistory` flags a hand-made history with an overdraw, a double
  * debit (one Idempotency-Key executed twice), a rising `X-RateLimit-Remaining`, more admitted than the limit, a
- * redelivery with other bytes and an order leaving a terminal state; and passes the history conform records of a clean
- * run against our engine, with and without the control API.
+ * redelivery with other bytes and an order leaving a terminal state; compares nothing across a reset; orders by the
+ * logical clock when instants tie; and passes the history conform records of a clean run against our engine, with
+ * and without the control API.
  */
 import { describe, expect, it } from "vitest"
 import { checkHistory, type ExchangeEntry, type HistoryEntry, historyChecks, parseHistory } from "../../engine/conform/history.ts"
@@ -78,6 +79,24 @@ describe("the history checker", () => {
     expect(rules([order(0, "PENDING"), order(1, "WORKING"), order(2, "FILLED"), order(3, "FILLED")])).toEqual([])
   })
 
+  it("compares nothing across a reset: the new world may repeat keys, ids and windows", () => {
+    const reset: HistoryEntry = { kind: "reset", at: T(5) }
+    expect(rules([trade(0, "ord_1"), reset, trade(6, "ord_2")])).toEqual([])
+    expect(rules([rate(0, 2), rate(1, 1), reset, rate(6, 2)])).toEqual([])
+    const order = (s: number, status: string) =>
+      exchange(s, { path: "/api/sandbox/v1/partner/orders/ord_1", body: JSON.stringify({ orderId: "ord_1", status }) })
+    expect(rules([order(0, "REJECTED"), reset, order(6, "PENDING")])).toEqual([])
+  })
+
+  it("orders exchanges by their logical clock when a frozen clock gives them one instant", () => {
+    const at = (sentSeq: number, answeredSeq: number, remaining: number) =>
+      exchange(0, { answeredAt: T(0), sentSeq, answeredSeq, rate: { limit: 3, remaining, reset: 1 } })
+    // Sent together (both before either answer): no order between them.
+    expect(rules([at(1, 3, 1), at(2, 4, 2)])).toEqual([])
+    // One after the other, at the same instant: the rise is seen.
+    expect(rules([at(1, 2, 1), at(3, 4, 2)])).toEqual(["rate-window"])
+  })
+
   it("shows each violation on a timeline with the requests that make it, and the replay command", () => {
     const checks = historyChecks([wallet(0, -1)], "npx sokoni history check 'h.jsonl'")
     const failed = checks.filter((c) => c.status === "failed")
@@ -89,7 +108,7 @@ describe("the history checker", () => {
 
   it("reads JSON lines and names a line that is not an entry", () => {
     expect(parseHistory(`${JSON.stringify(wallet(0, 1))}\n\n`)).toHaveLength(1)
-    expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery or stream")
+    expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery, stream or reset")
   })
 })
 
