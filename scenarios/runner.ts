@@ -157,7 +157,7 @@ export interface Transport {
   readonly keys?: { readonly sandboxKey?: string | undefined; readonly liveKey?: string | undefined } | undefined
   /**
    * Put before every Idempotency-Key the scenario sends (its default per-step keys and those its steps write), so a
-   * run against a target that keeps its state never replays an earlier run's key (E-279). Undefined in-process.
+   * run against a target that keeps its state never replays an earlier run's key (E-284). Undefined in-process.
    */
   readonly idempotencyPrefix?: string | undefined
 }

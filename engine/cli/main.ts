@@ -208,7 +208,7 @@ const conform = Command.make(
       yield* Console.log(`reports: ${paths.join(", ")}`)
     }
     // The report is out: exit now, whatever a target or a scenario left open (a stream the target never ends, a
-    // receiver's socket, a timer), so a CI job calling conform never waits on it (E-277).
+    // receiver's socket, a timer), so a CI job calling conform never waits on it (E-282).
     yield* Effect.sync(() => process.exit(failed > 0 ? 1 : 0))
   })
 ).pipe(Command.withDescription("Check a target (our engine, a mock, the real service) against the contract and its stateful rules"))

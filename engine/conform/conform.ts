@@ -105,7 +105,7 @@ export const registry = (): ReadonlyArray<RegisteredCheck> => [...contractChecks
 
 /**
  * The registry in the order this target runs it. Without a control API the rate-limit oracle spends the one window the
- * given key has, shared with every other check and scenario: it runs last, so nothing after it meets a 429 (E-279).
+ * given key has, shared with every other check and scenario: it runs last, so nothing after it meets a 429 (E-284).
  */
 export const runOrder = (checks: ReadonlyArray<RegisteredCheck>, hasControl: boolean): ReadonlyArray<RegisteredCheck> =>
   hasControl ? checks : [...checks.filter((c) => c.id !== RATE_LIMIT_ORACLE), ...checks.filter((c) => c.id === RATE_LIMIT_ORACLE)]

@@ -4,7 +4,7 @@
  * judges them together, as Jepsen's Elle judges a history rather than one answer at a time. Per wallet no negative
  * balance; per Idempotency-Key the same answer every time; per eventId the same bytes on every delivery; per
  * rate-limit window never more admitted than its limit and `Remaining` never rising; per order (REST answers) no move
- * out of a terminal state. Resets split it into worlds; a logical clock orders what one instant cannot (E-282).
+ * out of a terminal state. Resets split it into worlds; a logical clock orders what one instant cannot (E-287).
  * Owns the history's format and the rules. Does not own recording (target.ts) nor the command (engine/cli).
  */
 import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"

@@ -94,7 +94,7 @@ type Call = ReturnType<typeof caller>["call"]
  * Why a trade cannot be placed now, read from the API's market calendar (GET /market/status of the check symbol's
  * exchange), or undefined when it is open. Asked only without a control API: with one, the target's clock sits in a
  * session. A closed market skips the trading checks with its next opening, rather than failing them on a correct
- * target (E-279).
+ * target (E-284).
  */
 const marketClosed = async (ctx: RunContext, call: Call): Promise<string | undefined> => {
   if (ctx.target.hasControl) return undefined
@@ -198,7 +198,7 @@ const quoteSingleUse: StatefulCheck = {
 
 /**
  * A sub-account named by run (seed and start on the target's clock): a target keeps its sub-accounts from run to run,
- * and an externalId is unique per partner, so a fixed one would be refused the second time (E-279).
+ * and an externalId is unique per partner, so a fixed one would be refused the second time (E-284).
  */
 const subAccountBody = (ctx: RunContext, n: string) => ({
   externalId: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${n}`,
