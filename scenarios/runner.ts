@@ -84,6 +84,28 @@ export interface Scenario {
    * being moved by weeks, or is skipped with this reason when the target's clock is past it and cannot start over.
    */
   readonly dated?: string
+  /**
+   * What the scenario needs of a target beyond what its steps show (see `scenarioNeeds`, which adds what they show):
+   * over the wire it is skipped, naming each need, when the target cannot give one.
+   */
+  readonly needs?: ReadonlyArray<ScenarioNeed>
+}
+
+/**
+ * What a scenario can need of a target. control-api: its clock, desk, price or receiver steps, on which its later
+ * expectations rest; own-partner: a partner made for it (its tier, a seeded wallet, an idempotency store of its
+ * own; declared by a scenario whose expectations rest on its tier), which only the control API makes; fresh-world:
+ * a target started over at its start (POST /_sim/reset).
+ */
+export type ScenarioNeed = "control-api" | "own-partner" | "fresh-world"
+
+/** What the scenario declares it needs, plus what its file shows. */
+export const scenarioNeeds = (scenario: Scenario): ReadonlyArray<ScenarioNeed> => {
+  const needs = new Set<ScenarioNeed>(scenario.needs ?? [])
+  if (needsFreshWorld(scenario)) needs.add("fresh-world")
+  if (usesReceivers(scenario) || scenario.steps.some((s) => s.control !== undefined || s.advance !== undefined || s.desk !== undefined))
+    needs.add("control-api")
+  return [...needs]
 }
 
 export interface StepReport {
@@ -133,6 +155,11 @@ export interface Transport {
   readonly receivers: SimReceivers | undefined
   /** Keys to use when the control API cannot create the scenario's partner. */
   readonly keys?: { readonly sandboxKey?: string | undefined; readonly liveKey?: string | undefined } | undefined
+  /**
+   * Put before every Idempotency-Key the scenario sends (its default per-step keys and those its steps write), so a
+   * run against a target that keeps its state never replays an earlier run's key (E-284). Undefined in-process.
+   */
+  readonly idempotencyPrefix?: string | undefined
 }
 
 export interface WireOptions {
@@ -144,6 +171,10 @@ export interface WireOptions {
   readonly seed: number
   readonly fetch?: typeof fetch | undefined
   readonly onStep?: (report: StepReport) => void
+  /** See Transport: unique to the run (conform passes its seed and start on the target's clock). */
+  readonly idempotencyPrefix?: string | undefined
+  /** Where the target serves a contract path (conform's layout: a mock at its root, a `--prefix`); default as written. */
+  readonly pathOf?: ((path: string) => string) | undefined
 }
 
 const WEEK_MS = 7 * 86_400_000
@@ -200,14 +231,17 @@ const usesReceivers = (scenario: Scenario) => scenario.steps.some((s) => s.recei
 /** Whether, over the wire, a scenario runs on a world of its own (after `POST /_sim/reset` to its start, E-243). */
 export const needsFreshWorld = (scenario: Scenario) => scenario.ownTarget !== undefined || scenario.dated !== undefined
 
-/** Why a scenario cannot run over the wire against this target, or undefined when it can. */
+/** Why a scenario cannot run over the wire against this target (each need it cannot give), or undefined when it can. */
 export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
-  if (scenario.ownTarget !== undefined && !hasControl)
-    return `it needs a target of its own: ${scenario.ownTarget} (a fresh world through the control API, --admin-token; or \`sokoni scenario run\`)`
-  if (!hasControl && usesReceivers(scenario))
-    return "it scripts webhook receivers, which need the control API (--admin-token; or run it in-process with `sokoni scenario run`)"
-  if (!hasControl && scenario.steps.every((s) => s.request === undefined)) return "every step needs the control API (--admin-token)"
-  return undefined
+  if (hasControl) return undefined
+  const why: Array<string> = []
+  const needs = scenarioNeeds(scenario)
+  if (scenario.ownTarget !== undefined) why.push(`it needs a target of its own: ${scenario.ownTarget} (a fresh world through the control API)`)
+  else if (needs.includes("fresh-world")) why.push(`it is tied to its date: ${scenario.dated} (a fresh world through the control API)`)
+  if (usesReceivers(scenario)) why.push("it scripts webhook receivers, which need the control API")
+  else if (needs.includes("control-api")) why.push("its later steps rest on its clock, desk or price steps, which need the control API")
+  if (needs.includes("own-partner")) why.push("it needs a partner of its own (its tier, a seeded wallet), which only the control API makes")
+  return why.length === 0 ? undefined : `${why.join("; ")} (--admin-token; or run it in-process with \`sokoni scenario run\`)`
 }
 
 /**
@@ -227,11 +261,16 @@ export const runScenarioOverWire = async (
     fetch: async (request) => {
       const url = new URL(request.url)
       const body = request.body === null ? undefined : await request.text()
-      return doFetch(`${origin}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, ...(body === undefined ? {} : { body }) })
+      return doFetch(`${origin}${(options.pathOf ?? ((p: string) => p))(url.pathname)}${url.search}`, {
+        method: request.method,
+        headers: request.headers,
+        ...(body === undefined ? {} : { body })
+      })
     },
     adminToken: options.adminToken,
     receivers: undefined,
-    keys: { sandboxKey: options.sandboxKey, liveKey: options.liveKey }
+    keys: { sandboxKey: options.sandboxKey, liveKey: options.liveKey },
+    idempotencyPrefix: options.idempotencyPrefix
   }
   let scenario = given
   const runOptions: RunOptions = { seed: options.seed, store: "memory", ...(options.onStep === undefined ? {} : { onStep: options.onStep }) }
@@ -459,6 +498,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
             adminToken: ADMIN as string | undefined,
             receivers: receivers as SimReceivers | undefined,
             keys: undefined,
+            idempotencyPrefix: undefined as string | undefined,
             dispose: inProcess.dispose
           }
         })()
@@ -552,6 +592,8 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
       if (created.status !== 201) throw new Error(`could not bootstrap the scenario partner: ${JSON.stringify(created.body)}`)
       Object.assign(vars, created.body)
     } else Object.assign(vars, engine.keys ?? {})
+    // What the Idempotency-Keys sent start with, for a step that expects one back (an audit record).
+    vars.idempotencyPrefix = engine.idempotencyPrefix === undefined ? "" : `${engine.idempotencyPrefix}-`
 
     for (const [index, rawStep] of scenario.steps.entries()) {
       const step = substitute(rawStep, vars) as ScenarioStep
@@ -585,13 +627,23 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         const sandbox = path.startsWith("/api/sandbox/")
         const who = step.as ?? (sandbox ? "sandbox" : "live")
         const key = who === "none" ? {} : { "x-api-key": String(vars[who === "sandbox" ? "sandboxKey" : "liveKey"]) }
-        const idem = method === "GET" ? {} : { "idempotency-key": `scenario-step-${index + 1}` }
+        const prefix = engine.idempotencyPrefix === undefined ? "" : `${engine.idempotencyPrefix}-`
+        const idem = method === "GET" ? {} : { "idempotency-key": `${prefix}scenario-step-${index + 1}` }
         // Header names are case-insensitive: a step's `Idempotency-Key` replaces the default one, not joins it.
-        const stepHeaders = Object.fromEntries(Object.entries(step.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]))
+        const stepHeaders = Object.fromEntries(
+          Object.entries(step.headers ?? {}).map(([name, value]) => [
+            name.toLowerCase(),
+            name.toLowerCase() === "idempotency-key" ? `${prefix}${value}` : value
+          ])
+        )
         result = await call(method, path, { ...key, ...idem, ...stepHeaders }, step.body)
         if (result.stream !== undefined) {
-          if (step.stream?.open !== undefined) streams.set(step.stream.open, result.stream)
-          else await result.stream.close()
+          if (step.stream?.open !== undefined) {
+            // A name opened again (a stream a target admitted where a 429 was expected) first lets the earlier one go:
+            // a stream left open keeps the whole process alive.
+            await streams.get(step.stream.open)?.close()
+            streams.set(step.stream.open, result.stream)
+          } else await result.stream.close()
         }
       } else if (step.control !== undefined) {
         const [method = "GET", path = "/"] = step.control.split(/\s+/, 2)

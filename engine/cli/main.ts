@@ -3,6 +3,7 @@
  * `webhooks check` grades a partner's webhook receiver; `conform` checks a target over the wire.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
+import { appendFileSync, writeFileSync } from "node:fs"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from "./common.ts"
@@ -131,7 +132,17 @@ const conform = Command.make(
     seed: seedFlag,
     report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into")),
     only: Flag.String("only").pipe(Flag.optional, Flag.withDescription("Comma-separated check ids to run (as printed in a failure's replay command)")),
-    progress: Flag.Boolean("progress").pipe(Flag.withDefault(false), Flag.withDescription("Print the progress line on stderr even when it is not a terminal"))
+    progress: Flag.Boolean("progress").pipe(Flag.withDefault(false), Flag.withDescription("Print the progress line on stderr even when it is not a terminal")),
+    prefix: Flag.String("prefix").pipe(
+      Flag.optional,
+      Flag.withDescription(
+        "The target serves the contract's paths under this prefix, the bases taken off (e.g. /mock; default: found from GET /api/v1/status or /status)"
+      )
+    ),
+    history: Flag.String("history").pipe(
+      Flag.optional,
+      Flag.withDescription("Record the run's history (JSON lines: exchanges, stream messages, deliveries) to this file and judge it as a whole")
+    )
   },
   Effect.fn("sokoni.conform")(function* (flags) {
     const seed = Option.getOrElse(flags.seed, freshSeed)
@@ -147,9 +158,11 @@ const conform = Command.make(
     if (adminToken === undefined && sandboxKey === undefined && liveKey === undefined)
       return yield* usageError("give --admin-token (our engine) or --sandbox-key/--live-key (any target)")
     yield* Console.log(
-      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time, control steps skipped)" : " (control API: virtual clock)"}`
+      `checking ${flags.base}${adminToken === undefined ? " (no control API: real time; what needs it is skipped, each with its reason)" : " (control API: virtual clock)"}`
     )
     const showProgress = flags.progress || process.stderr.isTTY === true
+    const historyFile = Option.getOrUndefined(flags.history)
+    if (historyFile !== undefined) writeFileSync(historyFile, "")
     const report = yield* Effect.promise(() =>
       runConform({
         base: flags.base,
@@ -160,10 +173,14 @@ const conform = Command.make(
         only,
         onStart: (info) =>
           console.log(
-            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : ""}`
+            `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : info.layout === "prefix" ? `; the target serves the contract's paths under ${Option.getOrElse(flags.prefix, () => "")}` : ""}`
           ),
         now: wallClockNow,
         sleep: wallSleep,
+        historyFile,
+        prefix: Option.getOrUndefined(flags.prefix),
+        onHistory: historyFile === undefined ? undefined : (entry) => appendFileSync(historyFile, `${JSON.stringify(entry)}\n`),
+        onWait: (what, ms) => process.stderr.write(`waiting up to ${Math.ceil(ms / 1000)} s for ${what}\n`),
         onProgress: showProgress
           ? (p) => {
               const line = `${p.done}/${p.total} checks, ${p.failed} failed, ${p.skipped} skipped, ~${Math.ceil(p.etaMs / 1000)} s left  ${p.current.slice(0, 60)}`
@@ -173,6 +190,7 @@ const conform = Command.make(
           : undefined
       })
     )
+    for (const note of report.notes ?? []) yield* Console.log(note)
     for (const check of report.checks.filter((c) => c.status === "failed")) {
       yield* Console.log(`  FAIL ${check.name}`)
       if (check.message !== undefined) yield* Console.log(`       ${check.message}`)
@@ -189,12 +207,53 @@ const conform = Command.make(
       const paths = yield* Effect.promise(() => writeReports(report, dir))
       yield* Console.log(`reports: ${paths.join(", ")}`)
     }
-    if (failed > 0) process.exitCode = 1
+    // The report is out: exit now, whatever a target or a scenario left open (a stream the target never ends, a
+    // receiver's socket, a timer), so a CI job calling conform never waits on it (E-282).
+    yield* Effect.sync(() => process.exit(failed > 0 ? 1 : 0))
   })
 ).pipe(Command.withDescription("Check a target (our engine, a mock, the real service) against the contract and its stateful rules"))
+
+const historyCheck = Command.make(
+  "check",
+  {
+    file: Argument.String("file").pipe(Argument.withDescription("A history: JSON lines of exchanges, deliveries and stream messages (conform --history)")),
+    report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into"))
+  },
+  Effect.fn("sokoni.history.check")(function* (flags) {
+    const { readFile } = yield* Effect.promise(() => import("node:fs/promises"))
+    const { parseHistory, historyReport } = yield* Effect.promise(() => import("../conform/history.ts"))
+    const loaded = yield* Effect.promise(async () => {
+      try {
+        return { entries: parseHistory(await readFile(flags.file, "utf8")) }
+      } catch (error) {
+        return { error: String((error as Error)?.message ?? error) }
+      }
+    })
+    if (!("entries" in loaded)) return yield* usageError(`${flags.file}: ${loaded.error}`)
+    const parsed = loaded.entries
+    const replay = `npx sokoni history check '${flags.file.replace(/'/g, `'\\''`)}'`
+    const report = historyReport(flags.file, parsed, replay)
+    yield* Console.log(`${parsed.length} entries in ${flags.file}`)
+    for (const check of report.checks) {
+      yield* Console.log(`  ${check.status === "passed" ? "ok  " : "FAIL"} ${check.name}`)
+      if (check.message !== undefined) yield* Console.log(`       ${check.message}`)
+    }
+    const failed = report.checks.filter((c) => c.status === "failed").length
+    yield* Console.log(failed === 0 ? "the history holds every rule" : `${failed} rules violated; replay: ${replay}`)
+    const dir = Option.getOrUndefined(flags.report)
+    if (dir !== undefined) {
+      const { writeReports } = yield* Effect.promise(() => import("../report/write.ts"))
+      const paths = yield* Effect.promise(() => writeReports(report, dir))
+      yield* Console.log(`reports: ${paths.join(", ")}`)
+    }
+    if (failed > 0) process.exitCode = 1
+  })
+).pipe(Command.withDescription("Judge a recorded history as a whole: balances, Idempotency-Keys, deliveries, rate-limit windows, orders"))
+
+const history = Command.make("history").pipe(Command.withSubcommands([historyCheck]), Command.withDescription("Run histories"))
 
 const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooksCheck]), Command.withDescription("Webhook tools"))
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
-root.pipe(Command.withSubcommands([serve, scenario, load, webhooks, conform]), Command.run({ version: VERSION }), runCli)
+root.pipe(Command.withSubcommands([serve, scenario, load, webhooks, conform, history]), Command.run({ version: VERSION }), runCli)

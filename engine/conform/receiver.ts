@@ -11,7 +11,8 @@ export interface Received {
   readonly signature: string | undefined
 }
 
-export const startReceiver = async () => {
+/** `onReceive` is told of every delivery's exact bytes as it arrives (the run's history records them). */
+export const startReceiver = async (onReceive?: (raw: string) => void) => {
   const got: Array<Received> = []
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
@@ -20,6 +21,7 @@ export const startReceiver = async () => {
       const raw = Buffer.concat(chunks)
       const header = req.headers["x-service-signature"]
       got.push({ raw, body: raw.toString("utf8"), signature: Array.isArray(header) ? header[0] : header })
+      onReceive?.(raw.toString("utf8"))
       res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}')
     })
   })

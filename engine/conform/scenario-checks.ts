@@ -63,7 +63,12 @@ export const scenarioChecks = (dir = SCENARIOS): ReadonlyArray<RegisteredCheck> 
           sandboxKey: ctx.wire.sandboxKey,
           liveKey: ctx.wire.liveKey,
           seed: ctx.seed,
-          fetch: ctx.wire.fetch
+          // Its requests join the run's history (when conform records one).
+          fetch: ctx.target.recordingFetch(ctx.wire.fetch ?? globalThis.fetch),
+          pathOf: ctx.wire.pathOf,
+          // A target keeps its idempotency store from run to run, and without a control API every scenario shares one
+          // partner: the keys are this run's and this scenario's own (E-284).
+          idempotencyPrefix: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${path.replace(/\.yaml$/, "").replace(/\W+/g, "-")}`
         })
         if (result.skipped !== undefined) return { status: "skipped", message: `${scenario.name}: ${result.skipped}`, exchanges: [] }
         const timeline: Array<TimelineEntry> = []

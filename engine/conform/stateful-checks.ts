@@ -26,6 +26,8 @@ export const baseFeeCents = (grossCents: number) => Math.floor((grossCents * BAS
 const cents = (amount: unknown) => (typeof amount === "number" ? Math.round(amount * 100) : Number.NaN)
 
 const SYMBOL = "SCOM.KE"
+/** The exchange SYMBOL trades on (its market calendar decides whether a trade can be placed). */
+const EXCHANGE = "NSE"
 
 /** A failed outcome on an exchange, or a skipped one, built as the checks go. */
 class Verdict {
@@ -86,7 +88,46 @@ const caller = (ctx: RunContext, v: Verdict, who: Credentials, env: "sandbox" | 
 
 let callers = 0
 
-const quoteOf = (x: Exchange) => x.json as { quoteId?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
+type Call = ReturnType<typeof caller>["call"]
+
+/**
+ * Why a trade cannot be placed now, read from the API's market calendar (GET /market/status of the check symbol's
+ * exchange), or undefined when it is open. Asked only without a control API: with one, the target's clock sits in a
+ * session. A closed market skips the trading checks with its next opening, rather than failing them on a correct
+ * target (E-284).
+ */
+const marketClosed = async (ctx: RunContext, call: Call): Promise<string | undefined> => {
+  if (ctx.target.hasControl) return undefined
+  const r = await call("GET", `/market/status?exchange=${EXCHANGE}`)
+  const status = (r.json as { serverTime?: string; exchanges?: Record<string, { isOpen?: boolean; nextOpen?: string | null }> } | null)?.exchanges?.[EXCHANGE]
+  if (r.status !== 200 || status?.isOpen !== false) return undefined
+  const at = (r.json as { serverTime?: string }).serverTime ?? "now"
+  return `needs ${EXCHANGE} open to trade ${SYMBOL}: the API's market calendar says it is closed at ${at}, next open ${status.nextOpen ?? "unknown"} (GET /market/status); run conform again then`
+}
+
+const quoteOf = (x: Exchange) =>
+  x.json as { quoteId?: string; issuedAt?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
+
+/** The spec's quote TTL (60 s, "Money/trade flow"), and the most conform waits for one quote to expire. */
+export const QUOTE_TTL_MS = 60_000
+const QUOTE_WAIT_BOUND_MS = QUOTE_TTL_MS + 5_000
+
+/**
+ * How long, on the target's own clock, until the quote is past its expiresAt (plus a second). With a control API the
+ * target's virtual clock is read; without one, from the quote's own `issuedAt` and what conform's clock says has
+ * passed since the answer came (a target's clock ahead or behind conform's does not matter), else from the clock
+ * skew measured at the start.
+ */
+const untilExpired = async (ctx: RunContext, q: Exchange, answeredAt: number): Promise<number> => {
+  const quote = quoteOf(q)
+  const expiresAt = Date.parse(quote.expiresAt ?? "")
+  const issuedAt = Date.parse(quote.issuedAt ?? "")
+  // Born expired (a mock's example, issued and expiring at one instant): nothing to wait for.
+  if (expiresAt <= issuedAt) return 0
+  const left =
+    !ctx.target.hasControl && !Number.isNaN(issuedAt) ? expiresAt - issuedAt - (ctx.now() - answeredAt) : expiresAt - (await ctx.target.nowOnTarget())
+  return Math.max(0, left + 1_000)
+}
 
 /** quote-ttl: a quote past its expiresAt no longer places an order (409 STALE_QUOTE). */
 const quoteTtl: StatefulCheck = {
@@ -99,13 +140,22 @@ const quoteTtl: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=1`)
+    const answeredAt = ctx.now()
     const quote = quoteOf(q)
     if (q.status !== 200 || quote.quoteId === undefined || quote.expiresAt === undefined) return v.fail(`GET /quote answered ${q.status}; no quote to expire`)
-    const expiresAt = Date.parse(quote.expiresAt)
-    const now = await ctx.target.nowOnTarget()
+    const lifetime = Date.parse(quote.expiresAt) - Date.parse(quote.issuedAt ?? "")
+    if (lifetime > QUOTE_TTL_MS + 1_000)
+      return v.fail(`the quote lives ${Math.round(lifetime / 1000)} s (issuedAt ${quote.issuedAt}, expiresAt ${quote.expiresAt}); the spec's TTL is 60 s`, q)
     // A second past expiresAt; nothing to wait when the quote is born expired (a mock's fixed example).
-    const waitMs = expiresAt >= now ? expiresAt - now + 1_000 : 0
-    const how = waitMs === 0 ? "virtual" : await ctx.target.wait(waitMs)
+    const waitMs = await untilExpired(ctx, q, answeredAt)
+    const now = await ctx.target.nowOnTarget()
+    if (waitMs > QUOTE_WAIT_BOUND_MS)
+      return v.fail(
+        `the quote expires ${Math.round(waitMs / 1000)} s from now on the target's clock (expiresAt ${quote.expiresAt}), more than its 60 s TTL allows; not waited`,
+        q
+      )
+    const how =
+      waitMs === 0 ? "virtual" : await ctx.target.wait(waitMs, `quote ${quote.quoteId} to pass its expiresAt ${quote.expiresAt} on the target's clock`)
     if (waitMs > 0)
       v.note(
         `waited ${Math.round(waitMs / 1000)} s ${how === "virtual" ? "on the target's virtual clock" : "of real time (long wait: the target has no virtual clock)"}`,
@@ -131,6 +181,8 @@ const quoteSingleUse: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
     const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=1`)
     const quoteId = quoteOf(q).quoteId
     if (q.status !== 200 || quoteId === undefined) return v.fail(`GET /quote answered ${q.status}`)
@@ -144,9 +196,13 @@ const quoteSingleUse: StatefulCheck = {
   }
 }
 
-const subAccountBody = (seed: number, n: string) => ({
-  externalId: `conform-${seed}-${n}`,
-  email: `conform-${seed}-${n}@partner.test`,
+/**
+ * A sub-account named by run (seed and start on the target's clock): a target keeps its sub-accounts from run to run,
+ * and an externalId is unique per partner, so a fixed one would be refused the second time (E-284).
+ */
+const subAccountBody = (ctx: RunContext, n: string) => ({
+  externalId: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${n}`,
+  email: `conform-${ctx.seed}-${ctx.startedAt.toString(36)}-${n}@partner.test`,
   firstName: "Con",
   lastName: "Form"
 })
@@ -162,7 +218,7 @@ const idempotencyReplay: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const idem = { "idempotency-key": `conform-replay-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const body = subAccountBody(ctx.seed, "replay")
+    const body = subAccountBody(ctx, "replay")
     const first = await call("POST", "/users", body, idem)
     if (first.status !== 201) return v.fail(`POST /users answered ${first.status} ${codeOf(first) ?? ""}; expected 201`)
     const again = await call("POST", "/users", body, idem)
@@ -184,9 +240,9 @@ const idempotencyDifferentBody: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const idem = { "idempotency-key": `conform-reuse-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const first = await call("POST", "/users", subAccountBody(ctx.seed, "reuse-a"), idem)
+    const first = await call("POST", "/users", subAccountBody(ctx, "reuse-a"), idem)
     if (first.status !== 201) return v.fail(`POST /users answered ${first.status} ${codeOf(first) ?? ""}; expected 201`)
-    const other = await call("POST", "/users", subAccountBody(ctx.seed, "reuse-b"), idem)
+    const other = await call("POST", "/users", subAccountBody(ctx, "reuse-b"), idem)
     if (other.status !== 422 || codeOf(other) !== "IDEMPOTENCY_KEY_REUSED")
       return v.fail(`the same key with another body was answered ${other.status} ${codeOf(other) ?? ""}; expected 422 IDEMPOTENCY_KEY_REUSED`)
     return v.pass()
@@ -207,7 +263,7 @@ const idempotencyConcurrent: StatefulCheck = {
     const who = await partnerFor(ctx)
     if (who.sandboxKey === undefined) return v.skip("needs a sandbox key or --admin-token")
     const headers = { "x-api-key": who.sandboxKey, "idempotency-key": `conform-burst-${ctx.seed}-${await ctx.target.nowOnTarget()}` }
-    const body = subAccountBody(ctx.seed, "burst")
+    const body = subAccountBody(ctx, "burst")
     const answers = await Promise.all(Array.from({ length: 8 }, () => ctx.target.call("POST", `${SANDBOX_BASE}/users`, { headers, body })))
     for (const a of answers) v.keep(a)
     const created = answers.filter((a) => a.status === 201 && a.responseHeaders.get("idempotent-replayed") !== "true")
@@ -315,6 +371,8 @@ const moneyInvariants: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
     const w0 = walletOf(await call("GET", "/wallet"))
     const h0 = await holdingOf(call)
     // Find a quantity whose fee has a fraction of a cent below one half: rounding it up is then off by a cent.
@@ -356,7 +414,7 @@ const moneyInvariants: StatefulCheck = {
       )
     if (!ctx.target.hasControl) return v.pass("checked up to acceptance; the fill needs the control API's desk")
     const fill = v.keep(await ctx.target.admin("POST", `/_sim/desk/orders/${order.orderId}/fill`, {}))
-    if (fill.status !== 200) await ctx.target.wait(30_000) // an automatic desk fills on its own
+    if (fill.status !== 200) await ctx.target.wait(30_000, `the target's own desk to fill order ${order.orderId}`)
     const w2x = await call("GET", "/wallet")
     const w2 = walletOf(w2x)
     if (w2.balance !== w0.balance - paid || w2.reserved !== w0.reserved || w2.available !== w0.available - paid)
@@ -389,7 +447,7 @@ const webhookSignature: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const receiver = await startReceiver()
+    const receiver = await startReceiver(ctx.target.recordDelivery)
     try {
       const secret = `whsec_conform_${ctx.seed}_secret`
       const created = await call("POST", "/webhooks", { url: receiver.url, events: ["order.pending", "order.filled"], secret })
@@ -429,7 +487,7 @@ const crossPartner: StatefulCheck = {
     if (!ctx.target.hasControl) return v.skip("needs two partners: --admin-token")
     const a = caller(ctx, v, await partnerFor(ctx))
     const b = caller(ctx, v, await partnerFor(ctx))
-    const made = await a.call("POST", "/users", subAccountBody(ctx.seed, "isolated"))
+    const made = await a.call("POST", "/users", subAccountBody(ctx, "isolated"))
     const userId = (made.json as { subAccountId?: string }).subAccountId
     if (made.status !== 201 || userId === undefined) return v.fail(`POST /users answered ${made.status}`)
     const read = await b.call("GET", `/users/${userId}`)
@@ -490,7 +548,7 @@ const subAccountIsolation: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const make = async (n: string) => {
-      const r = await call("POST", "/users", subAccountBody(ctx.seed, `${n}-${ctx.startedAt}`))
+      const r = await call("POST", "/users", subAccountBody(ctx, n))
       return r.status === 201 ? (r.json as { subAccountId?: string }).subAccountId : undefined
     }
     const a = await make("iso-a")
@@ -542,7 +600,9 @@ const eventAgreement: StatefulCheck = {
     const v = new Verdict(ctx)
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const receiver = await startReceiver()
+    const closed = await marketClosed(ctx, call)
+    if (closed !== undefined) return v.skip(closed)
+    const receiver = await startReceiver(ctx.target.recordDelivery)
     try {
       const events = ["order.pending", "order.filled", "trade.settled"]
       const hook = await call("POST", "/webhooks", { url: receiver.url, events, secret: `whsec_conform_${ctx.seed}_agreement` })
@@ -561,7 +621,7 @@ const eventAgreement: StatefulCheck = {
         }
       }
       // Deliveries leave on the target's scheduler: let a second pass (virtual with a control API).
-      await ctx.target.wait(1_000)
+      await ctx.target.wait(1_000, `the deliveries of order ${orderId} to leave`)
       const listed = await call("GET", `/orders?status=${expectedStatus}`)
       const rest = ((listed.json as { orders?: Array<{ orderId: string; canonicalStatus?: string; status?: string }> }).orders ?? []).find(
         (o) => o.orderId === orderId

@@ -103,6 +103,7 @@ export const toHtml = (report: RunReport): string => {
 <body>
 <h1>${e(report.tool)}</h1>
 <p class="meta">target ${e(report.target)} · seed ${e(String(report.seed))} · ${e(report.startedAt)} to ${e(report.finishedAt)}</p>
+${(report.notes ?? []).map((n) => `<p class="note">${e(n)}</p>`).join("\n")}
 <p class="totals"><span class="passed">${totals.passed} passed</span><span class="failed">${totals.failed} failed</span><span class="skipped">${totals.skipped} skipped</span>${graded ? `<span>score ${score.score}/${score.maxScore}</span>` : ""}</p>
 ${report.coverage === undefined ? "" : coverageOf(report.coverage)}
 <h2>Checks</h2>

@@ -46,6 +46,8 @@ export interface RunReport {
   readonly checks: ReadonlyArray<CheckResult>
   /** What the run covered, when the tool knows its universe (`sokoni conform`: the contract's operations). */
   readonly coverage?: Coverage | undefined
+  /** What the run says once at the top (a target's clock skew, what it could not check and why). */
+  readonly notes?: ReadonlyArray<string> | undefined
 }
 
 /** Coverage of a run: the contract's operations by check status, and the state transitions seen happen. */

@@ -1,8 +1,8 @@
 /**
  * `sokoni conform` against the contract's mock (Prism on spec/openapi.yaml, what `npm run mock` runs; a child process
- * on a free loopback port): conform finds the mock's flat layout by itself, and every stateful check fails, each with
- * a curl reproducer against the mock and the replay command, because a mock answers fixed examples and keeps no state.
- * The one that needs two partners (the control API) is skipped and says so.
+ * on a free loopback port): conform finds the mock's flat layout by itself, finds that it keeps no state (a sub-account
+ * it just created is not there) and says so once at the top, and skips the behaviour checks (stateful, scenarios)
+ * rather than report each as the target's fault (issue 23).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
@@ -54,7 +54,7 @@ afterAll(async () => {
 })
 
 describe("sokoni conform against Prism (npm run mock)", () => {
-  it("fails every stateful check, each with a curl reproducer against the mock and the replay command", async () => {
+  it("says once at the top that the mock keeps no state, and skips its behaviour checks rather than failing them", async () => {
     const ids = statefulChecks().map((c) => c.id)
     let layout = ""
     const report = await runConform({
@@ -62,11 +62,10 @@ describe("sokoni conform against Prism (npm run mock)", () => {
       sandboxKey: "sk_sandbox_0123456789abcdef",
       liveKey: "pk_live_0123456789abcdef",
       seed: 3,
-      only: ids,
+      only: [...ids, "scenario"],
       now: () => Date.parse("2026-11-23T08:00:00.000Z"),
       sleep: async (ms) => {
-        // The only real wait a mock may cost: the second conform lets pass for the target's scheduler.
-        if (ms > 1_000) throw new Error(`no long real wait expected against the mock (asked ${ms} ms)`)
+        throw new Error(`no real wait expected against the mock (asked ${ms} ms)`)
       },
       bound: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       onStart: (info) => {
@@ -74,18 +73,11 @@ describe("sokoni conform against Prism (npm run mock)", () => {
       }
     })
     expect(layout).toBe("flat")
-    expect(report.checks.map((c) => c.name.split(":")[0])).toEqual(ids)
-    for (const check of report.checks) {
-      if (check.name.startsWith("cross-partner-access")) {
-        expect(check.status).toBe("skipped")
-        expect(check.message).toMatch(/--admin-token/)
-        continue
-      }
-      expect(check.status, `${check.name}: ${check.message}`).toBe("failed")
-      expect(check.reproducer).toMatch(new RegExp(`^curl -sS -i -X (GET|POST) '${base.replace(/\./g, "\\.")}/(trade|users|wallet|webhooks|orders|stream)`))
-      expect(check.replay).toBe(
-        `npx sokoni conform --base '${base}' --sandbox-key "$SOKONI_SANDBOX_KEY" --live-key "$SOKONI_LIVE_KEY" --seed 3 --only ${check.name.split(":")[0]}`
-      )
-    }
+    expect(report.notes?.[0]).toMatch(
+      /^the target keeps no state: it answered 200 for a sub-account never made \(GET \/users\/usr_conform_never_made_3_\w+ gave \S+\); its behaviour checks \(stateful, scenarios\) are skipped, its contract checks stand$/
+    )
+    expect(report.checks.filter((c) => c.status !== "skipped").map((c) => c.name)).toEqual([])
+    expect(report.checks.filter((c) => c.suite.startsWith("stateful")).map((c) => c.name.split(":")[0])).toEqual(ids)
+    for (const check of report.checks) expect(check.message).toBe("the target keeps no state (said at the top of the report)")
   }, 60_000)
 })

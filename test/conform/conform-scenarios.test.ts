@@ -110,14 +110,17 @@ describe("sokoni conform: scenario suites over the wire", () => {
     })
   })
 
-  it("without a control API, skips the control steps and reports them (the scenario's requests still run)", async () => {
+  it("without a control API, skips a scenario whose steps need it, naming each need; one that needs none runs", async () => {
     const target = await startTarget({ start: Date.parse("2026-11-23T08:00:00.000Z") })
     try {
-      const report = await conformWithKeysOnly(target.base, ["scenario: stream/production-cap.yaml"])
-      const check = report.checks[0]
-      expect(check?.status, check?.message).toBe("passed")
-      expect(check?.message).toMatch(/, 1 skipped \(they need the control API\)$/)
-      expect(check?.timeline?.some((t) => t.kind === "note" && /skipped, needs the control API/.test(t.text))).toBe(true)
+      const report = await conformWithKeysOnly(target.base, ["scenario: stream/production-cap.yaml", "scenario: alerts/production-only.yaml"])
+      const byName = new Map(report.checks.map((c) => [c.name, c]))
+      const capped = byName.get("scenario: stream/production-cap.yaml")
+      expect(capped?.status).toBe("skipped")
+      expect(capped?.message).toMatch(
+        /its later steps rest on its clock, desk or price steps, which need the control API; it needs a partner of its own \(its tier, a seeded wallet\), which only the control API makes \(--admin-token/
+      )
+      expect(byName.get("scenario: alerts/production-only.yaml")?.status).toBe("passed")
     } finally {
       await target.stop()
     }

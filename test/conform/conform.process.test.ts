@@ -145,6 +145,27 @@ describe("sokoni conform (process)", () => {
     }
   }, 60_000)
 
+  it("exits once its report is written, whatever a scenario left open (an enterprise partner's third stream, no control API)", async () => {
+    const engine = await serve()
+    try {
+      // A partner the scenario cannot choose: enterprise, so the stream a starter's cap would refuse is admitted.
+      const made = await fetch(`${engine.base}/_sim/partners`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ businessName: "Exit Co", email: "exit@conform.test", tier: "enterprise" })
+      })
+      const keys = (await made.json()) as { sandboxKey: string; liveKey: string }
+      const out = join(dir, "exit")
+      const args = ["conform", "--base", engine.base, "--sandbox-key", keys.sandboxKey, "--live-key", keys.liveKey, "--seed", "6", "--report", out]
+      // The process closing is the proof; the test's timeout is the failure bound.
+      const run = await sokoni([...args, "--only", "scenario: stream/production-cap.yaml"])
+      expect(run.stdout).toMatch(/^reports: .*report\.html$/m)
+      expect(run.code === 0 || run.code === 1).toBe(true)
+    } finally {
+      await stop(engine.child)
+    }
+  }, 60_000)
+
   it("refuses an unknown defect name and a run with no credentials (exit 2, one line)", async () => {
     const bad = await sokoni(["serve", "--plant-defect", "nope", "--port", "1"])
     expect(bad.code).toBe(2)

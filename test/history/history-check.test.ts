@@ -1,0 +1,144 @@
+/**
+ * The whole-run verdict (issue 23, part 3): `checkHistory` flags a hand-made history with an overdraw, a double
+ * debit (one Idempotency-Key executed twice), a rising `X-RateLimit-Remaining`, more admitted than the limit, a
+ * redelivery with other bytes and an order leaving a terminal state; compares nothing across a reset; orders by the
+ * logical clock when instants tie; and passes the history conform records of a clean run against our engine, with
+ * and without the control API.
+ */
+import { describe, expect, it } from "vitest"
+import { checkHistory, type ExchangeEntry, type HistoryEntry, historyChecks, parseHistory } from "../../engine/conform/history.ts"
+import { ADMIN, conformAgainst, startTarget } from "../conform/conform-kit.ts"
+
+const T = (s: number) => new Date(Date.parse("2026-11-23T08:00:00.000Z") + s * 1000).toISOString()
+const CALLER = "sandbox:…ab12"
+
+const exchange = (s: number, fields: Partial<ExchangeEntry>): ExchangeEntry => ({
+  kind: "exchange",
+  sentAt: T(s),
+  answeredAt: T(s + 0.1),
+  caller: CALLER,
+  method: "GET",
+  path: "/api/sandbox/v1/partner/wallet",
+  status: 200,
+  body: "{}",
+  ...fields
+})
+
+const wallet = (s: number, balance: number) => exchange(s, { body: JSON.stringify({ balance, available: balance, reserved: 0, currency: "USD" }) })
+const rate = (s: number, remaining: number, status = 200) => exchange(s, { status, rate: { limit: 3, remaining, reset: 1_795_000_060 } })
+const trade = (s: number, orderId: string) =>
+  exchange(s, {
+    method: "POST",
+    path: "/api/sandbox/v1/partner/trade",
+    idempotencyKey: "buy-1",
+    requestBody: '{"symbol":"SCOM.KE","type":"BUY","quantity":10,"quoteId":"qt_1"}',
+    status: 202,
+    body: JSON.stringify({ orderId, status: "PENDING", totalAmount: 25 })
+  })
+
+const rules = (history: ReadonlyArray<HistoryEntry>) => checkHistory(history).map((v) => v.rule)
+
+describe("the history checker", () => {
+  it("flags an overdraw: a wallet answer with a negative balance", () => {
+    const violations = checkHistory([
+      wallet(0, 10),
+      exchange(1, { method: "POST", path: "/api/sandbox/v1/partner/wallet/withdraw", status: 201 }),
+      wallet(2, -25)
+    ])
+    expect(violations).toEqual([
+      { rule: "no-negative-balance", message: `GET /api/sandbox/v1/partner/wallet (${CALLER}) shows balance -25, available -25 at ${T(2.1)}`, entries: [2] }
+    ])
+  })
+
+  it("flags a double debit: one Idempotency-Key and body answered with two different orders", () => {
+    const violations = checkHistory([trade(0, "ord_1"), trade(1, "ord_2")])
+    expect(violations.map((v) => [v.rule, v.entries])).toEqual([["idempotent-answer", [0, 1]]])
+    expect(violations[0]?.message).toMatch(/Idempotency-Key buy-1 .* executed twice$/)
+    // The same answer again (a replay) is not a violation.
+    expect(rules([trade(0, "ord_1"), trade(1, "ord_1")])).toEqual([])
+  })
+
+  it("flags a Remaining that rises within a window, and more admitted than the limit", () => {
+    expect(checkHistory([rate(0, 2), rate(1, 1), rate(2, 2)]).map((v) => [v.rule, v.entries])).toEqual([["rate-window", [1, 2]]])
+    expect(checkHistory([rate(0, 2), rate(1, 1), rate(2, 0), rate(3, 0)]).map((v) => [v.rule, v.entries])).toEqual([["rate-window", [3]]])
+    // Requests in flight together may be answered in any order: no violation between overlapping exchanges.
+    const overlapping = [
+      exchange(0, { answeredAt: T(2), rate: { limit: 3, remaining: 1, reset: 1 } }),
+      exchange(1, { rate: { limit: 3, remaining: 2, reset: 1 } })
+    ]
+    expect(rules(overlapping)).toEqual([])
+    expect(rules([rate(0, 2), rate(1, 1), rate(2, 0), rate(3, 0, 429)])).toEqual([])
+  })
+
+  it("flags a redelivery with other bytes and an order leaving a terminal state", () => {
+    const delivery = (s: number, raw: string): HistoryEntry => ({ kind: "delivery", at: T(s), eventId: "evt_1", raw })
+    expect(rules([delivery(0, '{"eventId":"evt_1","a":1}'), delivery(5, '{"eventId":"evt_1", "a":1}')])).toEqual(["delivery-bytes"])
+    const order = (s: number, status: string) =>
+      exchange(s, { path: "/api/sandbox/v1/partner/orders/ord_1", body: JSON.stringify({ orderId: "ord_1", status }) })
+    expect(rules([order(0, "PENDING"), order(1, "REJECTED"), order(2, "FILLED")])).toEqual(["order-transition"])
+    expect(rules([order(0, "PENDING"), order(1, "WORKING"), order(2, "FILLED"), order(3, "FILLED")])).toEqual([])
+  })
+
+  it("compares nothing across a reset: the new world may repeat keys, ids and windows", () => {
+    const reset: HistoryEntry = { kind: "reset", at: T(5) }
+    expect(rules([trade(0, "ord_1"), reset, trade(6, "ord_2")])).toEqual([])
+    expect(rules([rate(0, 2), rate(1, 1), reset, rate(6, 2)])).toEqual([])
+    const order = (s: number, status: string) =>
+      exchange(s, { path: "/api/sandbox/v1/partner/orders/ord_1", body: JSON.stringify({ orderId: "ord_1", status }) })
+    expect(rules([order(0, "REJECTED"), reset, order(6, "PENDING")])).toEqual([])
+  })
+
+  it("orders exchanges by their logical clock when a frozen clock gives them one instant", () => {
+    const at = (sentSeq: number, answeredSeq: number, remaining: number) =>
+      exchange(0, { answeredAt: T(0), sentSeq, answeredSeq, rate: { limit: 3, remaining, reset: 1 } })
+    // Sent together (both before either answer): no order between them.
+    expect(rules([at(1, 3, 1), at(2, 4, 2)])).toEqual([])
+    // One after the other, at the same instant: the rise is seen.
+    expect(rules([at(1, 2, 1), at(3, 4, 2)])).toEqual(["rate-window"])
+  })
+
+  it("shows each violation on a timeline with the requests that make it, and the replay command", () => {
+    const checks = historyChecks([wallet(0, -1)], "npx sokoni history check 'h.jsonl'")
+    const failed = checks.filter((c) => c.status === "failed")
+    expect(failed.map((c) => c.name.split(":")[0])).toEqual(["history no-negative-balance"])
+    expect(failed[0]?.replay).toBe("npx sokoni history check 'h.jsonl'")
+    expect(failed[0]?.timeline?.map((t) => t.kind)).toEqual(["note", "request", "response"])
+    expect(failed[0]?.timeline?.[0]?.text).toMatch(/^VIOLATION GET \/api\/sandbox\/v1\/partner\/wallet/)
+  })
+
+  it("reads JSON lines and names a line that is not an entry", () => {
+    expect(parseHistory(`${JSON.stringify(wallet(0, 1))}\n\n`)).toHaveLength(1)
+    expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery, stream or reset")
+  })
+})
+
+describe("a recorded clean run", () => {
+  it.each([
+    ["with the control API", true],
+    ["with keys only", false]
+  ])("passes as a whole (%s)", async (_how, control) => {
+    const target = await startTarget()
+    try {
+      const keys = control
+        ? {}
+        : await fetch(`${target.base}/_sim/partners`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+            body: JSON.stringify({ businessName: "History Co", email: "history@conform.test", tier: "enterprise" })
+          }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
+      const recorded: Array<HistoryEntry> = []
+      const report = await conformAgainst(target.base, {
+        ...(control ? {} : { adminToken: undefined, ...keys }),
+        onHistory: (e) => recorded.push(e),
+        only: ["quote-ttl", "quote-single-use", "idempotency-replay", "idempotency-concurrent", "money-invariants", "event-agreement", "rate-limit-oracle"]
+      })
+      expect(recorded.length).toBeGreaterThan(100)
+      expect(recorded.some((e) => e.kind === "delivery")).toBe(control)
+      expect(checkHistory(recorded)).toEqual([])
+      const history = report.checks.filter((c) => c.suite === "history")
+      expect(history.map((c) => c.status)).toEqual(["passed", "passed", "passed", "passed", "passed"])
+    } finally {
+      await target.stop()
+    }
+  })
+})
