@@ -51,11 +51,12 @@ export const describeSuite = (suite: string) => {
     })
 
     describe.skipIf(DATABASE_URL === undefined)("on postgres (skipped: set DATABASE_URL to run)", onPostgres, () => {
-      it("replays to the same trace hash twice on postgres, equal to memory's", async () => {
-        const [p1, p2] = [await scenarioRun(DIR, file, "postgres"), await scenarioRun(DIR, file, "postgres")]
-        expect(p1.hash).toBe(p2.hash)
-        expect(p1.trace).toEqual((await memory()).trace)
-        expect(p1.hash).toBe((await memory()).hash)
+      // One postgres run: memory's trace is shown deterministic above, so a postgres run equal to it byte for byte
+      // is too (a nondeterministic adapter would differ from it now and then, in this pass or the next).
+      it("replays to memory's trace and trace hash on postgres", async () => {
+        const postgres = await scenarioRun(DIR, file, "postgres")
+        expect(postgres.trace).toEqual((await memory()).trace)
+        expect(postgres.hash).toBe((await memory()).hash)
       })
     })
   })
