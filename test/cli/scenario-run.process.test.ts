@@ -3,31 +3,15 @@
  * closing count and the trace hash; the same hash on both stores; a failing step exits 1. (The in-process suites in
  * test/scenarios/ replay every scenario file on both stores; this file covers the command around the runner.)
  */
-import { spawn } from "node:child_process"
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { adminUrl } from "../http/node-server-kit.ts"
 import { onPostgres } from "../support/stores.ts"
+import { ROOT, sokoni } from "../support/sokoni-cli.ts"
 
-const ROOT = join(import.meta.dirname, "..", "..")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
 const FILE = join(ROOT, "scenarios", "stream", "keep-alive-on-the-clock.yaml")
-
-const sokoni = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8")
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8")
-    })
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
 
 const hashOf = (stdout: string) => /^trace hash ([0-9a-f]{64})$/m.exec(stdout)?.[1]
 

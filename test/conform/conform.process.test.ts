@@ -11,25 +11,10 @@ import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scenarioFiles } from "../../engine/conform/scenario-checks.ts"
 import { freePort } from "../http/node-server-kit.ts"
+import { BIN, ROOT, sokoni } from "../support/sokoni-cli.ts"
 
-const ROOT = join(import.meta.dirname, "..", "..")
 const SCENARIOS = join(ROOT, "scenarios")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
 const TOKEN = "conform-process-admin"
-
-const sokoni = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8")
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8")
-    })
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
 
 /** `sokoni serve` on a free port, resolved once it prints "ready". */
 const serve = async (extra: ReadonlyArray<string> = []) => {

@@ -4,34 +4,17 @@
  * event exits 2 with one line. Spawns processes, so mutation testing skips this file (the grading is tested
  * in-process in webhook-receiver-check.test.ts).
  */
-import { spawn } from "node:child_process"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Receiver, startCorrectReceiver } from "../../contracts/examples/receiver-correct.ts"
+import { sokoni as run } from "../support/sokoni-cli.ts"
 
-const ROOT = join(import.meta.dirname, "..", "..")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
 const SECRET = "whsec_process_test"
 
-const sokoni = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, SOKONI_WEBHOOK_SECRET: undefined, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8")
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8")
-    })
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** `sokoni` without the secret a developer's shell may hold: each test says where the secret comes from. */
+const sokoni = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => run(args, { SOKONI_WEBHOOK_SECRET: undefined, ...env })
 
 describe("sokoni webhooks check (process)", () => {
   let receiver: Receiver

@@ -4,28 +4,11 @@
  * requests that make it and the replay command; a clean history exits 0; an unreadable one is a usage error (2).
  * Spawns processes (skipped by mutation testing).
  */
-import { spawn } from "node:child_process"
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-
-const ROOT = join(import.meta.dirname, "..", "..")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
-
-const sokoni = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8")
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8")
-    })
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+import { sokoni } from "../support/sokoni-cli.ts"
 
 const at = (s: number) => new Date(Date.parse("2026-11-23T08:00:00.000Z") + s * 1000).toISOString()
 const entry = (s: number, fields: Record<string, unknown>) => ({

@@ -5,11 +5,11 @@
  * harness, so it is checked against the contract.
  */
 import { type Effect, Exit } from "effect"
-import { expect } from "vitest"
+import { afterEach, expect } from "vitest"
 import type { Principal } from "../../engine/app/principal.ts"
 import { TradingService } from "../../engine/app/trading.ts"
 import { Store } from "../../engine/store/port.ts"
-import type { Reply, startEngine } from "./harness.ts"
+import { type Reply, startEngine } from "./harness.ts"
 
 export const SANDBOX = "/api/sandbox/v1/partner"
 export const LIVE = "/api/v1/partner"
@@ -156,4 +156,20 @@ export const trader = async (engine: Engine, usd: number, externalId = "trader")
   /** Runs a TradingService call and answers its exit. */
   const service = <A, E>(f: (t: TradingService["Service"]) => Effect.Effect<A, E>) => engine.runtime.runPromiseExit(TradingService.use(f))
   return { engine, p, id, trade, quote, place, placed, patch, fill, pin, advance, balances, order, deadJobs, principal, service, watch: eventWatcher(engine) }
+}
+
+/**
+ * The setup of a file whose tests each trade on an engine of their own: `setup(usd)` starts one and answers `trader`'s
+ * kit for a sub-account funded with `usd` (`defaultUsd` when not given); the file's afterEach disposes of them all.
+ */
+export const freshTraders = (defaultUsd: number) => {
+  const engines: Array<Engine> = []
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.dispose()
+  })
+  return async (usd = defaultUsd) => {
+    const engine = startEngine()
+    engines.push(engine)
+    return trader(engine, usd)
+  }
 }

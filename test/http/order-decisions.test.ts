@@ -6,21 +6,11 @@
  * a suspension rejecting only its own symbol's open orders. Every answer is checked against the contracts by the
  * harness.
  */
-import { afterEach, describe, expect, it } from "vitest"
-import { type Engine, failureOf, trader } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { describe, expect, it } from "vitest"
+import { failureOf, freshTraders } from "./accounts-kit.ts"
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 100) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 100); accounts-kit.ts. */
+const setup = freshTraders(100)
 
 describe("the desk's fill", () => {
   it("deskFill refuses a price with more than 4 decimals, and names its execution report exr_", async () => {

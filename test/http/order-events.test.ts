@@ -5,21 +5,11 @@
  * fee) and feeAmount, accountType MASTER and subAccountId null on a master order only; order.cancelled names the
  * sub-account or null and carries refunded on a BUY only. Every answer is checked against the contract by the harness.
  */
-import { afterEach, describe, expect, it } from "vitest"
-import { type Engine, type TraceEvent, trader } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { describe, expect, it } from "vitest"
+import { freshTraders, type TraceEvent } from "./accounts-kit.ts"
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 500) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 500); accounts-kit.ts. */
+const setup = freshTraders(500)
 
 const only = (events: ReadonlyArray<TraceEvent>, name: string) => events.filter((e) => e.event === name).map((e) => e.data)
 

@@ -11,23 +11,14 @@
  * above 0, a positive cashValue in cents. Every answer is checked against the contract by the harness.
  */
 import { Exit } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Store } from "../../engine/store/port.ts"
-import { type Engine, failureOf, partnerOf, storeDocs, trader } from "./accounts-kit.ts"
-import { MONDAY_OPEN, startEngine } from "./harness.ts"
+import { failureOf, freshTraders, partnerOf, storeDocs } from "./accounts-kit.ts"
+import { MONDAY_OPEN } from "./harness.ts"
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 500) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 500); accounts-kit.ts. */
+const setup = freshTraders(500)
 
 const expectError = (r: { status: number; body: any }, status: number, code: string) =>
   expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])

@@ -5,24 +5,14 @@
  * FORBIDDEN in the sandbox and answered in production. Every answer is checked against the contract by the harness.
  */
 import { Effect, Exit } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Orders, timeSortKey } from "../../engine/app/docs.ts"
 import type { OrderRecord } from "../../engine/domain/order.ts"
 import { Store } from "../../engine/store/port.ts"
-import { type Engine, failureOf, storeDocs, trader } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { type Engine, failureOf, freshTraders, storeDocs } from "./accounts-kit.ts"
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 500) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 500); accounts-kit.ts. */
+const setup = freshTraders(500)
 
 describe("GET /orders scans at most 1,000 records", () => {
   const bulk = async (engine: Engine, template: OrderRecord, count: number, from: number, prefix: string) =>

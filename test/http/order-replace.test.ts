@@ -8,12 +8,11 @@
  * and the field checks behind the contract's schema (replaceFields, restingFields) called directly. Every answer is
  * checked against the contract by the harness.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { replaceFields, restingFields } from "../../engine/app/trading.ts"
 import { ApiFailure } from "../../engine/domain/errors.ts"
 import type { OrderRecord } from "../../engine/domain/order.ts"
-import { type Engine, trader } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { freshTraders } from "./accounts-kit.ts"
 
 /** USD cents of `quantity` SCOM.KE (KES, 129.25 per USD) at `price` plus the 0.75% base fee (sandbox markup 0). */
 const buyTotal = (quantity: number, price: number) => {
@@ -21,17 +20,8 @@ const buyTotal = (quantity: number, price: number) => {
   return gross + Math.round((gross * 75) / 10_000)
 }
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 100) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 100); accounts-kit.ts. */
+const setup = freshTraders(100)
 
 const errorOf = (r: { status: number; body: any }) => [r.status, r.body.error?.code, r.body.error?.param ?? null]
 

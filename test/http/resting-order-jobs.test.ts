@@ -6,21 +6,11 @@
  * triggered above its stop books the extra escrow. No job fails (none is left in deadJobs). Every answer is checked
  * against the contract by the harness.
  */
-import { afterEach, describe, expect, it } from "vitest"
-import { type Engine, storeDocs, trader } from "./accounts-kit.ts"
-import { startEngine } from "./harness.ts"
+import { describe, expect, it } from "vitest"
+import { freshTraders, storeDocs } from "./accounts-kit.ts"
 
-const engines: Array<Engine> = []
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
-})
-
-/** A fresh engine and its partner's trading sub-account funded with `usd` (accounts-kit.ts, `trader`). */
-const setup = async (usd = 100) => {
-  const engine = startEngine()
-  engines.push(engine)
-  return trader(engine, usd)
-}
+/** A fresh engine per test, its partner's trading sub-account funded with `usd` (default 100); accounts-kit.ts. */
+const setup = freshTraders(100)
 
 describe("the expiry job", () => {
   it("a GTC order has no deadline: no expiry job, still WORKING days later", async () => {
