@@ -13,7 +13,7 @@ import { StoreError } from "../../engine/store/port.ts"
 import { expectError, makeEngine, noRateHeaders, PROD, SANDBOX } from "./gateway-kit.ts"
 import { MONDAY_OPEN } from "./harness.ts"
 
-describe("gateway pipeline", () => {
+describe("gateway guards", () => {
   let engine: ReturnType<typeof makeEngine>
   let keys: { partnerId: string; sandboxKey: string; liveKey: string }
   beforeEach(async () => {
