@@ -19,6 +19,9 @@ export default defineConfig({
         name: "postgres",
         description: "needs DATABASE_URL (an admin URL; the test creates and drops its own database): the PostgreSQL pass runs these"
       }
-    ]
+    ],
+    // Pact's core (the consumer tests' mock servers) sends anonymous usage events unless told not to, and prints a
+    // notice saying so; the provider verifications' child processes inherit it (contracts/verify.ts sets it too).
+    env: { PACT_DO_NOT_TRACK: "true" }
   }
 })
