@@ -12,7 +12,7 @@
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
 import { join } from "node:path"
-import { MatchersV3, PactV4, Verifier } from "@pact-foundation/pact"
+import { MatchersV3, PactV4 } from "@pact-foundation/pact"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer } from "../engine/http/node-server.ts"
@@ -20,6 +20,7 @@ import { makeValidator } from "../spec/validator.ts"
 import { makeCursor, openStream, readMessages, type StreamMessage, splitMessages } from "./client/stream-reader.ts"
 import { handleWebhook } from "./client/webhook-handler.ts"
 import { envelope, jsonCall } from "./kit.ts"
+import { VerificationFailed, verifyInChild } from "./verify.ts"
 
 const { like, number, regex, fromProviderState } = MatchersV3
 
@@ -214,21 +215,36 @@ describe("provider: the engine's stream honours the pacts", () => {
     await engine.stop()
   })
 
+  // Verifications run in a child process whose report the test captures (contracts/verify.ts, as in pact.test.ts).
   const verifyHttp = (providerBaseUrl: string) =>
-    new Verifier({
+    verifyInChild({
       provider: "sokoni-engine-stream",
       providerBaseUrl,
       pactUrls: [HTTP_PACT],
       stateHandlers: { [STATE]: () => engineCalls(() => engine.url).partnerWithEvents() },
       logLevel: "error"
-    }).verifyProvider()
+    })
+  /** What a verification that must fail printed (that it failed is asserted by the caller). */
+  const reportOf = (verification: Promise<unknown>) =>
+    verification.then(
+      () => "",
+      (error: unknown) => (error instanceof VerificationFailed ? error.output : "")
+    )
 
   it("answers the resume handshake", { timeout: 60_000 }, async () => {
-    await expect(verifyHttp(closingUrl)).resolves.toBeDefined()
+    const verification = verifyHttp(closingUrl)
+    await expect(verification).resolves.toBeDefined()
+    const { output } = await verification
+    expect(output).toContain("Verifying a pact between sokoni-partner-client and sokoni-engine-stream")
+    expect(output).not.toContain("Failures:")
   })
 
   it("fails when the stream is not served as text/event-stream", { timeout: 60_000 }, async () => {
-    await expect(verifyHttp(jsonUrl)).rejects.toThrow(/content-type/i)
+    const verification = verifyHttp(jsonUrl)
+    await expect(verification).rejects.toThrow(/content-type/i)
+    const output = await reportOf(verification)
+    expect(output).toContain("Failures:")
+    expect(output).toContain("Expected header 'content-type' to have value 'text/event-stream; charset=utf-8' but was 'application/json'")
   })
 
   /**
@@ -249,7 +265,7 @@ describe("provider: the engine's stream honours the pacts", () => {
   const hasAll = (received: ReadonlyArray<StreamMessage>) => EVENTS.every((e) => received.some((m) => m.event === e))
 
   const verifyMessages = (messages: ReadonlyArray<StreamMessage>, mutate: (envelope: any) => unknown = (e) => e) =>
-    new Verifier({
+    verifyInChild({
       provider: "sokoni-engine-stream-messages",
       pactUrls: [MESSAGE_PACT],
       messageProviders: Object.fromEntries(
@@ -263,7 +279,7 @@ describe("provider: the engine's stream honours the pacts", () => {
         ])
       ),
       logLevel: "error"
-    }).verifyProvider()
+    })
 
   it("streams, after a resume, every message the reader consumes, continuing the log with no gap and no repeat", { timeout: 60_000 }, async () => {
     const { apiKey } = await engineCalls(() => engine.url).partnerWithEvents()
@@ -277,7 +293,11 @@ describe("provider: the engine's stream honours the pacts", () => {
     const middle = afterFirst[1] as StreamMessage
     const rest = await streamed(apiKey, middle.id, (received) => received.some((m) => m.event === "wallet.credited"))
     expect(rest.map((m) => m.id)).toEqual(afterFirst.slice(2).map((m) => m.id))
-    await expect(verifyMessages(afterFirst)).resolves.toBeDefined()
+    const verification = verifyMessages(afterFirst)
+    await expect(verification).resolves.toBeDefined()
+    const { output } = await verification
+    expect(output).toContain("Verifying a pact between sokoni-stream-reader and sokoni-engine-stream-messages")
+    expect(output).not.toContain("Failures:")
   })
 
   it("fails when a stream message loses a field the reader uses (deposit.confirmed without newBalance)", { timeout: 60_000 }, async () => {
@@ -288,5 +308,10 @@ describe("provider: the engine's stream honours the pacts", () => {
       return envelope
     })
     await expect(broken).rejects.toThrow(/newBalance/)
+    const output = await reportOf(broken)
+    expect(output).toContain("Failures:")
+    expect(output).toMatch(
+      /a deposit\.confirmed stream message\n\s+1\.1\) has a matching body\n\s+\$\.data -> Actual map is missing the following keys: newBalance/
+    )
   })
 })

@@ -7,12 +7,13 @@
  *    the pact; and the same pact failing when a delivery loses a field the handler reads.
  */
 import { join } from "node:path"
-import { MatchersV3, PactV4, Verifier } from "@pact-foundation/pact"
+import { MatchersV3, PactV4 } from "@pact-foundation/pact"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimReceivers } from "../engine/sim/outbound.ts"
 import { startEngine } from "../test/http/harness.ts"
 import { type Envelope, handleWebhook } from "./client/webhook-handler.ts"
 import { envelope } from "./kit.ts"
+import { VerificationFailed, verifyInChild } from "./verify.ts"
 
 const { like, number } = MatchersV3
 
@@ -126,12 +127,18 @@ describe("provider: the engine's deliveries honour the pact", () => {
       ])
     )
 
+  // In a child process whose report the test captures (contracts/verify.ts, as in pact.test.ts); the providers answer
+  // from this process, which holds the captured deliveries.
   const verify = (messageProviders: ReturnType<typeof providers>) =>
-    new Verifier({ provider: "sokoni-engine-webhooks", pactUrls: [PACT_FILE], messageProviders, logLevel: "error" }).verifyProvider()
+    verifyInChild({ provider: "sokoni-engine-webhooks", pactUrls: [PACT_FILE], messageProviders, logLevel: "error" })
 
   it("delivers every message the handler consumes, as the engine really sends it", { timeout: 60_000 }, async () => {
     expect([...run.byEvent.keys()].sort()).toEqual(MESSAGES.map((m) => m.event).sort())
-    await expect(verify(providers())).resolves.toBeDefined()
+    const verification = verify(providers())
+    await expect(verification).resolves.toBeDefined()
+    const { output } = await verification
+    expect(output).toContain("Verifying a pact between sokoni-webhook-receiver and sokoni-engine-webhooks")
+    expect(output).not.toContain("Failures:")
   })
 
   it("fails when a delivery loses a field the handler reads (order.filled without orderId)", { timeout: 60_000 }, async () => {
@@ -139,6 +146,13 @@ describe("provider: the engine's deliveries honour the pact", () => {
       if (event === "order.filled") delete body.data.orderId
       return body
     })
-    await expect(verify(broken)).rejects.toThrow(/orderId/)
+    const verification = verify(broken)
+    await expect(verification).rejects.toThrow(/orderId/)
+    const output = await verification.then(
+      () => "",
+      (error: unknown) => (error instanceof VerificationFailed ? error.output : "")
+    )
+    expect(output).toContain("Failures:")
+    expect(output).toMatch(/an order\.filled delivery\n\s+1\.1\) has a matching body\n\s+\$\.data -> Actual map is missing the following keys: orderId/)
   })
 })

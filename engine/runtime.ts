@@ -3,7 +3,7 @@
  * in-process way in (Web Request -> Response) for scenarios and tests; the Node server is http/node-server.ts.
  * Owns wiring only. The seed and the clock's start are the run's identity: same config = same behaviour.
  */
-import { Effect, Layer, ManagedRuntime, Stream } from "effect"
+import { Effect, Layer, Logger, ManagedRuntime, Stream } from "effect"
 import { AccountLifecycleService } from "./app/account-lifecycle.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
@@ -96,6 +96,11 @@ export interface EngineConfig {
   readonly reset?: EngineReset["Service"] | undefined
   /** TEST ONLY (E-190): faults the conformance harness must catch by name (`serve --plant-defect`); none by default. */
   readonly plantDefects?: ReadonlyArray<PlantedDefect> | undefined
+  /**
+   * TEST ONLY: where the engine's log lines go instead of Effect's default logger (the console), so that a test that
+   * provokes an error log on purpose can capture and assert it (test/support/engine-log.ts). Unset everywhere else.
+   */
+  readonly logger?: Logger.Logger<unknown, unknown> | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
@@ -191,7 +196,10 @@ export const engineLayer = (config: EngineConfig) => {
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
   const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer, Rights.layer), reference)
-  return Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
+  const engine = Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
+  // Provided under the whole engine and merged into its services, so the fibers the layers fork and every effect run
+  // on the engine's runtime log through it; without one, nothing changes (Effect's default logger).
+  return Layer.provideMerge(engine, config.logger === undefined ? Layer.empty : Logger.layer([config.logger]))
 }
 
 export type EngineServices = Layer.Success<ReturnType<typeof engineLayer>>

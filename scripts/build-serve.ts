@@ -14,6 +14,8 @@ import { isBuiltin } from "node:module"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+// Types only (erased): without rolldown installed, main() says so and builds nothing.
+import type { LogLevel, LogOrStringHandler, RolldownLog } from "rolldown"
 import { bundleState, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest, ROOT } from "../engine/cli/bundle.ts"
 
 const ENTRY_SOURCE = join(ROOT, "engine", "cli", "serve-main.ts")
@@ -50,10 +52,18 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   // What each module's content was as the bundler got it: this plugin reads every file itself and hands the same
   // bytes over, so a file edited during the build is recorded with the content that was bundled, not the new one.
   const read = new Map<string, string>()
+  // An import rolldown cannot resolve becomes an import of the bundle at run time, which the check below refuses,
+  // naming it: its UNRESOLVED_IMPORT warning is kept for that error rather than printed beside it as a warning box.
+  // Were the build to go on all the same (an import shaken out of the bundle), the warning is printed after all.
+  const unresolved: Array<{ readonly level: LogLevel; readonly log: RolldownLog; readonly print: LogOrStringHandler }> = []
   const bundle = await rolldown({
     input: entry,
     platform: "node",
     logLevel: "warn",
+    onLog(level, log, print) {
+      if (log.code === "UNRESOLVED_IMPORT") unresolved.push({ level, log, print })
+      else print(level, log)
+    },
     plugins: [
       {
         name: "sokoni-record-inputs",
@@ -76,7 +86,11 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   if (chunk === undefined || chunk.type !== "chunk" || output.length !== 1)
     throw new Error(`expected one entry chunk, got ${output.map((o) => o.fileName).join(", ")}`)
   const foreign = [...chunk.imports, ...chunk.dynamicImports].filter((i) => !isBuiltin(i))
-  if (foreign.length > 0) throw new Error(`the bundle would import ${foreign.join(", ")} at run time, outside what its manifest vouches for`)
+  if (foreign.length > 0) {
+    const why = unresolved.map(({ log }) => `\n  ${log.message}`).join("")
+    throw new Error(`the bundle would import ${foreign.join(", ")} at run time, outside what its manifest vouches for${why}`)
+  }
+  for (const { level, log, print } of unresolved) print(level, log)
   if (chunk.code.includes("import.meta"))
     throw new Error("the bundle uses import.meta: some module finds files beside itself, which breaks once it lives in dist/serve")
 

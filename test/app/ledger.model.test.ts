@@ -19,7 +19,7 @@
  */
 import fc from "fast-check"
 import { Effect, Exit, Scope } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { type Env, partnerOf, storeDocs } from "../http/accounts-kit.ts"
 import { fees, grossCents } from "../../engine/domain/money.ts"
@@ -27,6 +27,14 @@ import { MONDAY_OPEN, startEngine } from "../http/harness.ts"
 import { onPostgres } from "../support/stores.ts"
 
 const SEED = process.env.SOKONI_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_SEED)
+/**
+ * A run's outcomes (what the generator reached): printed when the test fails (the reach checks after it, say) or on
+ * request (SOKONI_MODEL_STATS=1), not into every green run. Called inside the test.
+ */
+const printStats = (line: string) => {
+  if (process.env.SOKONI_MODEL_STATS === "1") console.log(line)
+  else onTestFailed(() => console.log(line))
+}
 const PATH = process.env.SOKONI_PATH
 const DATABASE_URL = process.env.DATABASE_URL
 /** SOKONI_MODEL_RUNS lowers it for mutation runs, where the model test runs once per mutant it covers. */
@@ -522,7 +530,7 @@ const runModel = async (engine: Engine, numRuns: number) => {
     console.error(replay)
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\n${replay}`)
   }
-  console.log(`ledger model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
+  printStats(`ledger model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
   // the generator reaches the interesting paths, not only refusals; a count this rare (withdraw 200 is about 5%) says
   // something only over many runs, so the lowered run counts of mutation testing skip it
   if (numRuns >= 500)
@@ -934,7 +942,7 @@ const runRestingModel = async (makeEngine: (seed: number) => Engine, numRuns: nu
     console.error(replay)
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\n${replay}`)
   }
-  console.log(`resting model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
+  printStats(`resting model: ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
   for (const path of [
     "resting-BUY 202",
     "resting-SELL 202",

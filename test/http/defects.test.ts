@@ -15,6 +15,7 @@ import type { RouteServices } from "../../engine/http/routes/index.ts"
 import { orderRoutes, TradeBody } from "../../engine/http/routes/orders.ts"
 import { quoteRoutes } from "../../engine/http/routes/quotes.ts"
 import { engineLayer } from "../../engine/runtime.ts"
+import { engineLog } from "../support/engine-log.ts"
 import { ADMIN, MONDAY_OPEN, type Reply, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
@@ -209,7 +210,8 @@ describe("5xx answers of a handler are never stored under an Idempotency-Key", (
       }
     })
     const routes: ReadonlyArray<Route<RouteServices>> = [flaky, ...orderRoutes.filter((r) => r.operationId !== "placeTrade"), ...quoteRoutes, ...controlRoutes]
-    const config = { store: "memory", clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken: ADMIN } as const
+    const log = engineLog()
+    const config = { store: "memory", clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken: ADMIN, logger: log.logger } as const
     const runtime = ManagedRuntime.make(Layer.provide(Gateway.layer({ adminToken: ADMIN }, routes), engineLayer(config)))
     try {
       const handle = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
@@ -233,9 +235,12 @@ describe("5xx answers of a handler are never stored under an Idempotency-Key", (
       const body = { symbol: "SCOM", type: "BUY", quantity: 5, quoteId: q.json.quoteId }
       const headers = { ...key, "idempotency-key": "flaky-key-001" }
 
-      const died = await handle("POST", `${SANDBOX}/trade`, headers, body)
+      const { value: died, lines } = await log.during(() => handle("POST", `${SANDBOX}/trade`, headers, body))
       expect(died.status).toBe(500)
       expect(died.json.error.code).toBe("INTERNAL_ERROR")
+      // the defect is logged, at ERROR, with the operation's name and the defect as its cause
+      expect(lines.map((l) => [l.level, ...l.message])).toEqual([["ERROR", "unexpected failure in placeTrade"]])
+      expect(lines[0]?.text).toContain("Error: boom")
       const unavailable = await handle("POST", `${SANDBOX}/trade`, headers, body)
       expect(unavailable.status).toBe(503)
       expect(unavailable.json.error.code).toBe("SERVICE_UNAVAILABLE")

@@ -184,20 +184,29 @@ describe("gateway guards", () => {
     it("rate-limit windows unreachable: 503 with Retry-After 1, per source IP and per key, nothing processed", async () => {
       const gw = await engine.buildOn({ limiter: { take: () => Effect.fail(unreachable) } })
       const message = "the service is briefly unavailable; nothing was processed, retry shortly"
-      for (const r of [
+      const { value: answers, lines: logged } = await engine.log.during(async () => [
         await engine.send("GET", "/api/v1/status", {}, undefined, gw),
         await engine.send("GET", `${SANDBOX}/stocks`, { "x-api-key": keys.sandboxKey }, undefined, gw)
-      ]) {
+      ])
+      for (const r of answers) {
         expectError(r, 503, "SERVICE_UNAVAILABLE", message)
         expect(r.headers["retry-after"]).toBe("1")
       }
+      // and the outage is logged, once a request, with the store's error
+      expect(logged.map((l) => [l.level, ...l.message])).toEqual([
+        ["ERROR", "rate-limit windows unavailable", unreachable],
+        ["ERROR", "rate-limit windows unavailable", unreachable]
+      ])
     })
 
     it("the idempotency store unreachable: 500 INTERNAL_ERROR, and the handler never ran", async () => {
       const gw = await engine.buildOn({ idempotency: { begin: () => Effect.fail(unreachable), complete: () => Effect.void } })
       const body = JSON.stringify({ externalId: "idem-down-1", email: "down@p.test" })
-      const r = await engine.send("POST", `${SANDBOX}/users`, { "x-api-key": keys.sandboxKey, "idempotency-key": "idem-down-0001" }, body, gw)
+      const { value: r, lines: logged } = await engine.log.during(() =>
+        engine.send("POST", `${SANDBOX}/users`, { "x-api-key": keys.sandboxKey, "idempotency-key": "idem-down-0001" }, body, gw)
+      )
       expectError(r, 500, "INTERNAL_ERROR", "unexpected failure; safe to retry")
+      expect(logged.map((l) => [l.level, ...l.message])).toEqual([["ERROR", "store failure in the gateway", unreachable]])
       expect((await sb("GET", "/users")).json.count).toBe(0)
     })
   })

@@ -2,7 +2,8 @@
  * Helpers of the gateway tests (gateway-pipeline.test.ts, gateway-guards.test.ts): an engine on the memory store and a
  * manual clock whose Gateway is called directly with an EngineRequest (no socket, so no remote address), with the
  * admin calls, the maintenance state set through its Ref, the trace's lines, gateways built on other routes or on a
- * rate limiter or idempotency store that went away, and a data key written straight into the store; and the
+ * rate limiter or idempotency store that went away, a data key written straight into the store, and the engine's log
+ * (test/support/engine-log.ts: what a test provokes on purpose is captured, not printed); and the
  * assertions on an answer's error envelope and on the absence of the X-RateLimit-* headers.
  */
 import { Effect, ManagedRuntime, Ref } from "effect"
@@ -19,6 +20,7 @@ import { ROUTES, type RouteServices } from "../../engine/http/routes/index.ts"
 import { engineLayer } from "../../engine/runtime.ts"
 import { Trace } from "../../engine/sim/trace.ts"
 import { Store } from "../../engine/store/port.ts"
+import { engineLog } from "../support/engine-log.ts"
 import { ADMIN, MONDAY_OPEN } from "./harness.ts"
 
 export const SANDBOX = "/api/sandbox/v1/partner"
@@ -32,7 +34,11 @@ export interface Answer {
 }
 
 export const makeEngine = (adminToken: string | undefined = ADMIN) => {
-  const runtime = ManagedRuntime.make(engineLayer({ store: "memory", clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken }))
+  // Printed as usual, except what a test captures with `log.during` (an error it provokes on purpose).
+  const log = engineLog()
+  const runtime = ManagedRuntime.make(
+    engineLayer({ store: "memory", clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken, logger: log.logger })
+  )
   let gateway: Gateway["Service"] | undefined
   const send = async (method: string, path: string, headers: Record<string, string | undefined> = {}, body?: string, via?: Gateway["Service"]) => {
     const [pathname = "", search = ""] = path.split("?")
@@ -100,7 +106,7 @@ export const makeEngine = (adminToken: string | undefined = ADMIN) => {
     )
     return raw
   }
-  return { send, admin, newPartner, advance, setMaintenance, traceLines, build, buildOn, dataKey, dispose: () => runtime.dispose() }
+  return { send, admin, newPartner, advance, setMaintenance, traceLines, build, buildOn, dataKey, log, dispose: () => runtime.dispose() }
 }
 
 export const expectError = (a: Answer, status: number, code: string, message?: string) => {

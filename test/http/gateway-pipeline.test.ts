@@ -161,10 +161,13 @@ describe("gateway pipeline", () => {
         }
       })
       const gw = await engine.build([broken])
-      const r = await engine.send("GET", `${SANDBOX}/stocks`, { "x-api-key": keys.sandboxKey }, undefined, gw)
+      const { value: r, lines } = await engine.log.during(() => engine.send("GET", `${SANDBOX}/stocks`, { "x-api-key": keys.sandboxKey }, undefined, gw))
       expectError(r, 500, "INTERNAL_ERROR", "unexpected failure; safe to retry with the same Idempotency-Key")
       expect(r.headers["x-ratelimit-limit"]).toBe("300")
       expect(calls).toBe(1)
+      // logged once, at ERROR, naming the operation, with the failure as its cause
+      expect(lines.map((l) => [l.level, ...l.message])).toEqual([["ERROR", "unexpected failure in listStocks"]])
+      expect(lines[0]?.text).toContain("disk on fire")
     })
   })
 

@@ -7,6 +7,7 @@ import { makeInProcessEngine } from "../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Outbound, type SimReceivers } from "../../engine/sim/outbound.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../../spec/validator.ts"
+import { engineLog } from "../support/engine-log.ts"
 
 /** One validator for every test file: every partner-API response is checked against spec/openapi.yaml. */
 const contract = makeValidator()
@@ -47,6 +48,8 @@ export const startEngine = (
     webhookSignatureHeaders?: ReadonlyArray<string>
   } = {}
 ) => {
+  // The engine's log: printed as usual, except what a test captures with `log.during` (an error it provokes on purpose).
+  const log = engineLog()
   const engine = makeInProcessEngine({
     store: options.store ?? (options.databaseUrl === undefined ? "memory" : "postgres"),
     databaseUrl: options.databaseUrl,
@@ -57,7 +60,8 @@ export const startEngine = (
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,
     desk: options.desk ?? "manual",
-    adminToken: ADMIN
+    adminToken: ADMIN,
+    logger: log.logger
   })
   const call = async (
     method: string,
@@ -97,7 +101,7 @@ export const startEngine = (
     if (r.status !== 201) throw new Error(`bootstrap failed: ${JSON.stringify(r.body)}`)
     return r.body as { partnerId: string; sandboxKey: string; liveKey: string }
   }
-  return { call, admin, newPartner, fetch: engine.fetch, runtime: engine.runtime, dispose: engine.dispose }
+  return { call, admin, newPartner, fetch: engine.fetch, runtime: engine.runtime, dispose: engine.dispose, log }
 }
 
 /**

@@ -6,7 +6,7 @@
  * positions, strictly increasing, none repeated, none missing. The seed is printed; SOKONI_STREAM_SEED replays one.
  */
 import { EventSource, type FetchLike, type FetchLikeResponse } from "eventsource"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, onTestFailed } from "vitest"
 import { EVENT_NAMES } from "../../engine/contract/catalogue.gen.ts"
 import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
 import { adminUrl, config, withDatabase } from "./node-server-kit.ts"
@@ -109,7 +109,10 @@ const stores = (): Array<{ readonly store: string; readonly admin: string | unde
 
 const run = async (databaseUrl: string | undefined) => {
   const seed = Number(process.env.SOKONI_STREAM_SEED ?? Math.floor(Math.random() * 2 ** 31))
-  console.log(`stream resume test (${databaseUrl === undefined ? "memory" : "postgres"}): seed ${seed} (SOKONI_STREAM_SEED=${seed} replays it)`)
+  // The seed replays a failure (a timeout included); a passing run has no use for it.
+  onTestFailed(() =>
+    console.log(`stream resume test (${databaseUrl === undefined ? "memory" : "postgres"}): seed ${seed} (SOKONI_STREAM_SEED=${seed} replays it)`)
+  )
   const running: RunningServer = await startServer(
     {
       ...config,

@@ -23,7 +23,7 @@ import fc from "fast-check"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it, onTestFailed } from "vitest"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import {
   accountOf,
@@ -654,10 +654,16 @@ const report = (label: "memory" | "postgres", details: Details, runs: number, nu
     console.error(`api model (${label}) failed; replay with:\n  ${replay}`)
     throw new Error(`${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}\nreplay: ${replay}`)
   }
-  console.log(`api model (${label}): ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`)
   const requests = [...outcomes].filter(([k]) => !k.startsWith("receiver")).reduce((n, [, v]) => n + v, 0)
-  console.log(`api model (${label}): ${requests} checked requests (${Math.round(requests / Math.max(1, runs))} a run, set-up not counted)`)
-  console.log(`api model (${label}): ms per command kind ${JSON.stringify(Object.fromEntries([...timings].map(([k, v]) => [k, Math.round(v)])))}`)
+  const stats = [
+    `api model (${label}): ${runs} runs, seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`,
+    `api model (${label}): ${requests} checked requests (${Math.round(requests / Math.max(1, runs))} a run, set-up not counted)`,
+    `api model (${label}): ms per command kind ${JSON.stringify(Object.fromEntries([...timings].map(([k, v]) => [k, Math.round(v)])))}`
+  ].join("\n")
+  // What the generator reached and where the time went: printed when the test fails (the reach check below, say) or
+  // on request (SOKONI_MODEL_STATS=1), not into every green run.
+  if (process.env.SOKONI_MODEL_STATS === "1") console.log(stats)
+  else onTestFailed(() => console.log(stats))
   // The memory run checks the generator's reach from the default 500 runs on (fewer runs are quick looks, where a
   // rare answer may not come up); the postgres run, fewer, checks agreement on the other store.
   if (PATH !== undefined || !reachChecked || numRuns < 500) return

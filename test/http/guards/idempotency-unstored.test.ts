@@ -20,6 +20,7 @@ import { ROUTES, type RouteServices } from "../../../engine/http/routes/index.ts
 import { engineLayer } from "../../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../../engine/store/pg-temp-db.ts"
 import { StoreError } from "../../../engine/store/port.ts"
+import { engineLog } from "../../support/engine-log.ts"
 import { ADMIN, contractProblems, MONDAY_OPEN } from "../harness.ts"
 import { tagsFor } from "../../support/stores.ts"
 
@@ -39,12 +40,15 @@ for (const store of ["memory", "postgres"] as const) {
       /** Outcomes the wrapped createSubAccount answers with, in order; empty: the real handler. */
       const script: Array<Outcome> = []
       let runs = 0
+      /** The engine's log: a test captures the errors it provokes on purpose (a store failure, a defect). */
+      let log = engineLog()
 
       beforeEach(async () => {
+        log = engineLog()
         scope = Effect.runSync(Scope.make())
         const databaseUrl = store === "memory" ? undefined : await Effect.runPromise(Scope.provide(withTemporaryDatabase(DATABASE_URL ?? ""), scope))
         runtime = ManagedRuntime.make(
-          engineLayer({ store, databaseUrl, clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken: ADMIN })
+          engineLayer({ store, databaseUrl, clock: "manual", start: MONDAY_OPEN, seed: 1, desk: "manual", adminToken: ADMIN, logger: log.logger })
         ) as ManagedRuntime.ManagedRuntime<Gateway, unknown>
         const real = ROUTES.find((r) => r.operationId === "createSubAccount") as Route<RouteServices>
         const scripted: Route<RouteServices> = {
@@ -116,8 +120,19 @@ for (const store of ["memory", "postgres"] as const) {
           [500, "INTERNAL_ERROR"],
           [500, "INTERNAL_ERROR"]
         ]
+        /** What each attempt logs: nothing for the answers the handler meant, one ERROR for each 500. */
+        const logs: Array<ReadonlyArray<RegExp>> = [
+          [],
+          [],
+          [/^ERROR unexpected failure in createSubAccount StoreError: connection reset/],
+          [/^ERROR unexpected failure in createSubAccount Error: a bug/]
+        ]
         for (const [i, [status, code]] of expected.entries()) {
-          const r = await send("POST", `${SANDBOX}/users`, headers, body)
+          const { value: r, lines } = await log.during(() => send("POST", `${SANDBOX}/users`, headers, body))
+          expect(
+            lines.map((l) => l.text),
+            `attempt ${i + 1}`
+          ).toEqual(logs[i]?.map((pattern) => expect.stringMatching(pattern)))
           expect([r.status, r.body.error.code], `attempt ${i + 1}`).toEqual([status, code])
           expect(r.raw["idempotent-replayed"], `attempt ${i + 1}`).toBeUndefined()
           if (status === 503) expect(r.raw["retry-after"]).toBe("5")
