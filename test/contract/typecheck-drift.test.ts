@@ -56,5 +56,6 @@ describe("the contract types the engine", () => {
     expect(output).toMatch(/engine\/app\/market\.ts.*bogusField/)
     expect(output).toMatch(/engine\/domain\/order\.ts.*settlementStatus/)
     expect(output).toMatch(/engine\/http\/routes\/status\.ts.*version/)
-  }, 60_000)
+    // Two whole typechecks of a scratch copy: seconds when idle, over a minute on a busy machine (a failure bound).
+  }, 240_000)
 })

@@ -92,7 +92,7 @@ export const describeOnBothStores = (title: string, flows: ReadonlyArray<readonl
       engine = startEngine()
     })
     afterEach(() => engine.dispose())
-    for (const [name, flow] of flows) it(name, () => flow(engine), 30_000)
+    for (const [name, flow] of flows) it(name, () => flow(engine))
   })
   describe.skipIf(adminUrl === undefined)(`${title} on postgres${adminUrl === undefined ? " (skipped: set DATABASE_URL)" : ""}`, tagsFor("postgres"), () => {
     for (const [name, flow] of flows.slice(0, onPostgres)) {
