@@ -100,8 +100,12 @@ const toEngineRequest = (req: IncomingMessage, body: string | undefined): Engine
 export interface RunningServer {
   readonly server: Server
   readonly url: string
-  /** Stops accepting, waits for in-flight requests (at most SHUTDOWN_GRACE_MS), then releases every layer. */
-  readonly stop: () => Promise<void>
+  /**
+   * Stops accepting, waits for in-flight requests (at most SHUTDOWN_GRACE_MS), then releases every layer. Idle
+   * kept-alive connections get `idleLingerMs` (IDLE_LINGER_MS) first, for a request already on its way; a caller that
+   * knows none is (its own client, every answer read) passes 0 and the stop does not wait on the clock.
+   */
+  readonly stop: (options?: { readonly idleLingerMs?: number }) => Promise<void>
 }
 
 /** Builds the engine, then listens on `host:port`. Rejects (port in use, database unreachable) with one clear error. */
@@ -177,7 +181,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     throw error
   }
 
-  const stop = () => {
+  const stop = (options: { readonly idleLingerMs?: number } = {}) => {
     stopping ??= (async () => {
       // net's close, not http's: http's also destroys every connection it sees idle at once, and a kept-alive one
       // whose next request is already on its way (sent before the signal, not yet read) would be cut. Those
@@ -185,7 +189,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       const closed = new Promise<void>((resolve) => netClose.call(server, () => resolve()))
       // Open streams never finish on their own: end them now (their slots are freed) rather than wait out the grace.
       await endStreams()
-      await Promise.race([closed, wallDeadline(IDLE_LINGER_MS)])
+      await Promise.race([closed, wallDeadline(options.idleLingerMs ?? IDLE_LINGER_MS)])
       server.closeIdleConnections()
       await Promise.race([closed, wallDeadline(SHUTDOWN_GRACE_MS)])
       server.closeAllConnections()

@@ -359,7 +359,8 @@ export const startWire = async (options: EngineOptions) => {
     setNow: (t: number) => {
       now = t
     },
-    stop: server.stop
+    // Every answer has been read when a run stops its engine: no request is on its way, so no linger (E-278).
+    stop: () => server.stop({ idleLingerMs: 0 })
   }
 }
 
