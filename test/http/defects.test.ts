@@ -7,7 +7,6 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { TradingService } from "../../engine/app/trading.ts"
 import { fail } from "../../engine/domain/errors.ts"
-import type { EngineRequest } from "../../engine/http/exchange.ts"
 import { Gateway } from "../../engine/http/gateway.ts"
 import { partnerRoute, type Route } from "../../engine/http/route.ts"
 import { controlRoutes } from "../../engine/http/routes/control.ts"
@@ -16,7 +15,7 @@ import { orderRoutes, TradeBody } from "../../engine/http/routes/orders.ts"
 import { quoteRoutes } from "../../engine/http/routes/quotes.ts"
 import { engineLayer } from "../../engine/runtime.ts"
 import { engineLog } from "../support/engine-log.ts"
-import { ADMIN, MONDAY_OPEN, type Reply, startEngine } from "./harness.ts"
+import { ADMIN, engineRequest, MONDAY_OPEN, type Reply, startEngine } from "./harness.ts"
 
 const SANDBOX = "/api/sandbox/v1/partner"
 
@@ -215,15 +214,7 @@ describe("5xx answers of a handler are never stored under an Idempotency-Key", (
     const runtime = ManagedRuntime.make(Layer.provide(Gateway.layer({ adminToken: ADMIN }, routes), engineLayer(config)))
     try {
       const handle = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-        const [pathname = "", search = ""] = path.split("?")
-        const request: EngineRequest = {
-          method,
-          path: pathname,
-          query: new URLSearchParams(search),
-          search: search === "" ? "" : `?${search}`,
-          headers: { "content-type": "application/json", ...headers },
-          body: body === undefined ? undefined : JSON.stringify(body)
-        }
+        const request = engineRequest(method, path, { "content-type": "application/json", ...headers }, body === undefined ? undefined : JSON.stringify(body))
         const response = await runtime.runPromise(Gateway.use((g) => g.handle(request)))
         return { ...response, json: JSON.parse(response.body) }
       }

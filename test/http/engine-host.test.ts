@@ -11,21 +11,11 @@ import { type EngineHost, makeEngineHost } from "../../engine/http/engine-host.t
 import type { EngineRequest, EngineResponse } from "../../engine/http/exchange.ts"
 import { Trace } from "../../engine/sim/trace.ts"
 import { config } from "./node-server-kit.ts"
+import { engineRequest } from "./harness.ts"
 
 /** A request as the transport hands it over: the admin token unless `headers` says otherwise; `path` may hold a query. */
-const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: "Bearer t" }): EngineRequest => {
-  const q = path.indexOf("?")
-  const search = q === -1 ? "" : path.slice(q)
-  return {
-    method,
-    path: q === -1 ? path : path.slice(0, q),
-    query: new URLSearchParams(search),
-    search,
-    headers: { "content-type": "application/json", ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    remoteAddress: "127.0.0.1"
-  }
-}
+const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: "Bearer t" }) =>
+  engineRequest(method, path, { "content-type": "application/json", ...headers }, body === undefined ? undefined : JSON.stringify(body), "127.0.0.1")
 const bodyOf = (response: EngineResponse) => JSON.parse(response.body) as Record<string, any>
 const AT = "2026-12-24T20:30:00.000Z"
 

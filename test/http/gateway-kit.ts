@@ -10,7 +10,6 @@ import { Effect, ManagedRuntime, Ref } from "effect"
 import { expect } from "vitest"
 import { ApiKeys, timeSortKey } from "../../engine/app/docs.ts"
 import { hashKey } from "../../engine/app/partners.ts"
-import type { EngineRequest } from "../../engine/http/exchange.ts"
 import { Gateway } from "../../engine/http/gateway.ts"
 import { Idempotency } from "../../engine/http/guards/idempotency.ts"
 import { Maintenance } from "../../engine/http/guards/maintenance.ts"
@@ -21,7 +20,7 @@ import { engineLayer } from "../../engine/runtime.ts"
 import { Trace } from "../../engine/sim/trace.ts"
 import { Store } from "../../engine/store/port.ts"
 import { engineLog } from "../support/engine-log.ts"
-import { ADMIN, MONDAY_OPEN } from "./harness.ts"
+import { ADMIN, engineRequest, MONDAY_OPEN } from "./harness.ts"
 
 export const SANDBOX = "/api/sandbox/v1/partner"
 export const PROD = "/api/v1/partner"
@@ -41,15 +40,7 @@ export const makeEngine = (adminToken: string | undefined = ADMIN) => {
   )
   let gateway: Gateway["Service"] | undefined
   const send = async (method: string, path: string, headers: Record<string, string | undefined> = {}, body?: string, via?: Gateway["Service"]) => {
-    const [pathname = "", search = ""] = path.split("?")
-    const request: EngineRequest = {
-      method,
-      path: pathname,
-      query: new URLSearchParams(search),
-      search: search === "" ? "" : `?${search}`,
-      headers,
-      body
-    }
+    const request = engineRequest(method, path, headers, body)
     if (gateway === undefined) gateway = await runtime.runPromise(Gateway.use((g) => Effect.succeed(g)))
     const g = via ?? gateway
     const r = await runtime.runPromise(g.handle(request))

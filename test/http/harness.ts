@@ -3,6 +3,7 @@
  * Every response can be checked against the contract by the caller (see test/http/*.test.ts).
  */
 import { Effect, Exit, Scope } from "effect"
+import type { EngineRequest } from "../../engine/http/exchange.ts"
 import { makeInProcessEngine } from "../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Outbound, type SimReceivers } from "../../engine/sim/outbound.ts"
@@ -22,6 +23,29 @@ export const contractProblems = (method: string, path: string, _sent: Record<str
   if (path.startsWith("/_sim/")) return control.check({ method, url: path, status: reply.status, headers: reply.headers, body: reply.body })
   if (path === "/docs" || contract.match(method, path) === undefined) return []
   return contract.check({ method, url: path, status: reply.status, headers: reply.headers, body: reply.body })
+}
+
+/**
+ * A request as the transport hands it to the Gateway, for the tests that call the Gateway directly: `path` may hold a
+ * query; `body` is the raw text; `remoteAddress` only where a test needs one (no socket, no address).
+ */
+export const engineRequest = (
+  method: string,
+  path: string,
+  headers: Readonly<Record<string, string | undefined>> = {},
+  body?: string,
+  remoteAddress?: string
+): EngineRequest => {
+  const [pathname = "", search = ""] = path.split("?")
+  return {
+    method,
+    path: pathname,
+    query: new URLSearchParams(search),
+    search: search === "" ? "" : `?${search}`,
+    headers,
+    body,
+    ...(remoteAddress === undefined ? {} : { remoteAddress })
+  }
 }
 
 export const ADMIN = "test-admin"

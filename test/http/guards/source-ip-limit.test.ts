@@ -14,7 +14,7 @@ import { SOURCE_IP_LIMIT, sourceBucket } from "../../../engine/http/guards/rate-
 import { type RunningServer, startServer } from "../../../engine/http/node-server.ts"
 import { engineLayer } from "../../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../../engine/store/pg-temp-db.ts"
-import { ADMIN, contractProblems, MONDAY_OPEN } from "../harness.ts"
+import { ADMIN, contractProblems, engineRequest, MONDAY_OPEN } from "../harness.ts"
 import { config, portOf, send as sendRaw } from "../node-server-kit.ts"
 import { tagsFor } from "../../support/stores.ts"
 
@@ -51,16 +51,13 @@ for (const store of ["memory", "postgres"] as const) {
     }, 60_000)
 
     const send = async (method: string, path: string, from: string | undefined, headers: Record<string, string> = {}, body?: unknown) => {
-      const [pathname = "", search = ""] = path.split("?")
-      const request: EngineRequest = {
+      const request = engineRequest(
         method,
-        path: pathname,
-        query: new URLSearchParams(search),
-        search: search === "" ? "" : `?${search}`,
-        headers: { "content-type": "application/json", ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        remoteAddress: from
-      }
+        path,
+        { "content-type": "application/json", ...headers },
+        body === undefined ? undefined : JSON.stringify(body),
+        from
+      )
       const r = await runtime.runPromise(Gateway.use((g) => g.handle(request)))
       const reply = { status: r.status, headers: new Headers(r.headers), body: r.body === "" ? null : JSON.parse(r.body) }
       const problems = contractProblems(method, path, headers, reply)
