@@ -127,10 +127,11 @@ export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimi
 
 /** Every service of the engine, gateway included. */
 export const engineLayer = (config: EngineConfig) => {
+  const backend = backendLayer(config)
   const seams = Layer.mergeAll(
-    backendLayer(config),
+    backend,
     EngineClock.layer(config.clock, config.start),
-    Entropy.layer(config.seed),
+    Entropy.layerDurable(config.seed).pipe(Layer.provide(backend)),
     config.trace ?? Trace.layer,
     Maintenance.layer,
     Receivers.layer(config.receivers),

@@ -54,6 +54,8 @@ export interface Observed {
   principal?: Principal | undefined
   /** The engine time the request was taken at (its usage hour). */
   at?: number | undefined
+  /** Set once the exchange was observed inside its command's transaction (E-289): not again after. */
+  audited?: boolean | undefined
 }
 
 /** How a mutation is named in the log: action, resource type, and where its resource id is found. */

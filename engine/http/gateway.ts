@@ -17,7 +17,7 @@ import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
-import { checkKey, fingerprintOf, Idempotency, storable } from "./guards/idempotency.ts"
+import { checkKey, fingerprintOf, Idempotency, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
@@ -245,29 +245,29 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const keyProblem = checkKey(key)
         if (keyProblem !== undefined || key === undefined) return respond(errorResponse(keyProblem ?? fail("MISSING_IDEMPOTENCY_KEY", "missing")))
         const fingerprint = fingerprintOf(request.method, where.rest + request.search, request.body ?? "")
-        const begun = yield* Effect.result(idempotency.begin(principal.partition, key, fingerprint, now))
-        if (begun._tag === "Failure") {
-          if (begun.failure instanceof ApiFailure) return respond(errorResponse(begun.failure))
-          return yield* Effect.fail(begun.failure)
+        // One transaction: the receipt, the handler's writes, the kept answer and its audit record (E-289).
+        const executed = yield* Effect.result(
+          idempotency.execute({
+            partition: principal.partition,
+            key,
+            fingerprint,
+            now,
+            run: Effect.suspend(() => invoke(route, input, principal, request)),
+            outside: OUTSIDE_TRANSACTION.has(route.operationId),
+            record: (response) => {
+              seen.audited = true
+              return audit.observe(request, seen, response)
+            }
+          })
+        )
+        if (executed._tag === "Failure") {
+          if (executed.failure instanceof ApiFailure) return respond(errorResponse(executed.failure))
+          return yield* Effect.fail(executed.failure)
         }
-        const outcome = begun.success
-        if (outcome._tag === "Replay") {
-          const r = outcome.record
-          return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
-        }
-        // The key is given up when the handler dies (interruption, defect) or its answer is not kept: 5xx and 503
-        // (the spec says such a request is safe to resend with the same key) and request-shape failures (E-076).
-        const response = yield* invoke(route, input, principal, request).pipe(Effect.onError(() => outcome.release))
-        if (!storable(response.status, response.value)) {
-          yield* outcome.release
-          return respond(response)
-        }
-        // A failure to store the answer is logged and the committed answer still goes out; the claim then frees itself
-        // after the takeover delay (E-075).
-        yield* outcome
-          .finish({ fingerprint, status: response.status, headers: response.headers, body: response.body, storedAt: now })
-          .pipe(Effect.catchCause((cause) => Effect.logError("could not store an idempotency record", cause)))
-        return respond(response)
+        const outcome = executed.success
+        if (outcome._tag === "Ran") return respond(outcome.response)
+        const r = outcome.record
+        return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
       })
 
       /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
@@ -290,7 +290,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
                   Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
                 )
           ),
-          Effect.tap((response) => audit.observe(request, seen, response)),
+          // A kept command's audit record was written in its own transaction (E-289).
+          Effect.tap((response) => (seen.audited === true ? Effect.void : audit.observe(request, seen, response))),
           Effect.tap((response) =>
             request.path.startsWith("/_sim/trace")
               ? Effect.void

@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomInt } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
+import { Store } from "../store/port.ts"
 
 const splitmix32 = (seed: number) => {
   let a = seed >>> 0
@@ -51,9 +52,9 @@ export class Entropy extends Context.Service<
     readonly secret: (prefix: string) => Effect.Effect<string>
   }
 >()("sokoni/Entropy") {
-  static readonly make = (seed: number, options: { readonly realEntropyForSecrets?: boolean } = {}) =>
+  static readonly make = (seed: number, options: { readonly realEntropyForSecrets?: boolean; readonly epoch?: number } = {}) =>
     Effect.sync(() => {
-      const next = makeGenerator(seed)
+      const next = makeGenerator(streamSeed(seed, options.epoch ?? 1))
       const chars = (n: number, draw: () => number) => {
         let out = ""
         for (let i = 0; i < n; i++) out += ALPHABET[draw() % 32]
@@ -69,6 +70,33 @@ export class Entropy extends Context.Service<
     })
 
   static readonly layer = (seed: number, options?: { readonly realEntropyForSecrets?: boolean }) => Layer.effect(Entropy, Entropy.make(seed, options))
+
+  /**
+   * The engine's Entropy on a store: each start takes the next epoch from the store's durable counter, in a
+   * transaction of its own, and draws its ids from the stream of (seed, epoch) (E-291). The first start on a fresh
+   * store is epoch 1, the seed's own stream, so a replay from a fresh store gives the same trace; a restart on the same
+   * database, or a second process beside the first, gets a stream of its own, so no id, key or event id repeats.
+   */
+  static readonly layerDurable = (seed: number, options?: { readonly realEntropyForSecrets?: boolean }) =>
+    Layer.effect(
+      Entropy,
+      Effect.gen(function* () {
+        const store = yield* Store
+        const epoch = yield* store.transact((tx) => tx.nextSeq(EPOCH_COUNTER))
+        return yield* Entropy.make(seed, { ...options, epoch })
+      })
+    )
+}
+
+/** The store counter whose value is the number of engine starts on that store (E-291). */
+export const EPOCH_COUNTER = "entropy-epoch"
+
+/** The generator's seed for a start: the run's seed itself on the first, a stream apart from it on every later one. */
+export const streamSeed = (seed: number, epoch: number): number => {
+  if (epoch <= 1) return seed
+  const mix = splitmix32((seed ^ Math.imul(epoch, 0x85ebca6b)) >>> 0)
+  mix()
+  return mix()
 }
 
 /** A fresh seed for a run that was not given one (printed first, so the run can be replayed). */

@@ -3,19 +3,25 @@
  * copy-on-commit transactions. Does not own: durability (a restart loses everything, by design of this adapter).
  *
  * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions are serialised
- * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock.
+ * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock. A `transact` or
+ * `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
+ * it fails, so a request's handler, its Idempotency-Key receipt and its audit record commit as one.
  */
-import { Effect, Layer, Option, Semaphore } from "effect"
-import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
+import {
+  type CommitFaults,
+  type Doc,
+  type Job,
+  type ListOptions,
+  type LoggedEvent,
+  noCommitFaults,
+  type ReadTx,
+  Store,
+  type Tx,
+  withinPartition
+} from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
 import { compareJobs, type JobQueue, makeJobQueue } from "./job-queue.ts"
-
-interface State {
-  readonly docs: Map<string, Map<string, Doc>>
-  readonly counters: Map<string, number>
-  readonly events: Map<string, Array<LoggedEvent>>
-  readonly jobs: JobQueue
-}
 
 const partitionKey = (collection: string, partition: string) => `${collection}\u0000${partition}`
 
@@ -27,147 +33,234 @@ export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): Readonly
   return filtered.slice(0, options.limit)
 }
 
-export const makeMemoryStore = Effect.gen(function* () {
-  const state: State = { docs: new Map(), counters: new Map(), events: new Map(), jobs: makeJobQueue() }
-  const byId = new Map<string, Doc>() // `${collection}\u0000${id}` -> doc, for get
-  const lock = yield* Semaphore.make(1)
+/** The committed state of a memory store: what survives a simulated crash and restart (E-290). */
+export interface MemoryState {
+  readonly docs: Map<string, Map<string, Doc>>
+  readonly counters: Map<string, number>
+  readonly events: Map<string, Array<LoggedEvent>>
+  readonly jobs: JobQueue
+  /** `${collection}\u0000${id}` -> doc, for get. */
+  readonly byId: Map<string, Doc>
+}
 
-  const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
-    lock.withPermits(1)(
-      Effect.suspend(() => {
-        const putDocs = new Map<string, { collection: string; doc: Doc }>()
-        /** Partitions this transaction wiped: their committed documents and events are hidden, then deleted at commit. */
-        const wiped: Array<string> = []
-        const isWiped = (partition: string) => wiped.some((parent) => withinPartition(parent, partition))
-        const counters = new Map<string, number>()
-        const newEvents: Array<LoggedEvent> = []
-        const newJobs = new Map<number, Job>()
-        const deletedJobs = new Set<number>()
-        const hooks: Array<Effect.Effect<void>> = []
+export const makeMemoryState = (): MemoryState => ({ docs: new Map(), counters: new Map(), events: new Map(), jobs: makeJobQueue(), byId: new Map() })
 
-        const counterValue = (name: string) => counters.get(name) ?? state.counters.get(name) ?? 0
-        const nextSeqSync = (name: string) => {
-          const next = counterValue(name) + 1
-          counters.set(name, next)
-          return next
+/** A write transaction's own changes, on top of the committed state until its commit folds them in. */
+interface Overlay {
+  readonly tx: Tx
+  readonly hooks: Array<Effect.Effect<void>>
+  readonly commit: Effect.Effect<void>
+  /** Where a nested unit starts, and how to undo what it did (a savepoint). */
+  readonly mark: () => () => void
+}
+
+const openOverlay = (state: MemoryState): Overlay => {
+  const { byId } = state
+  let putDocs = new Map<string, { collection: string; doc: Doc }>()
+  /** Partitions this transaction wiped: their committed documents and events are hidden, then deleted at commit. */
+  let wiped: Array<string> = []
+  const isWiped = (partition: string) => wiped.some((parent) => withinPartition(parent, partition))
+  let counters = new Map<string, number>()
+  let newEvents: Array<LoggedEvent> = []
+  let newJobs = new Map<number, Job>()
+  let deletedJobs = new Set<number>()
+  const hooks: Array<Effect.Effect<void>> = []
+
+  const counterValue = (name: string) => counters.get(name) ?? state.counters.get(name) ?? 0
+  const nextSeqSync = (name: string) => {
+    const next = counterValue(name) + 1
+    counters.set(name, next)
+    return next
+  }
+  /** The first job in run order: the committed queue's and this transaction's own, less what it deleted. */
+  const firstJob = () => {
+    let first = state.jobs.first(deletedJobs.size === 0 ? undefined : (j) => deletedJobs.has(j.seq))
+    for (const job of newJobs.values()) {
+      if (!deletedJobs.has(job.seq) && (first === undefined || compareJobs(job, first) < 0)) first = job
+    }
+    return first
+  }
+
+  const tx: Tx = {
+    get: (collection, id) =>
+      Effect.sync(() => {
+        const key = `${collection}\u0000${id}`
+        const put = putDocs.get(key)
+        if (put !== undefined) return Option.some(put.doc)
+        const base = byId.get(key)
+        return base === undefined || isWiped(base.partition) ? Option.none() : Option.some(base)
+      }),
+    put: (collection, doc) =>
+      Effect.sync(() => {
+        putDocs.set(`${collection}\u0000${doc.id}`, { collection, doc })
+      }),
+    list: (collection, options) =>
+      Effect.sync(() => {
+        const merged = new Map(isWiped(options.partition) ? [] : (state.docs.get(partitionKey(collection, options.partition)) ?? []))
+        for (const { collection: c, doc } of putDocs.values()) {
+          if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
         }
-        /** The first job in run order: the committed queue's and this transaction's own, less what it deleted. */
-        const firstJob = () => {
-          let first = state.jobs.first(deletedJobs.size === 0 ? undefined : (j) => deletedJobs.has(j.seq))
-          for (const job of newJobs.values()) {
-            if (!deletedJobs.has(job.seq) && (first === undefined || compareJobs(job, first) < 0)) first = job
-          }
-          return first
-        }
+        return sortAndPage(merged.values(), options)
+      }),
+    deletePartition: (partition) =>
+      Effect.sync(() => {
+        wiped.push(partition)
+        for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
+        for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
+      }),
+    nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
+    appendEvent: (partition, event) =>
+      Effect.sync(() => {
+        const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
+        newEvents.push(logged)
+        return logged
+      }),
+    readEvents: (partition, afterPosition, limit) =>
+      Effect.sync(() =>
+        [...(isWiped(partition) ? [] : (state.events.get(partition) ?? [])), ...newEvents.filter((e) => e.partition === partition)]
+          .filter((e) => e.position > afterPosition)
+          .slice(0, limit)
+      ),
+    scheduleJob: (job) =>
+      Effect.sync(() => {
+        const scheduled: Job = { seq: nextSeqSync("jobs"), ...job }
+        newJobs.set(scheduled.seq, scheduled)
+        return scheduled
+      }),
+    nextJob: Effect.sync(() => Option.fromUndefinedOr(firstJob())),
+    claimJob: (upTo) =>
+      Effect.sync(() => {
+        // Under the store's lock, so no other transaction sees the job between this look and the claim.
+        const first = firstJob()
+        if (first === undefined || first.dueAt > upTo) return Option.none()
+        deletedJobs.add(first.seq)
+        return Option.some(first)
+      }),
+    deleteJob: (seq) =>
+      Effect.sync(() => {
+        const present = !deletedJobs.has(seq) && (newJobs.has(seq) || state.jobs.get(seq) !== undefined)
+        deletedJobs.add(seq)
+        return present
+      }),
+    afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
+  }
 
-        const tx: Tx = {
-          get: (collection, id) =>
-            Effect.sync(() => {
-              const key = `${collection}\u0000${id}`
-              const put = putDocs.get(key)
-              if (put !== undefined) return Option.some(put.doc)
-              const base = byId.get(key)
-              return base === undefined || isWiped(base.partition) ? Option.none() : Option.some(base)
-            }),
-          put: (collection, doc) =>
-            Effect.sync(() => {
-              putDocs.set(`${collection}\u0000${doc.id}`, { collection, doc })
-            }),
-          list: (collection, options) =>
-            Effect.sync(() => {
-              const merged = new Map(isWiped(options.partition) ? [] : (state.docs.get(partitionKey(collection, options.partition)) ?? []))
-              for (const { collection: c, doc } of putDocs.values()) {
-                if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
-              }
-              return sortAndPage(merged.values(), options)
-            }),
-          deletePartition: (partition) =>
-            Effect.sync(() => {
-              wiped.push(partition)
-              for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
-              for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
-            }),
-          nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
-          appendEvent: (partition, event) =>
-            Effect.sync(() => {
-              const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
-              newEvents.push(logged)
-              return logged
-            }),
-          readEvents: (partition, afterPosition, limit) =>
-            Effect.sync(() =>
-              [...(isWiped(partition) ? [] : (state.events.get(partition) ?? [])), ...newEvents.filter((e) => e.partition === partition)]
-                .filter((e) => e.position > afterPosition)
-                .slice(0, limit)
-            ),
-          scheduleJob: (job) =>
-            Effect.sync(() => {
-              const scheduled: Job = { seq: nextSeqSync("jobs"), ...job }
-              newJobs.set(scheduled.seq, scheduled)
-              return scheduled
-            }),
-          nextJob: Effect.sync(() => Option.fromUndefinedOr(firstJob())),
-          claimJob: (upTo) =>
-            Effect.sync(() => {
-              // Under the store's lock, so no other transaction sees the job between this look and the claim.
-              const first = firstJob()
-              if (first === undefined || first.dueAt > upTo) return Option.none()
-              deletedJobs.add(first.seq)
-              return Option.some(first)
-            }),
-          deleteJob: (seq) =>
-            Effect.sync(() => {
-              const present = !deletedJobs.has(seq) && (newJobs.has(seq) || state.jobs.get(seq) !== undefined)
-              deletedJobs.add(seq)
-              return present
-            }),
-          afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
-        }
+  const commit = Effect.sync(() => {
+    if (wiped.length > 0) {
+      for (const [key, bucket] of state.docs) {
+        const [collection = "", partition = ""] = key.split("\u0000")
+        if (!isWiped(partition)) continue
+        for (const id of bucket.keys()) byId.delete(`${collection}\u0000${id}`)
+        state.docs.delete(key)
+      }
+      for (const partition of [...state.events.keys()]) if (isWiped(partition)) state.events.delete(partition)
+    }
+    for (const { collection, doc } of putDocs.values()) {
+      const previous = byId.get(`${collection}\u0000${doc.id}`)
+      byId.set(`${collection}\u0000${doc.id}`, doc)
+      // A document that changes partition leaves its old bucket (as a postgres row would).
+      if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
+      getOrCreate(state.docs, partitionKey(collection, doc.partition), () => new Map<string, Doc>()).set(doc.id, doc)
+    }
+    for (const [name, value] of counters) state.counters.set(name, value)
+    for (const e of newEvents) {
+      getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
+    }
+    for (const job of newJobs.values()) state.jobs.insert(job)
+    for (const seq of deletedJobs) state.jobs.delete(seq)
+  })
 
-        const commit = Effect.sync(() => {
-          if (wiped.length > 0) {
-            for (const [key, bucket] of state.docs) {
-              const [collection = "", partition = ""] = key.split("\u0000")
-              if (!isWiped(partition)) continue
-              for (const id of bucket.keys()) byId.delete(`${collection}\u0000${id}`)
-              state.docs.delete(key)
-            }
-            for (const partition of [...state.events.keys()]) if (isWiped(partition)) state.events.delete(partition)
-          }
-          for (const { collection, doc } of putDocs.values()) {
-            const previous = byId.get(`${collection}\u0000${doc.id}`)
-            byId.set(`${collection}\u0000${doc.id}`, doc)
-            // A document that changes partition leaves its old bucket (as a postgres row would).
-            if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
-            getOrCreate(state.docs, partitionKey(collection, doc.partition), () => new Map<string, Doc>()).set(doc.id, doc)
-          }
-          for (const [name, value] of counters) state.counters.set(name, value)
-          for (const e of newEvents) {
-            getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
-          }
-          for (const job of newJobs.values()) state.jobs.insert(job)
-          for (const seq of deletedJobs) state.jobs.delete(seq)
+  // Copies of the overlay at the mark: a nested unit is usually small, and so is the overlay it copies.
+  const mark = () => {
+    const saved = {
+      putDocs: new Map(putDocs),
+      wiped: [...wiped],
+      counters: new Map(counters),
+      newEvents: [...newEvents],
+      newJobs: new Map(newJobs),
+      deletedJobs: new Set(deletedJobs),
+      hooks: hooks.length
+    }
+    return () => {
+      putDocs = saved.putDocs
+      wiped = saved.wiped
+      counters = saved.counters
+      newEvents = saved.newEvents
+      newJobs = saved.newJobs
+      deletedJobs = saved.deletedJobs
+      hooks.length = saved.hooks
+    }
+  }
+
+  return { tx, hooks, commit, mark }
+}
+
+let instances = 0
+
+export interface MemoryStoreOptions {
+  /** The committed state to start from: a restart after a simulated crash keeps it (E-290). Fresh by default. */
+  readonly state?: MemoryState | undefined
+  /** Where crashes and aborts are injected around commits (E-290); none by default. */
+  readonly faults?: CommitFaults | undefined
+}
+
+export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
+  Effect.gen(function* () {
+    const state = options.state ?? makeMemoryState()
+    const faults = options.faults ?? noCommitFaults
+    const lock = yield* Semaphore.make(1)
+
+    /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
+    const open = Context.Reference<Overlay | undefined>(`sokoni/store/memory/open/${instances++}`, { defaultValue: () => undefined })
+
+    const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
+      lock.withPermits(1)(
+        Effect.suspend(() => {
+          const overlay = openOverlay(state)
+          return Effect.provideService(
+            Effect.suspend(() => work(overlay.tx)),
+            open,
+            overlay
+          ).pipe(
+            Effect.tap(() => faults.beforeCommit),
+            Effect.tap(() => overlay.commit),
+            Effect.tap(() => faults.afterCommit),
+            Effect.tap(() => Effect.forEach(overlay.hooks, (hook) => hook, { discard: true }))
+          )
         })
+      )
 
-        return work(tx).pipe(
-          Effect.tap(() => commit),
-          Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+    /** Nested work is a savepoint: its writes and hooks are undone when it fails, the outer transaction goes on. */
+    const nested = <A, E, R>(overlay: Overlay, work: (tx: Tx) => Effect.Effect<A, E, R>) =>
+      Effect.suspend(() => {
+        const undo = overlay.mark()
+        return Effect.onError(
+          Effect.suspend(() => work(overlay.tx)),
+          () => Effect.sync(undo)
         )
       })
-    )
 
-  // Reads go straight to the committed maps: commits fold their overlay in synchronously, so a read never sees half
-  // of one.
-  const committed: ReadTx = {
-    get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(byId.get(`${collection}\u0000${id}`))),
-    list: (collection, options) => Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
-    readEvents: (partition, afterPosition, limit) =>
-      Effect.sync(() => (state.events.get(partition) ?? []).filter((e) => e.position > afterPosition).slice(0, limit)),
-    nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
-  }
-  const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.suspend(() => work(committed))
+    const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Effect.service(open), (overlay) => (overlay === undefined ? fresh(work) : nested(overlay, work)))
 
-  return Store.of({ kind: "memory", transact, read })
-})
+    // Reads go straight to the committed maps: commits fold their overlay in synchronously, so a read never sees half
+    // of one. Inside an open transaction a read sees that transaction's own writes.
+    const committed: ReadTx = {
+      get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(state.byId.get(`${collection}\u0000${id}`))),
+      list: (collection, options) =>
+        Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
+      readEvents: (partition, afterPosition, limit) =>
+        Effect.sync(() => (state.events.get(partition) ?? []).filter((e) => e.position > afterPosition).slice(0, limit)),
+      nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
+    }
+    const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Effect.service(open), (overlay) => work(overlay === undefined ? committed : overlay.tx))
 
-export const MemoryStoreLayer = Layer.effect(Store, makeMemoryStore)
+    return Store.of({ kind: "memory", transact, read })
+  })
+
+export const makeMemoryStore = makeMemoryStoreWith({})
+
+export const memoryStoreLayer = (options: MemoryStoreOptions = {}) => Layer.effect(Store, makeMemoryStoreWith(options))
+
+export const MemoryStoreLayer = memoryStoreLayer()

@@ -9,7 +9,7 @@
  * A partition may have child partitions named `parent/child` (rows listed per sub-account); `deletePartition` of the
  * parent removes them too.
  */
-import { Context, Data, type Effect, type Option } from "effect"
+import { Context, Data, Effect, type Option } from "effect"
 
 export class StoreError extends Data.TaggedError("StoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -94,6 +94,18 @@ export interface Tx {
   readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
 }
 
+/**
+ * Where the simulator injects crashes around a commit (issue 22 item 6, E-290). `beforeCommit` failing rolls the
+ * transaction back, as a crash or an abort before COMMIT would; `afterCommit` failing comes after the writes are in,
+ * before anything learns of them (hooks, the caller's answer), as a crash right after COMMIT would.
+ */
+export interface CommitFaults {
+  readonly beforeCommit: Effect.Effect<void, StoreError>
+  readonly afterCommit: Effect.Effect<void, StoreError>
+}
+
+export const noCommitFaults: CommitFaults = { beforeCommit: Effect.void, afterCommit: Effect.void }
+
 /** What a read-only unit can do: see committed documents, events and jobs. */
 export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob">
 
@@ -104,11 +116,14 @@ export class Store extends Context.Service<
     /**
      * Runs `work` as one serialisable unit: all of its writes commit together or none do. Write transactions are
      * serialised (one at a time), which is what makes event positions and job sequences follow commit order.
+     * Called inside an open transaction of the same fiber, `work` joins it as a savepoint (E-289): its writes commit
+     * with the outer transaction, and are undone alone if `work` fails.
      */
     readonly transact: <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
     /**
      * Runs read-only `work` on committed state without waiting for writers: authentication and listings must not
-     * queue behind every write transaction. Each read sees what was committed when it ran.
+     * queue behind every write transaction. Each read sees what was committed when it ran; inside an open transaction
+     * of the same fiber, it reads through that transaction (its own writes included).
      */
     readonly read: <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
   }

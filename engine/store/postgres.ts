@@ -14,11 +14,11 @@
  *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
  *   adapter's Map buckets (`insert_seq`).
  */
-import { Effect, Layer, Option, Redacted, Semaphore } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { type Doc, type Job, type LoggedEvent, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
+import { type CommitFaults, type Doc, type Job, type LoggedEvent, noCommitFaults, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
 
 /** Fixed key of the advisory lock that serialises write transactions ("Soko" in ASCII). */
 export const STORE_LOCK_KEY = 0x536f6b6f
@@ -180,48 +180,56 @@ class WorkFailure {
   }
 }
 
-/** The store on the current SqlClient, after running the migrations. */
-export const makePostgresStore = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* migrate
-  const lock = yield* Semaphore.make(1)
+interface OpenTx {
+  readonly tx: Tx
+  readonly hooks: Array<Effect.Effect<void>>
+}
 
-  const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
+let instances = 0
 
-  const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
-    Effect.andThen(
-      requireText("nextSeq", { counter: name }),
-      query(
-        "nextSeq",
-        sql<{ readonly value: bigint | number | string }>`
+/** The store on the current SqlClient, after running the migrations; `faults` inject crashes around commits (E-290). */
+export const makePostgresStoreWith = (faults: CommitFaults) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate
+    const lock = yield* Semaphore.make(1)
+
+    const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
+
+    const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
+      Effect.andThen(
+        requireText("nextSeq", { counter: name }),
+        query(
+          "nextSeq",
+          sql<{ readonly value: bigint | number | string }>`
           INSERT INTO counters (name, value) VALUES (${name}, 1)
           ON CONFLICT (name) DO UPDATE SET value = counters.value + 1
           RETURNING value`
-      ).pipe(
-        Effect.flatMap((rows) =>
-          rows[0] === undefined
-            ? Effect.fail(new StoreError({ message: `postgres store: nextSeq returned no row for ${name}` }))
-            : Effect.succeed(toNumber(rows[0].value))
+        ).pipe(
+          Effect.flatMap((rows) =>
+            rows[0] === undefined
+              ? Effect.fail(new StoreError({ message: `postgres store: nextSeq returned no row for ${name}` }))
+              : Effect.succeed(toNumber(rows[0].value))
+          )
         )
       )
-    )
 
-  const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
-    get: (collection, id) =>
-      !representable(collection) || !representable(id)
-        ? Effect.succeed(Option.none())
-        : query("get", sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
-            Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))
-          ),
+    const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
+      get: (collection, id) =>
+        !representable(collection) || !representable(id)
+          ? Effect.succeed(Option.none())
+          : query("get", sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
+              Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))
+            ),
 
-    put: (collection, doc) =>
-      Effect.gen(function* () {
-        yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
-        const body = yield* encodeJson("put", doc.body)
-        // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
-        yield* query(
-          "put",
-          sql`
+      put: (collection, doc) =>
+        Effect.gen(function* () {
+          yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
+          const body = yield* encodeJson("put", doc.body)
+          // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
+          yield* query(
+            "put",
+            sql`
             INSERT INTO documents (collection, id, partition, sort_key, sort_order, insert_seq, body)
             VALUES (${collection}, ${doc.id}, ${doc.partition}, ${doc.sortKey}, ${sortOrderOf(doc.sortKey)},
                     nextval('documents_insert_seq'), ${body})
@@ -232,141 +240,175 @@ export const makePostgresStore = Effect.gen(function* () {
               insert_seq = CASE WHEN documents.partition = EXCLUDED.partition
                                 THEN documents.insert_seq ELSE EXCLUDED.insert_seq END,
               body = EXCLUDED.body`
-        )
-      }),
+          )
+        }),
 
-    list: (collection, options) => {
-      if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
-      const asc = options.order === "asc"
-      const limit = sqlLimit(options.limit)
-      const after =
-        options.after === undefined ? sql`` : asc ? sql`AND sort_order > ${sortOrderOf(options.after)}` : sql`AND sort_order < ${sortOrderOf(options.after)}`
-      const orderBy = asc ? sql`ORDER BY sort_order ASC, insert_seq ASC` : sql`ORDER BY sort_order DESC, insert_seq DESC`
-      return query(
-        "list",
-        sql<DocRow>`
+      list: (collection, options) => {
+        if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
+        const asc = options.order === "asc"
+        const limit = sqlLimit(options.limit)
+        const after =
+          options.after === undefined ? sql`` : asc ? sql`AND sort_order > ${sortOrderOf(options.after)}` : sql`AND sort_order < ${sortOrderOf(options.after)}`
+        const orderBy = asc ? sql`ORDER BY sort_order ASC, insert_seq ASC` : sql`ORDER BY sort_order DESC, insert_seq DESC`
+        return query(
+          "list",
+          sql<DocRow>`
           SELECT id, partition, sort_key, body FROM documents
           WHERE collection = ${collection} AND partition = ${options.partition} ${after}
           ${orderBy} ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
-      ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
-    },
+        ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
+      },
 
-    deletePartition: (partition) =>
-      Effect.gen(function* () {
-        yield* requireText("deletePartition", { partition })
-        // Children are `partition/...`: in "C" (byte) order they sort from `partition/` up to, not including,
-        // `partition0` ('0' follows '/'), so one index range finds them without LIKE's wildcards.
-        const from = `${partition}/`
-        const to = `${partition}0`
-        yield* query(
-          "deletePartition",
-          sql`DELETE FROM documents WHERE partition = ${partition}
+      deletePartition: (partition) =>
+        Effect.gen(function* () {
+          yield* requireText("deletePartition", { partition })
+          // Children are `partition/...`: in "C" (byte) order they sort from `partition/` up to, not including,
+          // `partition0` ('0' follows '/'), so one index range finds them without LIKE's wildcards.
+          const from = `${partition}/`
+          const to = `${partition}0`
+          yield* query(
+            "deletePartition",
+            sql`DELETE FROM documents WHERE partition = ${partition}
                 OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
-        )
-        yield* query(
-          "deletePartition",
-          sql`DELETE FROM events WHERE partition = ${partition}
+          )
+          yield* query(
+            "deletePartition",
+            sql`DELETE FROM events WHERE partition = ${partition}
                 OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
-        )
-      }),
+          )
+        }),
 
-    nextSeq,
+      nextSeq,
 
-    appendEvent: (partition, event) =>
-      Effect.gen(function* () {
-        yield* requireText("appendEvent", { partition, eventId: event.eventId, name: event.name })
-        const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
-        const payload = yield* encodeJson("appendEvent", event.payload)
-        const position = yield* nextSeq(`log:${partition}`)
-        yield* query(
-          "appendEvent",
-          sql`
+      appendEvent: (partition, event) =>
+        Effect.gen(function* () {
+          yield* requireText("appendEvent", { partition, eventId: event.eventId, name: event.name })
+          const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
+          const payload = yield* encodeJson("appendEvent", event.payload)
+          const position = yield* nextSeq(`log:${partition}`)
+          yield* query(
+            "appendEvent",
+            sql`
             INSERT INTO events (partition, position, event_id, name, timestamp, payload)
             VALUES (${partition}, ${position}, ${event.eventId}, ${event.name}, ${timestamp}, ${payload})`
-        )
-        const logged: LoggedEvent = {
-          position,
-          partition,
-          eventId: event.eventId,
-          name: event.name,
-          timestamp: event.timestamp,
-          payload: decodeJson(payload)
-        }
-        return logged
-      }),
+          )
+          const logged: LoggedEvent = {
+            position,
+            partition,
+            eventId: event.eventId,
+            name: event.name,
+            timestamp: event.timestamp,
+            payload: decodeJson(payload)
+          }
+          return logged
+        }),
 
-    readEvents: (partition, afterPosition, limit) => {
-      if (!representable(partition)) return Effect.succeed([])
-      const sqlLim = sqlLimit(limit)
-      return query(
-        "readEvents",
-        sql<EventRow>`
+      readEvents: (partition, afterPosition, limit) => {
+        if (!representable(partition)) return Effect.succeed([])
+        const sqlLim = sqlLimit(limit)
+        return query(
+          "readEvents",
+          sql<EventRow>`
           SELECT partition, position, event_id, name, timestamp, payload FROM events
           WHERE partition = ${partition} AND position > ${afterPosition}
           ORDER BY position ASC ${sqlLim === undefined ? sql`` : sql`LIMIT ${sqlLim}`}`
-      ).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
-    },
+        ).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
+      },
 
-    scheduleJob: (job) =>
-      Effect.gen(function* () {
-        yield* requireText("scheduleJob", { kind: job.kind })
-        const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
-        const payload = yield* encodeJson("scheduleJob", job.payload)
-        const seq = yield* nextSeq("jobs")
-        yield* query("scheduleJob", sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`)
-        const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
-        return scheduled
-      }),
+      scheduleJob: (job) =>
+        Effect.gen(function* () {
+          yield* requireText("scheduleJob", { kind: job.kind })
+          const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
+          const payload = yield* encodeJson("scheduleJob", job.payload)
+          const seq = yield* nextSeq("jobs")
+          yield* query("scheduleJob", sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`)
+          const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+          return scheduled
+        }),
 
-    nextJob: query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`).pipe(
-      Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
-    ),
+      nextJob: query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`).pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
+      ),
 
-    // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
-    // committed it is gone for everyone. Writers are serialised today, but the claim does not rely on it (E-277).
-    claimJob: (upTo) =>
-      Effect.andThen(
-        requireSafeInteger("claimJob", "upTo", upTo),
-        query(
-          "claimJob",
-          sql<JobRow>`
+      // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
+      // committed it is gone for everyone. Writers are serialised today, but the claim does not rely on it (E-277).
+      claimJob: (upTo) =>
+        Effect.andThen(
+          requireSafeInteger("claimJob", "upTo", upTo),
+          query(
+            "claimJob",
+            sql<JobRow>`
             DELETE FROM jobs WHERE seq = (
               SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
             ) RETURNING seq, kind, due_at, payload`
-        )
-      ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
+          )
+        ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
-    deleteJob: (seq) =>
-      query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`).pipe(Effect.map((rows) => rows.length > 0)),
+      deleteJob: (seq) =>
+        query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`).pipe(Effect.map((rows) => rows.length > 0)),
 
-    afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
-  })
+      afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
+    })
 
-  const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    lock.withPermits(1)(
+    /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
+    const open = Context.Reference<OpenTx | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
+
+    /** `work`'s own failure, told apart from the driver's (which becomes StoreError). */
+    const unwrap = <E>(failure: WorkFailure | SqlError.SqlError): Effect.Effect<never, E | StoreError> =>
+      failure instanceof WorkFailure ? Effect.fail(failure.error as E | StoreError) : Effect.fail(toStoreError("transaction")(failure))
+
+    const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+      lock.withPermits(1)(
+        Effect.suspend(() => {
+          const hooks: Array<Effect.Effect<void>> = []
+          const tx = makeTx(hooks)
+          const unit = sql`SELECT pg_advisory_xact_lock(${STORE_LOCK_KEY})`.pipe(
+            Effect.andThen(
+              Effect.provideService(
+                Effect.suspend(() => work(tx)),
+                open,
+                { tx, hooks }
+              )
+            ),
+            Effect.tap(() => faults.beforeCommit),
+            Effect.mapError((error) => new WorkFailure(error))
+          )
+          return sql.withTransaction(unit).pipe(
+            Effect.catch(unwrap<E>),
+            // Only reached once COMMIT succeeded: a failed COMMIT fails `withTransaction` above.
+            Effect.tap(() => faults.afterCommit),
+            Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+          )
+        })
+      )
+
+    /** Nested work is a SAVEPOINT (what withTransaction does inside a transaction): undone alone when it fails. */
+    const nested = <A, E, R>(current: OpenTx, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
       Effect.suspend(() => {
-        const hooks: Array<Effect.Effect<void>> = []
-        const tx = makeTx(hooks)
-        const unit = sql`SELECT pg_advisory_xact_lock(${STORE_LOCK_KEY})`.pipe(
-          Effect.andThen(Effect.suspend(() => work(tx))),
-          Effect.mapError((error) => new WorkFailure(error))
-        )
+        const mark = current.hooks.length
+        const unit = Effect.suspend(() => work(current.tx)).pipe(Effect.mapError((error) => new WorkFailure(error)))
         return sql.withTransaction(unit).pipe(
-          Effect.catch(
-            (failure): Effect.Effect<never, E | StoreError> =>
-              failure instanceof WorkFailure ? Effect.fail(failure.error as E | StoreError) : Effect.fail(toStoreError("transaction")(failure))
+          Effect.onError(() =>
+            Effect.sync(() => {
+              current.hooks.length = mark
+            })
           ),
-          // Only reached once COMMIT succeeded: a failed COMMIT fails `withTransaction` above.
-          Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+          Effect.catch(unwrap<E>)
         )
       })
-    )
 
-  // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran.
-  const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => Effect.suspend(() => work(makeTx([])))
+    const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+      Effect.flatMap(Effect.service(open), (current) => (current === undefined ? fresh(work) : nested(current, work)))
 
-  return Store.of({ kind: "postgres", transact, read })
-})
+    // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran. Inside
+    // an open transaction of the fiber they go through it (the transaction's connection, its own writes).
+    const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+      Effect.flatMap(Effect.service(open), (current) => work(current === undefined ? makeTx([]) : current.tx))
+
+    return Store.of({ kind: "postgres", transact, read })
+  })
+
+export const makePostgresStore = makePostgresStoreWith(noCommitFaults)
 
 /** A pooled PgClient for `databaseUrl`, closed with the layer: the store and the postgres rate windows share it. */
 export const PostgresClientLayer = (databaseUrl: string): Layer.Layer<SqlClient.SqlClient, StoreError> =>

@@ -112,7 +112,7 @@ describe("sokoni conform (process)", () => {
     } finally {
       await stop(engine.child)
     }
-  }, 120_000)
+  }, 300_000)
 
   it("against a planted defect, fails the check that names it with a reproducer and the replay, and exits 1", async () => {
     const engine = await serve(["--plant-defect", "quote-ttl"])

@@ -6,21 +6,23 @@
  * (D-190, revising D-037/E-006). Request-shape failures (400 VALIDATION_ERROR and kin), 5xx and 503 answers are not
  * stored, so a corrected or repeated request runs.
  *
- * Owns the records AND the in-flight claims, both in the store (E-075): a claim is a record in state `in_flight`,
- * committed in its own transaction before the handler runs, so every engine process on one database sees it; the
- * holder completes it with the answer or releases it. A claim older than IN_FLIGHT_TAKEOVER_MS is treated as left by
- * a crashed process and may be taken over. Does not own the fingerprint's inputs (the gateway's) nor the answer.
+ * One command, one transaction (E-289): `execute` opens the store transaction in which the key's receipt is looked
+ * up, the handler runs (its own `transact` calls join it), and the answer and the audit record are written; all of it
+ * commits or none does. A crash at any point leaves either nothing (the retry runs) or the effect with its answer (the
+ * retry replays it): there is no claim to take over and no window between effect and answer (E-075 and E-140 are
+ * retired). A 5xx answer that says nothing was processed rolls the whole transaction back (`processed`).
+ * The key is held in this process while its request runs, so a concurrent same-key request answers 409; a request in
+ * another process on the same database waits for the first transaction and replays its answer.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
-import { Store, type StoreError } from "../../store/port.ts"
+import type { EngineResponse } from "../exchange.ts"
+import { Store, type StoreError, type Tx } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
-/** An in-flight claim older than this (engine clock) is presumed orphaned by a crashed process (E-075). */
-export const IN_FLIGHT_TAKEOVER_MS = 60_000
 
 /** Request-shape failures: the request as sent can never succeed, so the client must change it; not stored (E-076). */
 export const SHAPE_FAILURES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -51,79 +53,120 @@ export const storable = (status: number, value: unknown): boolean => {
   return !(typeof code === "string" && SHAPE_FAILURES.has(code))
 }
 
+/**
+ * Whether an answer that is not kept still leaves the handler's writes: yes for a request-shape failure (it wrote
+ * nothing) and a 502 (the upstream call was made: a webhook test's delivery record stays); no for any other 5xx, which
+ * says the request was not processed (spec, Errors: 503 "safe to resend"), so its transaction rolls back (E-289).
+ */
+export const processed = (status: number): boolean => status < 500 || status === 502
+
 export const IN_FLIGHT_MESSAGE = "a request with this Idempotency-Key is still in flight"
 export const REUSED_MESSAGE = "this Idempotency-Key was used for a different request; use a new key for a new operation"
 
-export type IdempotencyOutcome =
-  | {
-      readonly _tag: "Proceed"
-      /** Gives the key up (nothing stored): the next request with it runs. */
-      readonly release: Effect.Effect<void>
-      /** Stores the answer under the key, if this claim still holds it. */
-      readonly finish: (record: IdempotencyDoc) => Effect.Effect<void, StoreError>
-    }
-  | { readonly _tag: "Replay"; readonly record: IdempotencyDoc }
+/** What `execute` did: replayed the key's stored answer, or ran the command (kept its answer or rolled it back). */
+export type Executed = { readonly _tag: "Replay"; readonly record: IdempotencyDoc } | { readonly _tag: "Ran"; readonly response: EngineResponse }
+
+export interface Command<R> {
+  readonly partition: string
+  readonly key: string
+  readonly fingerprint: string
+  readonly now: number
+  /** The handler: never fails, a business failure is an error answer; runs inside the command's transaction. */
+  readonly run: Effect.Effect<EngineResponse, never, R>
+  /** Records what a kept answer did (the audit trail), in the same transaction. */
+  readonly record: (response: EngineResponse) => Effect.Effect<void, never, R>
+  /** The handler calls out of the engine (OUTSIDE_TRANSACTION): it runs between the lookup and the keeping instead. */
+  readonly outside?: boolean | undefined
+}
+
+/**
+ * Operations whose handler waits on a call out of the engine (the webhook test's delivery, up to 8 s): holding the
+ * store's write lock across it would stall every other writer, so the handler runs between two transactions, the
+ * receipt's lookup and the answer's keeping, as every command did before E-289. A crash between them loses at most a
+ * test event's answer: a retry sends another test, which has no business effect.
+ */
+export const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set(["testWebhook"])
+
+/** An answer that is not kept: carried out of the transaction so that it rolls back. */
+class NotKept extends Data.TaggedError("NotKept")<{ readonly response: EngineResponse }> {}
 
 export class Idempotency extends Context.Service<
   Idempotency,
   {
-    readonly begin: (partition: string, key: string, fingerprint: string, now: number) => Effect.Effect<IdempotencyOutcome, ApiFailure | StoreError>
-    /** Stores a record unconditionally (the answer of a request that held the key). */
-    readonly complete: (partition: string, key: string, record: IdempotencyDoc) => Effect.Effect<void, StoreError>
+    /** Runs `command` once per key (see the module's comment): a replay, a 409, a 422, or the command's answer. */
+    readonly execute: <R>(command: Command<R>) => Effect.Effect<Executed, ApiFailure | StoreError, R>
   }
 >()("sokoni/Idempotency") {
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const recordId = (partition: string, key: string) => `${partition}|${key}`
-    const put = (tx: Parameters<Parameters<typeof store.transact>[0]>[0], partition: string, key: string, record: IdempotencyDoc) =>
-      IdempotencyRecords.put(tx, recordId(partition, key), partition, timeSortKey(record.storedAt, key), record)
+    /** Keys whose request is running in this process. */
+    const held = new Set<string>()
 
-    /** Replaces the claim `claim` of the key by `next`, unless another request has taken the key over since. */
-    const settle = (partition: string, key: string, claim: number, next: IdempotencyDoc) =>
+    /** The stored answer under the key, if it is live; a claim left by an older engine version counts as none. */
+    const lookup = (tx: Tx, id: string, fingerprint: string, now: number) =>
+      Effect.gen(function* () {
+        const existing = yield* IdempotencyRecords.get(tx, id)
+        if (Option.isNone(existing)) return undefined
+        const r = existing.value
+        if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined
+        if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
+        return r
+      })
+
+    /** Keeps the answer under the key and records it; inside the command's transaction (nested calls join it). */
+    const keep = <R>(command: Command<R>, id: string, response: EngineResponse) =>
       store.transact((tx) =>
         Effect.gen(function* () {
-          const current = yield* IdempotencyRecords.get(tx, recordId(partition, key))
-          if (Option.isSome(current) && current.value.state === "in_flight" && current.value.claim === claim) yield* put(tx, partition, key, next)
+          const record: IdempotencyDoc = {
+            fingerprint: command.fingerprint,
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+            storedAt: command.now
+          }
+          yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record)
+          yield* command.record(response)
         })
       )
 
-    const begin = Effect.fn("Idempotency.begin")(function* (partition: string, key: string, fingerprint: string, now: number) {
-      const id = recordId(partition, key)
-      // One write transaction: on postgres it holds the store's advisory lock, so the check and the claim are atomic
-      // across every engine process on the database, and the claim is committed before the handler runs.
-      const claimed = yield* store.transact((tx) =>
+    const inTransaction = <R>(command: Command<R>, id: string) =>
+      store.transact((tx) =>
         Effect.gen(function* () {
-          const existing = yield* IdempotencyRecords.get(tx, id)
-          if (Option.isSome(existing)) {
-            const r = existing.value
-            if (r.state === undefined && now - r.storedAt < IDEMPOTENCY_TTL_MS) {
-              if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
-              return { _tag: "Replay", record: r } as const
-            }
-            if (r.state === "in_flight" && now - r.storedAt < IN_FLIGHT_TAKEOVER_MS) return yield* Effect.fail(fail("CONFLICT", IN_FLIGHT_MESSAGE))
+          const stored = yield* lookup(tx, id, command.fingerprint, command.now)
+          if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+          const response = yield* command.run
+          if (!storable(response.status, response.value)) {
+            if (!processed(response.status)) return yield* new NotKept({ response })
+            return { _tag: "Ran", response } as const
           }
-          const claim = yield* tx.nextSeq("idempotency-claims")
-          const marker: IdempotencyDoc = { fingerprint, status: 0, headers: {}, body: "", storedAt: now, state: "in_flight", claim }
-          yield* put(tx, partition, key, marker)
-          return { _tag: "Claimed", marker } as const
+          yield* keep(command, id, response)
+          return { _tag: "Ran", response } as const
         })
       )
-      if (claimed._tag === "Replay") return claimed
-      const { marker } = claimed
-      const claim = marker.claim as number
-      const outcome: IdempotencyOutcome = {
-        _tag: "Proceed",
-        release: settle(partition, key, claim, { ...marker, state: "released" }).pipe(
-          Effect.catchCause((cause) => Effect.logError("could not release an Idempotency-Key (it frees itself after the takeover delay)", cause))
-        ),
-        finish: (record) => settle(partition, key, claim, record)
-      }
-      return outcome
+
+    /** Lookup, handler, keeping: three steps for a handler that calls out (OUTSIDE_TRANSACTION). */
+    const aroundTransaction = <R>(command: Command<R>, id: string) =>
+      Effect.gen(function* () {
+        const stored = yield* store.transact((tx) => lookup(tx, id, command.fingerprint, command.now))
+        if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+        const response = yield* command.run
+        if (storable(response.status, response.value)) yield* keep(command, id, response)
+        return { _tag: "Ran", response } as const
+      })
+
+    const execute = Effect.fn("Idempotency.execute")(function* <R>(command: Command<R>) {
+      const id = recordId(command.partition, command.key)
+      if (held.has(id)) return yield* Effect.fail(fail("CONFLICT", IN_FLIGHT_MESSAGE))
+      held.add(id)
+      const executed: Executed = yield* (command.outside === true ? aroundTransaction(command, id) : inTransaction(command, id)).pipe(
+        Effect.catchTag("NotKept", (notKept) => Effect.succeed({ _tag: "Ran", response: notKept.response } as const)),
+        Effect.ensuring(Effect.sync(() => held.delete(id)))
+      )
+      return executed
     })
 
-    const complete = (partition: string, key: string, record: IdempotencyDoc) => store.transact((tx) => put(tx, partition, key, record))
-
-    return Idempotency.of({ begin, complete })
+    return Idempotency.of({ execute })
   })
 
   static readonly layer = Layer.effect(Idempotency, Idempotency.make)

@@ -1,11 +1,13 @@
 /**
  * The idempotency guard as a unit: the key's length bounds (7/8/200/201), the fingerprint of method, path with
- * query, and body, replay within 24 h and not at 24 h, conflicts for a different request and for a key in flight; the
+ * query, and body, replay within 24 h and not at 24 h, 422 for a different request (the key in flight:
+ * idempotency-one-transaction.test.ts); the
  * exempt list is exactly the spec's (Authentication 7), in the contract and in the served routes.
  */
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ApiFailure } from "../../../engine/domain/errors.ts"
+import type { EngineResponse } from "../../../engine/http/exchange.ts"
 import { checkKey, fingerprintOf, IDEMPOTENCY_TTL_MS, Idempotency, MUTATING_METHODS } from "../../../engine/http/guards/idempotency.ts"
 import { PARTNER_OPERATIONS } from "../../../engine/contract/catalogue.gen.ts"
 import { ROUTES } from "../../../engine/http/routes/index.ts"
@@ -14,7 +16,6 @@ import { MemoryStoreLayer } from "../../../engine/store/memory.ts"
 const T0 = 1_800_000_000_000
 const run = <A, E>(effect: Effect.Effect<A, E, Idempotency>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Idempotency.layer.pipe(Layer.provide(MemoryStoreLayer)))))
-const record = (fingerprint: string, storedAt: number) => ({ fingerprint, status: 202, headers: {}, body: '{"ok":true}', storedAt })
 
 describe("checkKey", () => {
   it("asks for a key when it is missing or empty", () => {
@@ -86,55 +87,42 @@ describe("the exempt list", () => {
 })
 
 describe("Idempotency service", () => {
-  it("proceeds on a new key, and refuses the same key while it is in flight, until released", async () => {
-    const out = await run(
-      Effect.gen(function* () {
-        const idem = yield* Idempotency
-        const first = yield* idem.begin("p1", "key-0001", "fp", T0)
-        const second = yield* Effect.flip(idem.begin("p1", "key-0001", "fp", T0))
-        const otherPartition = yield* idem.begin("p2", "key-0001", "fp", T0)
-        if (first._tag !== "Proceed") throw new Error("expected Proceed")
-        yield* first.release
-        const third = yield* idem.begin("p1", "key-0001", "fp", T0)
-        return { first, second, otherPartition, third }
-      })
-    )
-    expect(out.first._tag).toBe("Proceed")
-    expect(out.second).toMatchObject({ code: "CONFLICT", message: "a request with this Idempotency-Key is still in flight" })
-    expect(out.otherPartition._tag).toBe("Proceed")
-    expect(out.third._tag).toBe("Proceed")
-  })
+  const answer = (n: number): EngineResponse => ({ status: 202, headers: {}, body: `{"n":${n}}` })
+  /** Runs the command under `key` at `now`; its handler answers `n`. */
+  const at = (idem: Idempotency["Service"], partition: string, key: string, fingerprint: string, now: number, n: number) =>
+    idem.execute({ partition, key, fingerprint, now, run: Effect.succeed(answer(n)), record: () => Effect.void })
 
-  it("replays a completed record within 24 h and forgets it at 24 h", async () => {
+  it("replays a kept answer within 24 h and forgets it at 24 h", async () => {
     const out = await run(
       Effect.gen(function* () {
         const idem = yield* Idempotency
-        yield* idem.complete("p1", "key-0002", record("fp", T0))
-        const justBefore = yield* idem.begin("p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS - 1)
-        const at = yield* idem.begin("p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS)
-        return { justBefore, at }
+        const first = yield* at(idem, "p1", "key-0002", "fp", T0, 1)
+        const justBefore = yield* at(idem, "p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS - 1, 2)
+        const atTtl = yield* at(idem, "p1", "key-0002", "fp", T0 + IDEMPOTENCY_TTL_MS, 3)
+        return { first, justBefore, atTtl }
       })
     )
     expect(IDEMPOTENCY_TTL_MS).toBe(86_400_000)
-    expect(out.justBefore).toEqual({ _tag: "Replay", record: record("fp", T0) })
-    expect(out.at._tag).toBe("Proceed")
+    expect(out.first).toEqual({ _tag: "Ran", response: answer(1) })
+    expect(out.justBefore).toEqual({ _tag: "Replay", record: { fingerprint: "fp", status: 202, headers: {}, body: '{"n":1}', storedAt: T0 } })
+    expect(out.atTtl).toEqual({ _tag: "Ran", response: answer(3) })
   })
 
   it("answers 422 IDEMPOTENCY_KEY_REUSED for the same key with a different request (D-190), and not after 24 h", async () => {
     const out = await run(
       Effect.gen(function* () {
         const idem = yield* Idempotency
-        yield* idem.complete("p1", "key-0003", record("fp-a", T0))
-        const conflict = yield* Effect.flip(idem.begin("p1", "key-0003", "fp-b", T0 + 1000))
-        const later = yield* idem.begin("p1", "key-0003", "fp-b", T0 + IDEMPOTENCY_TTL_MS)
-        const otherKey = yield* idem.begin("p1", "key-0004", "fp-b", T0 + 1000)
-        return { conflict, later, otherKey }
+        yield* at(idem, "p1", "key-0003", "fp-a", T0, 1)
+        const conflict = yield* Effect.flip(at(idem, "p1", "key-0003", "fp-b", T0 + 1000, 2))
+        const later = yield* at(idem, "p1", "key-0003", "fp-b", T0 + IDEMPOTENCY_TTL_MS, 3)
+        const otherKey = yield* at(idem, "p1", "key-0004", "fp-b", T0 + 1000, 4)
+        const otherPartition = yield* at(idem, "p2", "key-0003", "fp-b", T0 + 1000, 5)
+        return { conflict, later, otherKey, otherPartition }
       })
     )
     expect(out.conflict).toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" })
     expect((out.conflict as ApiFailure).message).toContain("different request")
     expect((out.conflict as ApiFailure).httpStatus).toBe(422)
-    expect(out.later._tag).toBe("Proceed")
-    expect(out.otherKey._tag).toBe("Proceed")
+    expect([out.later._tag, out.otherKey._tag, out.otherPartition._tag]).toEqual(["Ran", "Ran", "Ran"])
   })
 })

@@ -1,0 +1,104 @@
+/**
+ * The store contract for work that opens a transaction inside an open one (E-289): a request's handler runs its own
+ * `transact` calls inside the gateway's, and all of them must commit as one. Nested work joins the outer transaction
+ * as a savepoint: its writes commit (or roll back) with the outer one, a nested failure undoes only the nested
+ * writes and hooks, and a `read` inside a transaction sees its writes. Run against every adapter, as store-contract.ts.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Data, Effect, Exit, type Layer, Option } from "effect"
+import { Store } from "../../engine/store/port.ts"
+
+class Refused extends Data.TaggedError("Refused")<{ readonly why: string }> {}
+
+const doc = (id: string, v: number) => ({ id, partition: "nest:sandbox", sortKey: id, body: { v } })
+
+export const nestedContract = (name: string, storeLayer: Layer.Layer<Store, unknown>) =>
+  layer(storeLayer, { timeout: "60 seconds" })(name, (it) => {
+    it.effect("nested work commits with the outer transaction, and reads inside see the transaction's writes", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const hooks: Array<string> = []
+        const seen = yield* store.transact((outer) =>
+          Effect.gen(function* () {
+            yield* outer.put("nest", doc("n-outer", 1))
+            yield* store.transact((inner) =>
+              Effect.andThen(inner.put("nest", doc("n-inner", 2)), inner.afterCommit(Effect.sync(() => void hooks.push("inner"))))
+            )
+            // Not committed yet: no hook has run, and a read through the open transaction sees both writes.
+            assert.deepStrictEqual(hooks, [])
+            return yield* store.read((tx) => Effect.all([tx.get("nest", "n-outer"), tx.get("nest", "n-inner")]))
+          })
+        )
+        assert.deepStrictEqual(
+          seen.map((d) => Option.map(d, (x) => x.body)),
+          [Option.some({ v: 1 }), Option.some({ v: 2 })]
+        )
+        assert.deepStrictEqual(hooks, ["inner"])
+        const committed = yield* store.read((tx) => tx.get("nest", "n-inner"))
+        assert.deepStrictEqual(
+          Option.map(committed, (d) => d.body),
+          Option.some({ v: 2 })
+        )
+      })
+    )
+
+    it.effect("a failed nested unit is undone alone: its writes, counters, events and hooks go, the outer ones commit", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const hooks: Array<string> = []
+        const inner = yield* store.transact((outer) =>
+          Effect.gen(function* () {
+            yield* outer.put("nest", doc("f-outer", 1))
+            yield* outer.afterCommit(Effect.sync(() => void hooks.push("outer")))
+            const failed = yield* Effect.exit(
+              store.transact((tx) =>
+                Effect.gen(function* () {
+                  yield* tx.put("nest", doc("f-outer", 99))
+                  yield* tx.put("nest", doc("f-inner", 2))
+                  yield* tx.nextSeq("nest-counter")
+                  yield* tx.appendEvent("nest:sandbox", { eventId: "evt_nest_1", name: "n", timestamp: 1, payload: {} })
+                  yield* tx.afterCommit(Effect.sync(() => void hooks.push("inner")))
+                  return yield* new Refused({ why: "after writing" })
+                })
+              )
+            )
+            assert.isTrue(Exit.isFailure(failed))
+            // Inside the outer transaction the undone unit is invisible already.
+            const during = yield* outer.get("nest", "f-outer")
+            assert.deepStrictEqual(
+              Option.map(during, (d) => d.body),
+              Option.some({ v: 1 })
+            )
+            return yield* outer.nextSeq("nest-counter")
+          })
+        )
+        assert.strictEqual(inner, 1, "the undone unit's counter step is undone too")
+        const after = yield* store.read((tx) => Effect.all([tx.get("nest", "f-outer"), tx.get("nest", "f-inner"), tx.readEvents("nest:sandbox", 0, 10)]))
+        assert.deepStrictEqual(
+          Option.map(after[0], (d) => d.body),
+          Option.some({ v: 1 })
+        )
+        assert.isTrue(Option.isNone(after[1]))
+        assert.deepStrictEqual(after[2], [])
+        assert.deepStrictEqual(hooks, ["outer"])
+      })
+    )
+
+    it.effect("an outer failure undoes what nested units wrote, and runs none of their hooks", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const hooks: Array<string> = []
+        const exit = yield* Effect.exit(
+          store.transact(() =>
+            Effect.gen(function* () {
+              yield* store.transact((tx) => Effect.andThen(tx.put("nest", doc("o-inner", 1)), tx.afterCommit(Effect.sync(() => void hooks.push("inner")))))
+              return yield* new Refused({ why: "outer" })
+            })
+          )
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        assert.isTrue(Option.isNone(yield* store.read((tx) => tx.get("nest", "o-inner"))))
+        assert.deepStrictEqual(hooks, [])
+      })
+    )
+  })
