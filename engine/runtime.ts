@@ -52,7 +52,7 @@ import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
 import { admittingOneMore, type PlantedDefect, plantedDefectsLayer } from "./sim/defects.ts"
-import { MemoryStoreLayer } from "./store/memory.ts"
+import { MemoryStoreLayer, type MemoryStoreOptions, memoryStoreLayer } from "./store/memory.ts"
 import { KeyService } from "./app/keys.ts"
 import { IdentityProvider } from "./app/identity.ts"
 import { PortalService } from "./app/portal.ts"
@@ -101,10 +101,15 @@ export interface EngineConfig {
    * provokes an error log on purpose can capture and assert it (test/support/engine-log.ts). Unset everywhere else.
    */
   readonly logger?: Logger.Logger<unknown, unknown> | undefined
+  /**
+   * TEST ONLY (E-290): the memory store's committed state to start from (an engine "restarted" after a simulated
+   * crash keeps it) and the crashes injected around its commits. A fresh state and no crashes by default.
+   */
+  readonly memory?: MemoryStoreOptions | undefined
 }
 
 export const storeLayer = (config: EngineConfig): Layer.Layer<Store, StoreError> => {
-  if (config.store === "memory") return MemoryStoreLayer
+  if (config.store === "memory") return config.memory === undefined ? MemoryStoreLayer : memoryStoreLayer(config.memory)
   if (config.databaseUrl === undefined)
     return Layer.effect(Store, Effect.fail(new StoreError({ message: "--store postgres needs --database-url (or DATABASE_URL)" })))
   return PostgresStoreLayer(config.databaseUrl) as Layer.Layer<Store, StoreError>

@@ -45,7 +45,12 @@ const newPartner = async (engine: Engine, name: string) => {
     { "x-api-key": partner.sandboxKey, "idempotency-key": `user-of-${name}` },
     { externalId: `ext-${name}` }
   )
-  return { partnerId: partner.partnerId as string, sandboxKey: partner.sandboxKey as string, liveKey: partner.liveKey as string, userId: user.body.subAccountId as string }
+  return {
+    partnerId: partner.partnerId as string,
+    sandboxKey: partner.sandboxKey as string,
+    liveKey: partner.liveKey as string,
+    userId: user.body.subAccountId as string
+  }
 }
 
 const handedOut = (p: Awaited<ReturnType<typeof newPartner>>) => [p.partnerId, p.sandboxKey, p.liveKey, p.userId]
