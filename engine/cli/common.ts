@@ -6,7 +6,7 @@ import { Console, Effect, Option } from "effect"
 import { Flag } from "effect/cli"
 
 export const storeFlag = Flag.Literals("store", ["memory", "postgres"]).pipe(
-  Flag.withDescription("Where state lives: memory (embedded default) or postgres"),
+  Flag.withDescription("Where state lives: memory (embedded) or postgres (default: memory)"),
   Flag.withDefault("memory" as const)
 )
 export const databaseUrlFlag = Flag.String("database-url").pipe(
@@ -14,7 +14,7 @@ export const databaseUrlFlag = Flag.String("database-url").pipe(
   Flag.optional
 )
 export const seedFlag = Flag.Int("seed").pipe(
-  Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed"),
+  Flag.withDescription("Seed of every random choice (ids, prices, desk); printed first so a run can be replayed (default: a fresh one)"),
   Flag.optional
 )
 

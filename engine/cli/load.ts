@@ -29,7 +29,7 @@ const runLoad = Command.make(
     tier: Flag.Literals("tier", TIERS).pipe(Flag.withDescription("Which limit to prove: sandbox (300), starter (100), growth (500), enterprise (2000)")),
     instances: Flag.Int("instances").pipe(
       Flag.withDefault(1),
-      Flag.withDescription("Engine processes to start; more than one share a temporary PostgreSQL database (needs DATABASE_URL)")
+      Flag.withDescription("Engine processes to start; more than one share a temporary PostgreSQL database (needs DATABASE_URL; default: 1)")
     ),
     windowSeconds: Flag.Int("window-seconds").pipe(
       Flag.optional,
@@ -41,7 +41,10 @@ const runLoad = Command.make(
       Flag.withDefault(false),
       Flag.withDescription("Send in turn with the full key, a data key and an OAuth token of one partner: one limit for all three")
     ),
-    out: Flag.String("out").pipe(Flag.withDefault("out/load"), Flag.withDescription("Where summary.json and summary.html go (a folder per tier)"))
+    out: Flag.String("out").pipe(
+      Flag.withDefault("out/load"),
+      Flag.withDescription("Where summary.json and summary.html go, a folder per tier (default: out/load)")
+    )
   },
   Effect.fn("sokoni.load.run")(function* (flags) {
     const k6 = findK6()
@@ -110,10 +113,16 @@ const runLoad = Command.make(
 const throughput = Command.make(
   "throughput",
   {
-    store: Flag.Literals("store", ["memory", "postgres"]).pipe(Flag.withDefault("memory" as const), Flag.withDescription("The engine's store")),
-    steps: Flag.String("steps").pipe(Flag.withDefault("100,200,400,800,1600"), Flag.withDescription("Offered iterations per second, one step each")),
-    stepSeconds: Flag.Int("step-seconds").pipe(Flag.withDefault(10), Flag.withDescription("Seconds per step")),
-    out: Flag.String("out").pipe(Flag.withDefault("out/load/throughput"), Flag.withDescription("Where summary.json goes"))
+    store: Flag.Literals("store", ["memory", "postgres"]).pipe(
+      Flag.withDefault("memory" as const),
+      Flag.withDescription("The engine's store (default: memory)")
+    ),
+    steps: Flag.String("steps").pipe(
+      Flag.withDefault("100,200,400,800,1600"),
+      Flag.withDescription("Offered iterations per second, one step each (default: 100,200,400,800,1600)")
+    ),
+    stepSeconds: Flag.Int("step-seconds").pipe(Flag.withDefault(10), Flag.withDescription("Seconds per step (default: 10)")),
+    out: Flag.String("out").pipe(Flag.withDefault("out/load/throughput"), Flag.withDescription("Where summary.json goes (default: out/load/throughput)"))
   },
   Effect.fn("sokoni.load.throughput")(function* (flags) {
     const k6 = findK6()

@@ -37,12 +37,14 @@ const traceLayer = (ring: number, file: string | undefined) => {
 export const serve = Command.make(
   "serve",
   {
-    port: Flag.Int("port").pipe(Flag.withDefault(4010), Flag.withDescription("Port to listen on (127.0.0.1)")),
+    port: Flag.Int("port").pipe(Flag.withDefault(4010), Flag.withDescription("Port to listen on (127.0.0.1; default: 4010)")),
     store: storeFlag,
     databaseUrl: databaseUrlFlag,
     clock: Flag.Literals("clock", CLOCK_MODES).pipe(
       Flag.withDefault("follow" as const),
-      Flag.withDescription("system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced")
+      Flag.withDescription(
+        "system: real time; follow: real time plus an offset that /_sim/clock/advance grows; manual: frozen until advanced (default: follow)"
+      )
     ),
     start: Flag.String("start").pipe(
       Flag.optional,
@@ -51,21 +53,21 @@ export const serve = Command.make(
     seed: seedFlag,
     desk: Flag.Literals("desk", DESK_MODES).pipe(
       Flag.withDefault("auto" as const),
-      Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds")
+      Flag.withDescription("manual: orders wait for /_sim/desk; auto: filled at the quote price after --desk-delay seconds (default: auto)")
     ),
-    deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling")),
+    deskDelay: Flag.Int("desk-delay").pipe(Flag.withDefault(5), Flag.withDescription("Seconds an auto desk waits before filling (default: 5)")),
     adminToken: Flag.String("admin-token").pipe(Flag.optional, Flag.withDescription("Bearer token of the /_sim control API (default: derived from the seed)")),
     rateLimit: Flag.Literals("rate-limit", ["on", "off"]).pipe(
       Flag.withDefault("on" as const),
-      Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent")
+      Flag.withDescription("off admits every request (benchmarks only); X-RateLimit-* headers are still sent (default: on)")
     ),
     rateWindow: Flag.Int("rate-window-seconds").pipe(
       Flag.withDefault(60),
-      Flag.withDescription("Length of the rate-limit window (the API's is 60 s); load profiles shorten it to prove limits in seconds")
+      Flag.withDescription("Length of the rate-limit window (the API's is 60 s); load profiles shorten it to prove limits in seconds (default: 60)")
     ),
     traceRing: Flag.Int("trace-ring").pipe(
       Flag.withDefault(1000),
-      Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none); memory stays bounded")
+      Flag.withDescription("How many trace lines serve keeps for GET /_sim/trace (0 keeps none; default: 1000); memory stays bounded")
     ),
     traceFile: Flag.String("trace").pipe(Flag.optional, Flag.withDescription("Also append every trace line (JSON lines) to this file as it happens")),
     signatureHeaders: Flag.String("webhook-signature-header").pipe(
@@ -145,9 +147,11 @@ export const serve = Command.make(
           method: "POST",
           headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
           body: JSON.stringify({ businessName: "Demo Partner", email: "demo@sokoni.test", tier: "starter" })
-        }).then((r) => r.json() as Promise<{ sandboxKey: string; liveKey: string }>)
+        }).then((r) => r.json() as Promise<{ partnerId: string; sandboxKey: string; liveKey: string }>)
       )
-      yield* Console.log(`demo partner: sandbox key ${response.sandboxKey}`)
+      // The partner id is what the production examples need (`/_sim/partners/{partnerId}/...`), so it is printed too.
+      yield* Console.log(`demo partner: ${response.partnerId}`)
+      yield* Console.log(`              sandbox key ${response.sandboxKey}`)
       yield* Console.log(`              live key    ${response.liveKey} (production wallet starts at 0)`)
       yield* Console.log(`try: curl -s -H "x-api-key: ${response.sandboxKey}" ${base}/api/sandbox/v1/partner/stocks`)
     }
