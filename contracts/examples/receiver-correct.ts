@@ -38,14 +38,18 @@ export const signatureMatches = (secret: string, raw: Buffer, header: string | u
 
 const RANK: Readonly<Record<string, number>> = { PENDING: 1, FILLED: 2, REJECTED: 2, CANCELLED: 2 }
 
-export const startCorrectReceiver = (secret: string, port = 0): Promise<Receiver> => {
+/**
+ * `header`: where the signature is read; `x-mystocks-signature` makes it a receiver written against the public
+ * service (facts row 11.2), which `webhooks check --signature-header x-mystocks-signature` grades.
+ */
+export const startCorrectReceiver = (secret: string, port = 0, header = "x-service-signature"): Promise<Receiver> => {
   const seen = new Set<string>()
   const orders = new Map<string, string>()
   const applied: Array<{ eventId: string; event: string }> = []
   const server = createServer(async (request, response) => {
     const raw = await readRaw(request)
-    const header = request.headers["x-service-signature"]
-    if (!signatureMatches(secret, raw, Array.isArray(header) ? header[0] : header)) {
+    const signature = request.headers[header]
+    if (!signatureMatches(secret, raw, Array.isArray(signature) ? signature[0] : signature)) {
       response.writeHead(401, { "content-type": "application/json" }).end('{"error":"bad signature"}')
       return
     }

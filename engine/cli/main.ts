@@ -65,6 +65,12 @@ const webhooksCheck = Command.make(
       Flag.optional,
       Flag.withDescription("Comma-separated events to send (default: order.pending,order.filled,order.rejected,deposit.confirmed,kyc.updated,test.event)")
     ),
+    signatureHeader: Flag.String("signature-header").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription(
+        "Also send the signature under this header name (repeatable), e.g. x-mystocks-signature for a receiver written against the public service; x-service-signature is always sent"
+      )
+    ),
     seed: seedFlag,
     report: Flag.String("report").pipe(Flag.optional, Flag.withDescription("Directory to write report.xml (JUnit), report.ctrf.json and report.html into"))
   },
@@ -88,7 +94,12 @@ const webhooksCheck = Command.make(
     const events = Option.getOrUndefined(named)?.filter(isCheckableEvent)
     if (events !== undefined && events.length === 0) return yield* usageError("--events names no event")
     yield* Console.log(`checking ${flags.url}`)
-    const report = yield* checkReceiver({ url: flags.url, secret, seed, startMs: wallClockNow(), events }).pipe(Effect.provide(Outbound.network))
+    const { signatureHeaderNames } = yield* Effect.promise(() => import("../events/webhook-delivery.ts"))
+    const signatureHeaders = signatureHeaderNames(flags.signatureHeader)
+    if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem.replace("--webhook-signature-header", "--signature-header"))
+    if (signatureHeaders.length > 0) yield* Console.log(`signatures also sent as ${signatureHeaders.join(", ")} (besides x-service-signature)`)
+    const options = { url: flags.url, secret, seed, startMs: wallClockNow(), events, signatureHeaders }
+    const report = yield* checkReceiver(options).pipe(Effect.provide(Outbound.network))
     for (const check of report.checks) {
       const mark = check.status === "passed" ? "ok  " : check.status === "failed" ? "FAIL" : "skip"
       yield* Console.log(`  ${mark} ${`${check.score ?? 0}/${check.maxScore ?? 0}`.padStart(4)}  ${check.name}`)

@@ -35,6 +35,11 @@ export interface ReceiverCheckOptions {
   readonly events?: ReadonlyArray<CheckableEvent> | undefined
   /** How long an answer may take (default the contract's 8 s). */
   readonly timeoutMs?: number | undefined
+  /**
+   * More header names the signature is also sent under, besides x-service-signature: `x-mystocks-signature` for a
+   * receiver written against the public service (facts row 11.2), as `serve --webhook-signature-header` sends it.
+   */
+  readonly signatureHeaders?: ReadonlyArray<string> | undefined
 }
 
 /** What one request got, with what was sent (for the timeline and a reproducer). */
@@ -64,7 +69,8 @@ export const replayCommand = (options: ReceiverCheckOptions): string =>
     `--url ${shellQuote(options.url)}`,
     `--secret "$SOKONI_WEBHOOK_SECRET"`,
     `--seed ${options.seed}`,
-    ...(options.events === undefined ? [] : [`--events ${options.events.join(",")}`])
+    ...(options.events === undefined ? [] : [`--events ${options.events.join(",")}`]),
+    ...(options.signatureHeaders ?? []).map((name) => `--signature-header ${shellQuote(name)}`)
   ].join(" ")
 
 /** Flips one byte of a digit inside `data` (a significant change: another amount or quantity). */
@@ -90,12 +96,14 @@ export const checkReceiver = (options: ReceiverCheckOptions) =>
     // A second stream from the seed for the tampering choices, so adding an event does not move the byte flipped.
     const draw = makeGenerator((options.seed ^ 0x5eed) >>> 0)
     const replay = replayCommand(options)
+    const signatureNames = (options.signatureHeaders ?? []).map((name) => name.toLowerCase()).filter((name) => name !== SIGNATURE_HEADER)
     let now = options.startMs
     const every: Array<Probe> = []
 
     const send = (label: string, body: string, signature: string, expect: Probe["expect"]) =>
       Effect.gen(function* () {
-        const headers = { "content-type": "application/json", "user-agent": "Sokoni-Webhooks/1", [SIGNATURE_HEADER]: signature }
+        const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "Sokoni-Webhooks/1", [SIGNATURE_HEADER]: signature }
+        for (const name of signatureNames) headers[name] = signature
         const at = now
         const result = yield* outbound.post({ url: options.url, headers, body, timeoutMs })
         now += result.kind === "answered" ? result.latencyMs : result.kind === "timeout" ? timeoutMs : 0
@@ -114,7 +122,11 @@ export const checkReceiver = (options: ReceiverCheckOptions) =>
         (a, b) => a.at.localeCompare(b.at)
       )
     const reproducerOf = (p: Probe) =>
-      `curl -sS -i -X POST ${shellQuote(options.url)} -H 'content-type: application/json' -H ${shellQuote(`${SIGNATURE_HEADER}: ${p.signature}`)} --data-binary ${shellQuote(p.body)}`
+      [
+        `curl -sS -i -X POST ${shellQuote(options.url)} -H 'content-type: application/json'`,
+        ...[SIGNATURE_HEADER, ...signatureNames].map((name) => `-H ${shellQuote(`${name}: ${p.signature}`)}`),
+        `--data-binary ${shellQuote(p.body)}`
+      ].join(" ")
     const durationOf = (probes: ReadonlyArray<Probe>) =>
       probes.reduce((sum, p) => sum + (p.result.kind === "answered" ? p.result.latencyMs : p.result.kind === "timeout" ? timeoutMs : 0), 0)
 

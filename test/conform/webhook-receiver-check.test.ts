@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Receiver, startCorrectReceiver } from "../../contracts/examples/receiver-correct.ts"
 import { startNaiveReceiver } from "../../contracts/examples/receiver-naive.ts"
 import { type CheckableEvent, CHECKABLE_EVENTS } from "../../engine/conform/receiver-events.ts"
-import { checkReceiver, type ReceiverCheckOptions, spaced } from "../../engine/conform/webhook-receiver-check.ts"
+import { checkReceiver, type ReceiverCheckOptions, replayCommand, spaced } from "../../engine/conform/webhook-receiver-check.ts"
 import type { RunReport } from "../../engine/report/model.ts"
 import { Outbound, type OutboundRequest, type OutboundResult } from "../../engine/sim/outbound.ts"
 
@@ -29,6 +29,9 @@ const NAMES = {
 
 const run = (options: Partial<ReceiverCheckOptions> & Pick<ReceiverCheckOptions, "url">, outbound: Layer.Layer<Outbound> = Outbound.network) =>
   Effect.runPromise(checkReceiver({ secret: SECRET, seed: 7, startMs: START, ...options }).pipe(Effect.provide(outbound)))
+
+/** What a receiver can score: every check's points (12 with the default events). */
+const TOTAL_MAX = 12
 
 const statusByName = (report: RunReport) => Object.fromEntries(report.checks.map((c) => [c.name, c.status]))
 const total = (report: RunReport) => report.checks.reduce((s, c) => [s[0]! + (c.score ?? 0), s[1]! + (c.maxScore ?? 0)], [0, 0])
@@ -93,6 +96,29 @@ describe("the correct example receiver", () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(30_000)
     expect(gaps[1]).toBeLessThan(31_000)
     expect(Date.parse(report.finishedAt) - START).toBeGreaterThanOrEqual(35_000)
+  })
+})
+
+describe("a receiver written against the public service (signature in x-mystocks-signature, facts row 11.2)", () => {
+  let receiver: Receiver
+  beforeAll(async () => {
+    receiver = await startCorrectReceiver(SECRET, 0, "x-mystocks-signature")
+  })
+  afterAll(() => receiver.close())
+
+  it("scores full marks with --signature-header x-mystocks-signature, and the replay command keeps the flag", async () => {
+    const report = await run({ url: receiver.url, signatureHeaders: ["x-mystocks-signature"] })
+    expect(total(report)).toEqual([TOTAL_MAX, TOTAL_MAX])
+    const options = { url: receiver.url, secret: SECRET, seed: 7, startMs: START, signatureHeaders: ["x-mystocks-signature"] }
+    expect(replayCommand(options)).toContain("--signature-header 'x-mystocks-signature'")
+  })
+
+  it("without the flag it refuses every correctly signed delivery, and the report says so", async () => {
+    const report = await run({ url: receiver.url })
+    const [score, max] = total(report)
+    expect(max).toBe(TOTAL_MAX)
+    expect(score).toBeLessThan(TOTAL_MAX)
+    expect(statusByName(report)[NAMES.valid]).toBe("failed")
   })
 })
 
