@@ -122,3 +122,13 @@ export const holdingOf = async (call: (method: string, path: string) => Promise<
   const holdings = (p.json as { holdings?: Array<{ symbol: string; quantity: number }> }).holdings ?? []
   return holdings.find((h) => h.symbol === SYMBOL)?.quantity ?? 0
 }
+
+/** A sub-account of this run (named `n`) holding `amount` USD moved from the master wallet; or what went wrong. */
+export const fundedSubAccount = async (ctx: RunContext, call: Call, n: string, amount: number): Promise<{ id: string } | { problem: string }> => {
+  const made = await call("POST", "/users", subAccountBody(ctx, n))
+  const id = (made.json as { subAccountId?: unknown } | null)?.subAccountId
+  if (made.status !== 201 || typeof id !== "string") return { problem: `POST /users answered ${made.status} ${codeOf(made) ?? ""}; expected 201` }
+  const deposit = await call("POST", `/users/${id}/deposit`, { amount, reference: `conform-${n}` })
+  if (deposit.status !== 200) return { problem: `POST /users/${id}/deposit answered ${deposit.status} ${codeOf(deposit) ?? ""}; expected 200` }
+  return { id }
+}

@@ -8,6 +8,7 @@ import {
   caller,
   cents,
   codeOf,
+  fundedSubAccount,
   holdingOf,
   marketClosed,
   partnerFor,
@@ -87,6 +88,52 @@ export const moneyInvariants: StatefulCheck = {
       )
     const h1 = await holdingOf(call)
     if (h1 !== h0 + quantity) return v.fail(`the holding of ${SYMBOL} is ${h1} after buying ${quantity}; expected ${h0 + quantity}`)
+    return v.pass()
+  }
+}
+
+/**
+ * overdraw-refused: a withdrawal larger than a sub-account's balance is refused with 400 INSUFFICIENT_FUNDS, and
+ * nothing moves: the sub-account keeps its balance, the master wallet its, and no transaction is listed for it. Runs on
+ * a sub-account of its own (25.00 in it, 50.00 asked), so a live target needs no market and no control API.
+ */
+export const overdrawRefused: StatefulCheck = {
+  id: "overdraw-refused",
+  suite: "stateful: money",
+  operation: "withdrawFromSubAccount",
+  name: "overdraw-refused: a withdrawal larger than the sub-account's balance is refused with 400 INSUFFICIENT_FUNDS and moves nothing",
+  run: async (ctx) => {
+    const v = new Verdict(ctx)
+    const { key, call } = caller(ctx, v, await partnerFor(ctx))
+    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
+    const funded = await fundedSubAccount(ctx, call, "overdraw", 25)
+    if ("problem" in funded) return v.fail(funded.problem)
+    const id = funded.id
+    const master0 = walletOf(await call("GET", "/wallet"))
+    const asked = await call("POST", `/users/${id}/withdraw`, { amount: 50, reference: "conform-overdraw" })
+    const newBalance = (asked.json as { newBalance?: unknown } | null)?.newBalance
+    if (asked.status !== 400 || codeOf(asked) !== "INSUFFICIENT_FUNDS")
+      return v.fail(
+        `withdrawing 50.00 from sub-account ${id}, which holds 25.00, was answered ${asked.status} ${codeOf(asked) ?? ""}${typeof newBalance === "number" ? ` (newBalance ${newBalance})` : ""}; expected 400 INSUFFICIENT_FUNDS`,
+        asked
+      )
+    const account = await call("GET", `/users/${id}`)
+    const held = cents((account.json as { walletBalance?: unknown } | null)?.walletBalance)
+    if (held !== 2_500) return v.fail(`sub-account ${id} holds ${held / 100} after a refused withdrawal; expected 25 (nothing moved)`, account)
+    const master1x = await call("GET", "/wallet")
+    if (walletOf(master1x).balance !== master0.balance)
+      return v.fail(
+        `the master wallet went from ${master0.balance / 100} to ${walletOf(master1x).balance / 100} on a refused withdrawal; expected no change`,
+        master1x
+      )
+    const listed = await call("GET", `/users/${id}/transactions`)
+    const rows = (listed.json as { transactions?: Array<{ type?: string }> } | null)?.transactions ?? []
+    const withdrawals = rows.filter((r) => r.type === "WITHDRAWAL")
+    if (listed.status !== 200 || withdrawals.length > 0)
+      return v.fail(
+        `sub-account ${id} lists ${withdrawals.length} withdrawals after a refused one (GET /users/${id}/transactions answered ${listed.status}); expected none`,
+        listed
+      )
     return v.pass()
   }
 }
