@@ -20,7 +20,7 @@ const STATEFUL = statefulChecks().map((c) => c.id)
  * Which checks catch which defect in staging mode: exactly these fail. The measurement, kept as the expectation so a
  * check that stops catching one (or starts failing a correct target) is a red test. docs/conformance.md prints it.
  */
-export const STAGING_CAUGHT_BY: Record<PlantedDefect, ReadonlyArray<string>> = {
+const STAGING_CAUGHT_BY: Record<PlantedDefect, ReadonlyArray<string>> = {
   "fee-rounding": ["money-invariants"],
   "quote-ttl": ["quote-ttl"],
   "rate-limit-plus-one": ["rate-limit-oracle"],

@@ -133,7 +133,7 @@ describe("the history checker", () => {
 
   it("flags an order whose fate REST, webhooks and the stream tell differently, or REST behind an event already received", () => {
     const order = (s: number, status: string) =>
-      exchange(s, { path: "/api/sandbox/v1/partner/orders?status=" + status, body: JSON.stringify({ orders: [{ orderId: "ord_1", status }] }) })
+      exchange(s, { path: `/api/sandbox/v1/partner/orders?status=${status}`, body: JSON.stringify({ orders: [{ orderId: "ord_1", status }] }) })
     const told = (s: number, kind: "delivery" | "stream", event: string, status: string): HistoryEntry => {
       const envelope = { eventId: `evt_${event}`, event, data: { orderId: "ord_1", status } }
       return kind === "delivery"
