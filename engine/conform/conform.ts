@@ -269,7 +269,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     finishedAt: isoAt(await target.nowOnTarget()),
     checks: results,
     coverage: coverageOf(results),
-    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target)]
+    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target), modeCoverage(results, target.hasControl)]
   }
 }
 
@@ -283,6 +283,39 @@ const runNotes = (target: Target): ReadonlyArray<string> => {
   return [
     `clock skew: the target's clock is ${describeSkew(skew.ms)} conform's (±${skew.uncertaintyMs} ms, from ${skew.source}); instants in this report are on the target's clock`
   ]
+}
+
+/** A scenario's skip says `<scenario name>: <reason>`: the reason alone, so one reason groups every scenario it skips. */
+const reasonOf = (r: CheckResult) => {
+  const message = r.message ?? "no reason given"
+  return r.suite.startsWith("scenario") ? message.slice(message.indexOf(": ") + 2) : message
+}
+
+/** The check's id as `--only` takes it (a scenario by its file). */
+const shortName = (r: CheckResult) => (r.suite.startsWith("scenario") ? r.name.replace(/^scenario: /, "") : (r.name.split(":")[0] ?? r.name))
+
+/**
+ * What this mode could and could not check on this target, and why (issue 23, item 5): how many checks ran, the
+ * skipped ones grouped by reason, and those that passed only in part (a trade checked up to acceptance, a scenario's
+ * control steps skipped). Said once at the top of the report, so a green run without a control API is not read as
+ * the full verdict.
+ */
+export const modeCoverage = (results: ReadonlyArray<CheckResult>, hasControl: boolean): string => {
+  const mode = hasControl ? "control mode (admin token, the control API)" : "staging mode (keys only, no control API)"
+  const skipped = results.filter((r) => r.status === "skipped")
+  const partly = results.filter((r) => r.status === "passed" && /\bskipped\b|\bneeds\b/.test(r.message ?? ""))
+  const partlyScenarios = partly.filter((r) => r.suite.startsWith("scenario"))
+  const byReason = new Map<string, Array<string>>()
+  for (const r of skipped) byReason.set(reasonOf(r), [...(byReason.get(reasonOf(r)) ?? []), shortName(r)])
+  const listed = (names: ReadonlyArray<string>) => `${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`
+  const notChecked = [...byReason].map(([reason, names]) => `${names.length} because ${reason} (${listed(names)})`)
+  const parts = [
+    `coverage in ${mode}: ${results.length - skipped.length} of ${results.length} checks ran`,
+    ...(notChecked.length === 0 ? [] : [`not checked: ${notChecked.join("; ")}`]),
+    ...partly.filter((r) => !r.suite.startsWith("scenario")).map((r) => `checked in part: ${shortName(r)} (${reasonOf(r)})`),
+    ...(partlyScenarios.length === 0 ? [] : [`${partlyScenarios.length} scenarios ran without their control steps (${listed(partlyScenarios.map(shortName))})`])
+  ]
+  return parts.join("; ")
 }
 
 /** "2 d 0 h 0 min 3 s ahead of", "1.2 s behind", "level with". */
