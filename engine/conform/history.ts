@@ -17,7 +17,7 @@ import { orderAgreement, orderTransitions } from "./history-orders.ts"
 export * from "./history-entries.ts"
 
 export const RULES: ReadonlyArray<{ readonly rule: Rule; readonly name: string }> = [
-  { rule: "no-negative-balance", name: "per wallet: no answer shows a negative balance or available amount" },
+  { rule: "no-negative-balance", name: "per wallet: no answer shows a negative balance (a wallet's, a sub-account's, a transfer's result)" },
   {
     rule: "wallet-ledger",
     name: "per wallet, where the history holds ledger reads: each row's balanceAfter follows from its amount, and a transfer's newBalance is what the ledger lists"

@@ -37,7 +37,10 @@ const arrivals = async (ctx: RunContext, received: () => ReadonlyArray<Received>
     for (let i = 0; i < 25 && received().length < count; i++) await ctx.target.pause(20)
   }
   if (dueMs === 0) await landed()
-  for (let waited = 0; received().length < count && waited <= boundMs; waited += STEP_MS) {
+  // Nothing is due before the last second: let that pass in one wait (one clock advance with a control API).
+  const quiet = Math.max(0, dueMs - STEP_MS)
+  if (quiet > 0) await ctx.target.wait(quiet, `attempt ${count} of a webhook delivery, due ${Math.round(dueMs / 1000)} s after the previous one`)
+  for (let waited = quiet; received().length < count && waited <= boundMs; waited += STEP_MS) {
     await ctx.target.wait(STEP_MS, `attempt ${count} of a webhook delivery to reach conform's receiver (at most ${Math.round(boundMs / 1000)} s)`)
     if (waited + 2 * STEP_MS >= dueMs) await landed()
   }
@@ -81,10 +84,11 @@ export const webhookRetry: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const receiver = await startReceiver(ctx.target.recordDelivery, { failFirst: FIRST_RETRY_DELAYS_MS.length, now: ctx.now })
+    let hookId: string | undefined
     try {
       const secret = `whsec_conform_${ctx.seed}_retry`
       const hook = await call("POST", "/webhooks", { url: receiver.url, events: ["deposit.confirmed"], secret })
-      const hookId = (hook.json as { id?: string } | null)?.id
+      hookId = (hook.json as { id?: string } | null)?.id
       if (hook.status !== 201 || hookId === undefined) return v.fail(`POST /webhooks answered ${hook.status} ${codeOf(hook) ?? ""}; expected 201`)
       const funded = await fundedSubAccount(ctx, call, "retry", 1)
       if ("problem" in funded) return v.fail(funded.problem)
@@ -105,6 +109,8 @@ export const webhookRetry: StatefulCheck = {
       const wrong = attemptProblem(secret, got) ?? scheduleProblem(attemptedAt, got, !ctx.target.hasControl)
       return wrong === undefined ? v.pass(`3 attempts, ${FIRST_RETRY_DELAYS_MS.map((d) => `${d / 1000} s`).join(" and ")} apart, one eventId`) : v.fail(wrong)
     } finally {
+      // A live target keeps its webhooks: this one would go on posting to a receiver that is gone.
+      if (hookId !== undefined) await call("DELETE", `/webhooks/${hookId}`).catch(() => undefined)
       await receiver.close()
     }
   }

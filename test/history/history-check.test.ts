@@ -6,6 +6,8 @@
  * logical clock when instants tie; and passes the history conform records of a clean run against our engine, with
  * and without the control API.
  */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { checkHistory, type ExchangeEntry, type HistoryEntry, historyChecks, parseHistory, RULES } from "../../engine/conform/history.ts"
 import { ADMIN, conformAgainst, startTarget } from "../conform/conform-kit.ts"
@@ -179,6 +181,16 @@ describe("the history checker", () => {
     expect(failed[0]?.replay).toBe("npx sokoni history check 'h.jsonl'")
     expect(failed[0]?.timeline?.map((t) => t.kind)).toEqual(["note", "request", "response"])
     expect(failed[0]?.timeline?.[0]?.text).toMatch(/^VIOLATION GET \/api\/sandbox\/v1\/partner\/wallet/)
+  })
+
+  it("flags the hand-made history of the docs' screenshot: an overdraw, a double debit, a Remaining that rises", () => {
+    const file = join(import.meta.dirname, "..", "..", "docs", "screenshots", "history-violations.jsonl")
+    const violations = checkHistory(parseHistory(readFileSync(file, "utf8")))
+    expect(violations.map((v) => [v.rule, v.entries])).toEqual([
+      ["no-negative-balance", [3]],
+      ["idempotent-answer", [5, 6]],
+      ["rate-window", [3, 7]]
+    ])
   })
 
   it("reads JSON lines and names a line that is not an entry", () => {
