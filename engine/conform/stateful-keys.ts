@@ -35,7 +35,7 @@ export const keyKinds: StatefulCheck = {
       const crossed = await wallet(base, key)
       if (crossed.status !== 401 || codeOf(crossed) !== "AUTH_INVALID")
         return v.fail(
-          `a ${kind} key on the ${other} base (GET ${base}/wallet) was answered ${crossed.status} ${codeOf(crossed) ?? ""}; expected 401 AUTH_INVALID${crossed.status === 200 ? ": the key works where it must not" : ""}`,
+          `a ${kind} key on the ${other} base (GET ${base}/wallet) was answered ${crossed.status}${codeOf(crossed) === undefined ? "" : ` ${codeOf(crossed)}`}; expected 401 AUTH_INVALID${crossed.status === 200 ? ": the key works where it must not" : ""}`,
           crossed
         )
     }

@@ -114,7 +114,7 @@ export const overdrawRefused: StatefulCheck = {
     const newBalance = (asked.json as { newBalance?: unknown } | null)?.newBalance
     if (asked.status !== 400 || codeOf(asked) !== "INSUFFICIENT_FUNDS")
       return v.fail(
-        `withdrawing 50.00 from sub-account ${id}, which holds 25.00, was answered ${asked.status} ${codeOf(asked) ?? ""}${typeof newBalance === "number" ? ` (newBalance ${newBalance})` : ""}; expected 400 INSUFFICIENT_FUNDS`,
+        `withdrawing 50.00 from sub-account ${id}, which holds 25.00, was answered ${asked.status}${codeOf(asked) === undefined ? "" : ` ${codeOf(asked)}`}${typeof newBalance === "number" ? ` (newBalance ${newBalance})` : ""}; expected 400 INSUFFICIENT_FUNDS`,
         asked
       )
     const account = await call("GET", `/users/${id}`)
