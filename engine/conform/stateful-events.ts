@@ -4,7 +4,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { startReceiver } from "./receiver.ts"
-import { caller, codeOf, marketClosed, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict } from "./stateful-kit.ts"
+import { caller, codeOf, forgetWebhook, marketClosed, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict } from "./stateful-kit.ts"
 import { SANDBOX_BASE } from "./target.ts"
 
 /**
@@ -21,10 +21,11 @@ export const webhookSignature: StatefulCheck = {
     const { key, call } = caller(ctx, v, await partnerFor(ctx))
     if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
     const receiver = await startReceiver(ctx.target.recordDelivery)
+    let id: string | undefined
     try {
       const secret = `whsec_conform_${ctx.seed}_secret`
       const created = await call("POST", "/webhooks", { url: receiver.url, events: ["order.pending", "order.filled"], secret })
-      const id = (created.json as { id?: string }).id
+      id = (created.json as { id?: string }).id
       if (created.status !== 201 || id === undefined) return v.fail(`POST /webhooks answered ${created.status} ${codeOf(created) ?? ""}; expected 201`)
       const tested = await call("POST", `/webhooks/${id}/test`, {})
       const got = receiver.received()
@@ -44,6 +45,7 @@ export const webhookSignature: StatefulCheck = {
       }
       return v.pass()
     } finally {
+      await forgetWebhook(call, id)
       await receiver.close()
     }
   }
@@ -72,9 +74,11 @@ export const eventAgreement: StatefulCheck = {
     const closed = await marketClosed(ctx, call)
     if (closed !== undefined) return v.skip(closed)
     const receiver = await startReceiver(ctx.target.recordDelivery)
+    let hookId: string | undefined
     try {
       const events = ["order.pending", "order.filled", "trade.settled"]
       const hook = await call("POST", "/webhooks", { url: receiver.url, events, secret: `whsec_conform_${ctx.seed}_agreement` })
+      hookId = (hook.json as { id?: string } | null)?.id
       if (hook.status !== 201) return v.fail(`POST /webhooks answered ${hook.status}; expected 201`)
       const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=3`)
       const t = await call("POST", "/trade", { symbol: SYMBOL, type: "BUY", quantity: 3, quoteId: quoteOf(q).quoteId })
@@ -136,6 +140,7 @@ export const eventAgreement: StatefulCheck = {
         )
       return v.pass(`${expected.length} events agree (order ${expectedStatus})`)
     } finally {
+      await forgetWebhook(call, hookId)
       await receiver.close()
     }
   }

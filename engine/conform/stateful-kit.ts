@@ -132,3 +132,11 @@ export const fundedSubAccount = async (ctx: RunContext, call: Call, n: string, a
   if (deposit.status !== 200) return { problem: `POST /users/${id}/deposit answered ${deposit.status} ${codeOf(deposit) ?? ""}; expected 200` }
   return { id }
 }
+
+/**
+ * Deletes a webhook a check registered for its own receiver, once the check is done: a live target keeps its
+ * webhooks, and this one would go on posting to a receiver that is gone, run after run. A failure here is no verdict.
+ */
+export const forgetWebhook = async (call: Call, hookId: string | undefined) => {
+  if (hookId !== undefined) await call("DELETE", `/webhooks/${hookId}`).catch(() => undefined)
+}

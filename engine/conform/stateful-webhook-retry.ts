@@ -11,7 +11,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { RunContext } from "./conform.ts"
 import { type Received, startReceiver } from "./receiver.ts"
-import { caller, codeOf, fundedSubAccount, partnerFor, type StatefulCheck, Verdict } from "./stateful-kit.ts"
+import { caller, codeOf, forgetWebhook, fundedSubAccount, partnerFor, type StatefulCheck, Verdict } from "./stateful-kit.ts"
 
 /** Spec "Events", delivery rule 2: the delays before attempts 2 and 3 (the later ones are minutes to hours apart). */
 export const FIRST_RETRY_DELAYS_MS: ReadonlyArray<number> = [5_000, 30_000]
@@ -109,8 +109,7 @@ export const webhookRetry: StatefulCheck = {
       const wrong = attemptProblem(secret, got) ?? scheduleProblem(attemptedAt, got, !ctx.target.hasControl)
       return wrong === undefined ? v.pass(`3 attempts, ${FIRST_RETRY_DELAYS_MS.map((d) => `${d / 1000} s`).join(" and ")} apart, one eventId`) : v.fail(wrong)
     } finally {
-      // A live target keeps its webhooks: this one would go on posting to a receiver that is gone.
-      if (hookId !== undefined) await call("DELETE", `/webhooks/${hookId}`).catch(() => undefined)
+      await forgetWebhook(call, hookId)
       await receiver.close()
     }
   }

@@ -46,7 +46,7 @@ afterEach(async () => {
 })
 
 /** One staging-mode run of the stateful checks (and the history verdict) against an engine with `defects` planted. */
-const stagingRun = async (defects: ReadonlyArray<PlantedDefect>): Promise<RunReport> => {
+const stagingRun = async (defects: ReadonlyArray<PlantedDefect>): Promise<{ report: RunReport; webhooksLeft: () => Promise<unknown> }> => {
   const target = await startTarget({ plantDefects: defects })
   stops.push(() => target.stop())
   const made = await fetch(`${target.base}/_sim/partners`, {
@@ -57,7 +57,7 @@ const stagingRun = async (defects: ReadonlyArray<PlantedDefect>): Promise<RunRep
   const keys = (await made.json()) as { sandboxKey: string; liveKey: string }
   let wall = MONDAY_OPEN
   const history: Array<HistoryEntry> = []
-  return runConform({
+  const report = await runConform({
     base: target.base,
     sandboxKey: keys.sandboxKey,
     liveKey: keys.liveKey,
@@ -73,6 +73,14 @@ const stagingRun = async (defects: ReadonlyArray<PlantedDefect>): Promise<RunRep
     bound: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     onHistory: (entry) => history.push(entry)
   })
+  // The oracle spent the key's window last: a minute on the engine's clock gives the test a request.
+  const webhooksLeft = async () =>
+    (
+      (await (
+        await advance(target.base, 61).then(() => fetch(`${target.base}/api/sandbox/v1/partner/webhooks`, { headers: { "x-api-key": keys.sandboxKey } }))
+      ).json()) as { webhooks?: unknown }
+    ).webhooks
+  return { report, webhooksLeft }
 }
 
 /** The ids of the checks that failed: a stateful check's id, or `history <rule>` for the whole-run verdict. */
@@ -81,7 +89,7 @@ const caught = (report: RunReport) =>
 
 describe("conform in staging mode (keys only) against planted defects", () => {
   it("fails nothing against the engine without a defect; only the check that needs two partners is skipped, with its reason", async () => {
-    const report = await stagingRun([])
+    const { report, webhooksLeft } = await stagingRun([])
     expect(report.checks.filter((c) => c.status === "failed").map((c) => `${c.name}: ${c.message}`)).toEqual([])
     expect(report.checks.filter((c) => c.status === "skipped").map((c) => `${c.name.split(":")[0]}: ${c.message}`)).toEqual([
       "cross-partner-access: needs two partners: --admin-token"
@@ -92,12 +100,14 @@ describe("conform in staging mode (keys only) against planted defects", () => {
       "  not checked (1): needs two partners: --admin-token: cross-partner-access",
       "  checked in part: money-invariants: checked up to acceptance; the fill needs the control API's desk"
     ])
+    // A live target keeps what a run registers: the webhooks conform's receivers used are deleted afterwards.
+    expect(await webhooksLeft()).toEqual([])
   }, 120_000)
 
   it.each(PLANTED_DEFECTS)(
     "catches %s",
     async (defect) => {
-      const report = await stagingRun([defect])
+      const { report } = await stagingRun([defect])
       expect(caught(report)).toEqual(STAGING_CAUGHT_BY[defect])
     },
     120_000
