@@ -43,6 +43,11 @@ export interface StreamEntry {
   readonly id?: string | undefined
   readonly event?: string | undefined
   readonly data?: unknown
+  /**
+   * The connection that read it, numbered in the run: an id may come again on another connection (a resumed stream
+   * replays what came after its Last-Event-ID), never twice on one. Optional in a history recorded elsewhere.
+   */
+  readonly connection?: number | undefined
 }
 
 /**
@@ -56,7 +61,15 @@ export interface ResetEntry {
 
 export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry | ResetEntry
 
-export type Rule = "no-negative-balance" | "wallet-ledger" | "idempotent-answer" | "delivery-bytes" | "rate-window" | "order-transition" | "order-agreement"
+export type Rule =
+  | "no-negative-balance"
+  | "wallet-ledger"
+  | "idempotent-answer"
+  | "delivery-bytes"
+  | "stream-once"
+  | "rate-window"
+  | "order-transition"
+  | "order-agreement"
 
 export interface Violation {
   readonly rule: Rule

@@ -24,6 +24,7 @@ export const RULES: ReadonlyArray<{ readonly rule: Rule; readonly name: string }
   },
   { rule: "idempotent-answer", name: "per Idempotency-Key: one request answered alike every time (a second execution is a double debit)" },
   { rule: "delivery-bytes", name: "per eventId: the same bytes on every delivery" },
+  { rule: "stream-once", name: "per stream connection: each event id at most once" },
   { rule: "rate-window", name: "per rate-limit window: at most its limit admitted, X-RateLimit-Remaining never rising" },
   { rule: "order-transition", name: "per order, as REST answers show it: no move out of a terminal state (REJECTED, CANCELLED, EXPIRED)" },
   {
@@ -66,6 +67,22 @@ const deliveryBytes = (history: ReadonlyArray<HistoryEntry>): Array<Violation> =
   })
 }
 
+/** Per stream connection (entries that name theirs): no event id twice. */
+const streamOnce = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
+  const read = history.flatMap((e, i) => (e.kind === "stream" && e.connection !== undefined && e.id !== undefined ? [{ e, i }] : []))
+  return [...groupBy(read, ({ e }) => `${e.connection} ${e.id}`).values()].flatMap((group) => {
+    const [first, again] = group
+    if (first === undefined || again === undefined) return []
+    return [
+      {
+        rule: "stream-once" as const,
+        message: `stream connection ${first.e.connection} (${first.e.caller}) carried event id ${first.e.id} (${first.e.event ?? "no name"}) twice, at ${first.e.at} and ${again.e.at}`,
+        entries: [first.i, again.i]
+      }
+    ]
+  })
+}
+
 /**
  * Within one window (caller and X-RateLimit-Reset): `Remaining` may not rise from an answer to a request sent after
  * it came (requests in flight together may be answered in any order), and no more than `Limit` are admitted.
@@ -103,6 +120,7 @@ export const checkHistory = (history: ReadonlyArray<HistoryEntry>): ReadonlyArra
   ...walletLedger(history),
   ...idempotentAnswers(history),
   ...deliveryBytes(history),
+  ...streamOnce(history),
   ...rateWindows(history),
   ...orderTransitions(history),
   ...orderAgreement(history)

@@ -29,7 +29,7 @@ const STAGING_CAUGHT_BY: Record<PlantedDefect, ReadonlyArray<string>> = {
   overdraw: ["overdraw-refused", "history no-negative-balance"],
   "retry-new-event-id": ["webhook-retry"],
   "retry-schedule": ["webhook-retry"],
-  "stream-duplicate": ["event-agreement", "stream-resumption"],
+  "stream-duplicate": ["event-agreement", "stream-resumption", "history stream-once"],
   "no-retry-after": ["rate-limit-oracle"]
 }
 

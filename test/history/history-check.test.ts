@@ -156,6 +156,23 @@ describe("the history checker", () => {
     expect(rules([told(0, "delivery", "order.filled", "PARTIALLY_FILLED"), order(1, "CANCELLED")])).toEqual([])
   })
 
+  it("flags an event id a stream connection carried twice; another connection may carry it again (a resumption)", () => {
+    const read = (s: number, connection: number | undefined, id: string): HistoryEntry => ({
+      kind: "stream",
+      at: T(s),
+      caller: CALLER,
+      id,
+      event: "deposit.confirmed",
+      ...(connection === undefined ? {} : { connection })
+    })
+    const twice = checkHistory([read(0, 1, "7"), read(0, 1, "8"), read(1, 1, "7")])
+    expect(twice.map((v) => [v.rule, v.entries])).toEqual([["stream-once", [0, 2]]])
+    expect(twice[0]?.message).toBe(`stream connection 1 (${CALLER}) carried event id 7 (deposit.confirmed) twice, at ${T(0)} and ${T(1)}`)
+    expect(rules([read(0, 1, "7"), read(1, 2, "7")])).toEqual([])
+    // A history recorded elsewhere may not name connections: then nothing is compared.
+    expect(rules([read(0, undefined, "7"), read(1, undefined, "7")])).toEqual([])
+  })
+
   it("compares nothing across a reset: the new world may repeat keys, ids and windows", () => {
     const reset: HistoryEntry = { kind: "reset", at: T(5) }
     expect(rules([trade(0, "ord_1"), reset, trade(6, "ord_2")])).toEqual([])
