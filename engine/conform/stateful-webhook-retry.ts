@@ -11,7 +11,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { RunContext } from "./conform.ts"
 import { type Received, startReceiver } from "./receiver.ts"
-import { caller, codeOf, forgetWebhook, fundedSubAccount, partnerFor, type StatefulCheck, Verdict } from "./stateful-kit.ts"
+import { type Call, caller, codeOf, forgetWebhook, fundedSubAccount, partnerFor, type StatefulCheck, Verdict } from "./stateful-kit.ts"
 
 /** Spec "Events", delivery rule 2: the delays before attempts 2 and 3 (the later ones are minutes to hours apart). */
 export const FIRST_RETRY_DELAYS_MS: ReadonlyArray<number> = [5_000, 30_000]
@@ -99,7 +99,7 @@ export const webhookRetry: StatefulCheck = {
           return v.fail(
             `attempt ${n} of the deposit.confirmed delivery never reached the receiver (${receiver.received().length} arrived; attempt ${n} is due ${delay / 1000} s after attempt ${n - 1})`
           )
-        const record = await recordOf(call, hookId)
+        const record = await recordOf(ctx, call, hookId, n)
         if (record?.attempts !== n || record.deliveredAt === undefined)
           return v.fail(`GET /webhooks/${hookId}/deliveries shows ${record?.attempts ?? "no"} attempts once attempt ${n} arrived; expected ${n}`)
         attemptedAt.push(Date.parse(record.deliveredAt))
@@ -115,10 +115,19 @@ export const webhookRetry: StatefulCheck = {
   }
 }
 
-/** The one delivery of the check's webhook, as the target records it. */
-const recordOf = async (call: ReturnType<typeof caller>["call"], hookId: string): Promise<DeliveryRecord | undefined> => {
-  const listed = await call("GET", `/webhooks/${hookId}/deliveries`)
-  return ((listed.json as { deliveries?: Array<DeliveryRecord> } | null)?.deliveries ?? [])[0]
+/**
+ * The one delivery of the check's webhook as the target records it, once the record counts `attempts` (a target may
+ * write an attempt's record just after sending it: a few short real pauses, about 2 s at most, before taking it).
+ */
+const recordOf = async (ctx: RunContext, call: Call, hookId: string, attempts: number): Promise<DeliveryRecord | undefined> => {
+  let record: DeliveryRecord | undefined
+  for (let i = 0; i < 10; i++) {
+    const listed = await call("GET", `/webhooks/${hookId}/deliveries`)
+    record = ((listed.json as { deliveries?: Array<DeliveryRecord> } | null)?.deliveries ?? [])[0]
+    if ((record?.attempts ?? 0) >= attempts) return record
+    await ctx.target.pause(200)
+  }
+  return record
 }
 
 /** The gaps between attempts against the spec's delays: on the target's clock (its record), then as received. */
