@@ -1,7 +1,8 @@
 /**
  * `sokoni conform`'s stateful checks (issue 10, part 1b) against our engine over a real socket, on its virtual clock:
  * all pass with nothing skipped; and an engine built with each planted defect (sim/defects.ts, test only) fails
- * exactly the check that names it, with a curl reproducer. On both stores (postgres when DATABASE_URL is set).
+ * exactly the checks that name it (CAUGHT_BY), with a curl reproducer. On both stores (postgres when DATABASE_URL is
+ * set). The two defects nothing caught before issue 23 (a sandbox key on production, an overdraw) are among them.
  */
 import { describe, expect, it } from "vitest"
 import { baseFeeCents, statefulChecks } from "../../engine/conform/stateful-checks.ts"
