@@ -1,248 +1,37 @@
 /**
  * The scenario runner: loads a declarative scenario (YAML, format in scenarios/README.md), runs it in-process on a
  * manual clock with a given seed and store, checks every expectation, and returns the trace and its hash.
- * Owns: the scenario format, variable saving/substitution, expectations and the report. The engine is used only
- * through HTTP (partner and control API), exactly as an outside client would.
+ * Owns: running the steps, variable saving, expectations and the report. The engine is used only through HTTP
+ * (partner and control API), exactly as an outside client would. The format and its pure helpers are format.ts's,
+ * the over-the-wire planning wire-plan.ts's, the stream reading stream-reader.ts's (re-exported here).
  */
-import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
-import { parse } from "yaml"
-import { findExchange, holidayOn } from "../engine/domain/calendar.ts"
 import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
-import type { DeskMode } from "../engine/sim/desk.ts"
 import { Outbound, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbound.ts"
 import { type ReceivedView, receivedView } from "../engine/sim/received-view.ts"
+import {
+  labelOf,
+  needsFreshWorld,
+  pick,
+  type RunOptions,
+  type RunResult,
+  type Scenario,
+  type ScenarioStep,
+  type StepReport,
+  substitute,
+  subsetProblems,
+  type Transport,
+  usesReceivers,
+  type WireOptions
+} from "./format.ts"
+import { type StreamMessage, streamReader } from "./stream-reader.ts"
+import { shiftScenario, weeksPast, wireObstacle } from "./wire-plan.ts"
 
-export interface ScenarioStep {
-  readonly name?: string
-  /** "METHOD /path" on the partner API, with the scenario partner's key for that base. */
-  readonly request?: string
-  /** "METHOD /_sim/..." on the control API. */
-  readonly control?: string
-  readonly body?: unknown
-  readonly headers?: Record<string, string>
-  /** Which key to send: the sandbox or live key (default: the one matching the path), or none. */
-  readonly as?: "sandbox" | "live" | "none"
-  readonly advance?: { readonly seconds?: number; readonly to?: string }
-  /** A desk action: `fill`, `reject` or `failSettlement` an order, or set the desk's `policy` (PUT /_sim/desk/policy). */
-  readonly desk?: {
-    readonly fill?: string
-    readonly reject?: string
-    readonly failSettlement?: string
-    readonly policy?: Record<string, unknown>
-    readonly price?: number
-    readonly quantity?: number
-    readonly rejectionCode?: string
-    readonly rejectionReason?: string
-  }
-  /**
-   * Scripts a webhook receiver (the partner's endpoint, simulated by the engine: in-process directly, over the wire
-   * through `PUT /_sim/receivers` for the scenario's partner): its next answers in order, then `otherwise` (default
-   * 200). With `secret`, the receiver checks every signature it gets (node:crypto).
-   */
-  readonly receiver?: {
-    readonly url: string
-    readonly secret?: string
-    readonly answers?: ReadonlyArray<ScriptedAnswer>
-    readonly otherwise?: ScriptedAnswer
-  }
-  /**
-   * An event stream (`GET /stream`): `open: name` with `request: GET <path>` (and `as`, `headers`) opens it;
-   * `read: name` takes the next messages it sent, as many as `expect.messages` lists (waiting for them); `close: name`
-   * goes away as a client would.
-   */
-  readonly stream?: { readonly open?: string; readonly read?: string; readonly close?: string }
-  readonly expect?: {
-    readonly status?: number
-    readonly body?: unknown
-    readonly events?: ReadonlyArray<string>
-    /** Exactly the webhook requests receivers got during this step, in order (each a subset match). */
-    readonly received?: ReadonlyArray<Record<string, unknown>>
-    /** A stream `read`: the next messages, in order (each a subset of { retry, id, event, data, comment }). */
-    readonly messages?: ReadonlyArray<Record<string, unknown>>
-  }
-  /** name -> path into the response ("body.orderId"). */
-  readonly save?: Record<string, string>
-}
-
-export interface Scenario {
-  readonly name: string
-  readonly start: string
-  readonly desk?: DeskMode
-  readonly partner?: { readonly businessName: string; readonly email: string; readonly tier?: string }
-  readonly steps: ReadonlyArray<ScenarioStep>
-  /**
-   * Over the wire, why this scenario needs a target of its own (e.g. a corporate action acts on every holder of a
-   * listing): `sokoni conform` runs it on a fresh world (`POST /_sim/reset` to its start, E-243), or skips it with
-   * this reason when the target cannot start over; it runs in-process as usual.
-   */
-  readonly ownTarget?: string
-  /**
-   * Over the wire, why it is tied to its calendar date (a holiday): it runs on a fresh world at its start rather than
-   * being moved by weeks, or is skipped with this reason when the target's clock is past it and cannot start over.
-   */
-  readonly dated?: string
-  /**
-   * What the scenario needs of a target beyond what its steps show (see `scenarioNeeds`, which adds what they show):
-   * over the wire it is skipped, naming each need, when the target cannot give one.
-   */
-  readonly needs?: ReadonlyArray<ScenarioNeed>
-}
-
-/**
- * What a scenario can need of a target. control-api: its clock, desk, price or receiver steps, on which its later
- * expectations rest; own-partner: a partner made for it (its tier, a seeded wallet, an idempotency store of its
- * own; declared by a scenario whose expectations rest on its tier), which only the control API makes; fresh-world:
- * a target started over at its start (POST /_sim/reset).
- */
-export type ScenarioNeed = "control-api" | "own-partner" | "fresh-world"
-
-/** What the scenario declares it needs, plus what its file shows. */
-export const scenarioNeeds = (scenario: Scenario): ReadonlyArray<ScenarioNeed> => {
-  const needs = new Set<ScenarioNeed>(scenario.needs ?? [])
-  if (needsFreshWorld(scenario)) needs.add("fresh-world")
-  if (usesReceivers(scenario) || scenario.steps.some((s) => s.control !== undefined || s.advance !== undefined || s.desk !== undefined))
-    needs.add("control-api")
-  return [...needs]
-}
-
-export interface StepReport {
-  readonly index: number
-  readonly label: string
-  readonly ok: boolean
-  readonly problems: ReadonlyArray<string>
-  /** Not run: it needs what the target lacks (the control API); says why. */
-  readonly skipped?: string | undefined
-  /** The target's clock when the step ran (ISO), when the target has a control API. */
-  readonly at?: string | undefined
-  /** The answer's status, when the step sent a request. */
-  readonly status?: number | undefined
-  /** The events the step caused (from the trace) and when, when the target has a control API. */
-  readonly events?: ReadonlyArray<{ readonly event: string; readonly at: string }> | undefined
-  /** The webhook requests receivers got during the step (event and outcome). */
-  readonly received?: ReadonlyArray<string> | undefined
-}
-
-export interface RunResult {
-  readonly scenario: string
-  readonly seed: number
-  readonly store: "memory" | "postgres"
-  readonly steps: ReadonlyArray<StepReport>
-  readonly passed: boolean
-  readonly trace: ReadonlyArray<string>
-  readonly hash: string
-}
-
-export interface RunOptions {
-  readonly seed: number
-  readonly store: "memory" | "postgres"
-  readonly databaseUrl?: string | undefined
-  readonly onStep?: (report: StepReport) => void
-}
-
-/**
- * How a scenario reaches the engine: in-process (a fresh engine per run, its scripted receivers, the control API) or
- * over the wire (`sokoni conform`: a base URL; the control API, and through it the scripted receivers, only with an
- * admin token).
- */
-export interface Transport {
-  readonly fetch: (request: Request) => Promise<Response>
-  /** The control API's token, or undefined when the target has none (its steps are then skipped). */
-  readonly adminToken: string | undefined
-  /** The in-process scripted webhook receivers; undefined over the wire (there they are the control API's). */
-  readonly receivers: SimReceivers | undefined
-  /** Keys to use when the control API cannot create the scenario's partner. */
-  readonly keys?: { readonly sandboxKey?: string | undefined; readonly liveKey?: string | undefined } | undefined
-  /**
-   * Put before every Idempotency-Key the scenario sends (its default per-step keys and those its steps write), so a
-   * run against a target that keeps its state never replays an earlier run's key (E-284). Undefined in-process.
-   */
-  readonly idempotencyPrefix?: string | undefined
-}
-
-export interface WireOptions {
-  /** The target's origin, e.g. http://127.0.0.1:4010. */
-  readonly base: string
-  readonly adminToken?: string | undefined
-  readonly sandboxKey?: string | undefined
-  readonly liveKey?: string | undefined
-  readonly seed: number
-  readonly fetch?: typeof fetch | undefined
-  readonly onStep?: (report: StepReport) => void
-  /** See Transport: unique to the run (conform passes its seed and start on the target's clock). */
-  readonly idempotencyPrefix?: string | undefined
-  /** Where the target serves a contract path (conform's layout: a mock at its root, a `--prefix`); default as written. */
-  readonly pathOf?: ((path: string) => string) | undefined
-}
-
-const WEEK_MS = 7 * 86_400_000
-// An instant in UTC (`Z`) or with an offset (`+03:00`, as a partner in Nairobi writes a GTD date): both are shifted.
-const ISO_INSTANT = /\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)(Z\b|[+-]\d{2}:\d{2}\b)/g
-const ISO_DATE = /\b(\d{4}-\d{2}-\d{2})\b(?!T)/g
-
-/**
- * The scenario moved `ms` later (a whole number of weeks): its start and every ISO instant and date in its steps and
- * expectations. Over the wire a target's clock never goes back, so a scenario whose start has passed runs the same
- * weekday and time of a later week. Instants keep their written precision.
- */
-export const shiftScenario = (scenario: Scenario, ms: number): Scenario => {
-  if (ms === 0) return scenario
-  const days = Math.round(ms / 86_400_000)
-  const shiftDate = (d: string) => new Date(Date.parse(`${d}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10)
-  const shiftText = (text: string) =>
-    text
-      .replace(ISO_INSTANT, (_m, date: string, time: string, zone: string) => `${shiftDate(date)}T${time}${zone}`)
-      .replace(ISO_DATE, (_m, date: string) => shiftDate(date))
-  const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return shiftText(value)
-    if (Array.isArray(value)) return value.map(walk)
-    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]))
-    return value
-  }
-  return { ...scenario, start: shiftText(scenario.start), steps: walk(scenario.steps) as ReadonlyArray<ScenarioStep> }
-}
-
-/**
- * The whole weeks that move `start` past `now` into a stretch as open as the written one: when no day within a week
- * either side of the written start is a holiday of NSE or JSE (the suites' exchanges; a week either side covers
- * their waits and a week of history), weeks whose stretch has one are passed over, so a shifted scenario meets the
- * same sessions.
- */
-const weeksPast = (start: string, now: number): number => {
-  const from = Date.parse(start)
-  const exchanges = ["NSE", "JSE"].flatMap((code) => findExchange(code) ?? [])
-  const holidayFree = (ms: number) => {
-    for (let day = -7; day <= 7; day++) {
-      const date = new Date(ms + day * 86_400_000).toISOString().slice(0, 10)
-      if (exchanges.some((exchange) => holidayOn(exchange, date) !== undefined)) return false
-    }
-    return true
-  }
-  let weeks = Math.ceil((now - from) / WEEK_MS)
-  while (holidayFree(from) && !holidayFree(from + weeks * WEEK_MS) && weeks < 520) weeks += 1
-  return weeks * WEEK_MS
-}
-
-/** Whether a scenario scripts webhook receivers or expects what they got. */
-const usesReceivers = (scenario: Scenario) => scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined)
-
-/** Whether, over the wire, a scenario runs on a world of its own (after `POST /_sim/reset` to its start, E-243). */
-export const needsFreshWorld = (scenario: Scenario) => scenario.ownTarget !== undefined || scenario.dated !== undefined
-
-/** Why a scenario cannot run over the wire against this target (each need it cannot give), or undefined when it can. */
-export const wireObstacle = (scenario: Scenario, hasControl: boolean): string | undefined => {
-  if (hasControl) return undefined
-  const why: Array<string> = []
-  const needs = scenarioNeeds(scenario)
-  if (scenario.ownTarget !== undefined) why.push(`it needs a target of its own: ${scenario.ownTarget} (a fresh world through the control API)`)
-  else if (needs.includes("fresh-world")) why.push(`it is tied to its date: ${scenario.dated} (a fresh world through the control API)`)
-  if (usesReceivers(scenario)) why.push("it scripts webhook receivers, which need the control API")
-  else if (needs.includes("control-api")) why.push("its later steps rest on its clock, desk or price steps, which need the control API")
-  if (needs.includes("own-partner")) why.push("it needs a partner of its own (its tier, a seeded wallet), which only the control API makes")
-  return why.length === 0 ? undefined : `${why.join("; ")} (--admin-token; or run it in-process with \`sokoni scenario run\`)`
-}
+export * from "./format.ts"
+export { STREAM_READ_LIMIT_MS, type StreamMessage } from "./stream-reader.ts"
+export { shiftScenario, wireObstacle } from "./wire-plan.ts"
 
 /**
  * Runs `scenario` against a running target over HTTP. With a control API the target's clock is first advanced to the
@@ -317,54 +106,6 @@ const contract = makeValidator()
 /** And every control-API answer against spec/control.yaml. */
 const controlContract = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
 
-export const loadScenario = async (file: string): Promise<Scenario> => {
-  const parsed = parse(await readFile(file, "utf8")) as Scenario
-  if (typeof parsed?.name !== "string" || typeof parsed.start !== "string" || !Array.isArray(parsed.steps)) {
-    throw new Error(`${file}: a scenario needs name, start and steps (see scenarios/README.md)`)
-  }
-  return parsed
-}
-
-const substitute = (value: unknown, vars: Record<string, unknown>): unknown => {
-  if (typeof value === "string") {
-    const whole = /^\$\{(\w+)\}$/.exec(value)
-    if (whole?.[1] !== undefined && whole[1] in vars) return vars[whole[1]]
-    return value.replace(/\$\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m))
-  }
-  if (Array.isArray(value)) return value.map((v) => substitute(v, vars))
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, vars)]))
-  return value
-}
-
-const pick = (source: unknown, path: string): unknown =>
-  path.split(".").reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key] : undefined), source)
-
-/** Every key of `expected` must match in `actual` (recursively); arrays must match element by element. */
-export const subsetProblems = (expected: unknown, actual: unknown, at = "body"): Array<string> => {
-  if (typeof expected !== "object" || expected === null) {
-    return Object.is(expected, actual) ? [] : [`${at}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
-  }
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return [`${at}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
-    return expected.flatMap((e, i) => subsetProblems(e, actual[i], `${at}[${i}]`))
-  }
-  if (typeof actual !== "object" || actual === null) return [`${at}: expected an object, got ${JSON.stringify(actual)}`]
-  return Object.entries(expected).flatMap(([k, v]) => subsetProblems(v, (actual as Record<string, unknown>)[k], `${at}.${k}`))
-}
-
-const labelOf = (step: ScenarioStep, index: number) =>
-  step.name ??
-  (step.stream !== undefined ? `stream ${JSON.stringify(step.stream)}${step.request === undefined ? "" : ` ${step.request}`}` : undefined) ??
-  step.request ??
-  step.control ??
-  (step.advance !== undefined
-    ? `advance ${JSON.stringify(step.advance)}`
-    : step.desk !== undefined
-      ? `desk ${JSON.stringify(step.desk)}`
-      : step.receiver !== undefined
-        ? `receiver ${step.receiver.url}`
-        : `step ${index + 1}`)
-
 /** A scenario's webhook receivers, wherever they live: script one by URL, take what they got since the last take. */
 interface ScenarioReceivers {
   /** Problems when the script was refused (none when it is in force). */
@@ -379,88 +120,6 @@ const inProcessReceivers = (receivers: SimReceivers): ScenarioReceivers => ({
   },
   take: async () => receivers.take().map((r) => receivedView(r))
 })
-
-/**
- * How long a stream `read` waits for the messages it expects before reporting what it got. A failure bound only: a
- * read returns as soon as its messages are there, so a passing run never waits on it, and a loaded machine (or a live
- * target on a wall clock, where a keep-alive takes 15 s) has room before a correct stream is called short.
- */
-export const STREAM_READ_LIMIT_MS = 60_000
-
-/** One SSE block as a scenario sees it: its fields, the data parsed when it is JSON. */
-export interface StreamMessage {
-  readonly retry?: number
-  readonly id?: string
-  readonly event?: string
-  readonly data?: unknown
-  readonly comment?: string
-}
-
-const parseBlock = (block: string): StreamMessage => {
-  const message: Record<string, unknown> = {}
-  for (const line of block.split("\n")) {
-    if (line.startsWith(":")) message.comment = line.slice(1).trim()
-    else {
-      const colon = line.indexOf(":")
-      const field = colon === -1 ? line : line.slice(0, colon)
-      const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "")
-      if (field === "retry") message.retry = Number(value)
-      else if (field === "data") {
-        try {
-          message.data = JSON.parse(value)
-        } catch {
-          message.data = value
-        }
-      } else message[field] = value
-    }
-  }
-  return message as StreamMessage
-}
-
-/** A stream opened by a scenario: reads in the background, hands out complete messages in order. */
-const streamReader = (body: ReadableStream<Uint8Array>) => {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  const messages: Array<StreamMessage> = []
-  let text = ""
-  let ended = false
-  let wake: (() => void) | undefined
-  void (async () => {
-    try {
-      while (true) {
-        const chunk = await reader.read()
-        if (chunk.done) break
-        text += decoder.decode(chunk.value, { stream: true })
-        let end = text.indexOf("\n\n")
-        while (end !== -1) {
-          messages.push(parseBlock(text.slice(0, end)))
-          text = text.slice(end + 2)
-          end = text.indexOf("\n\n")
-        }
-        wake?.()
-      }
-    } catch {
-      // cancelled
-    }
-    ended = true
-    wake?.()
-  })()
-  /** The next `count` messages, or fewer when the stream ends or the limit passes first. */
-  const take = async (count: number): Promise<Array<StreamMessage>> => {
-    const deadline = Date.now() + STREAM_READ_LIMIT_MS
-    while (messages.length < count && !ended && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
-        wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    }
-    return messages.splice(0, count)
-  }
-  return { take, close: () => reader.cancel() }
-}
 
 /**
  * Runs `scenario`. On postgres every run gets a fresh database on the server of `databaseUrl` (dropped afterwards),

@@ -9,6 +9,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { ControlResponseBody } from "../contract/wire.ts"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { EngineClock } from "../sim/clock.ts"
+import { PlantedDefects } from "../sim/defects.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import {
@@ -104,6 +105,7 @@ export class PartnerService extends Context.Service<
   }
 >()("sokoni/PartnerService") {
   static readonly make = Effect.gen(function* () {
+    const planted = yield* PlantedDefects
     const store = yield* Store
     const clock = yield* EngineClock
     const entropy = yield* Entropy
@@ -202,7 +204,9 @@ export class PartnerService extends Context.Service<
     // Untraced: it runs on every keyed request, and a span per call is measurable there (docs/performance.md).
     const authenticate = Effect.fnUntraced(function* (raw: string, environment: Environment) {
       const expectedPrefix = environment === "sandbox" ? [KEY_PREFIX.sandbox] : [KEY_PREFIX.production, KEY_PREFIX.data, KEY_PREFIX.token]
-      if (!expectedPrefix.some((p) => raw.startsWith(p))) {
+      // TEST ONLY (sim/defects.ts, E-190): false unless `serve --plant-defect sandbox-key-on-production`.
+      const sandboxOnProduction = environment === "production" && raw.startsWith(KEY_PREFIX.sandbox) && planted.has("sandbox-key-on-production")
+      if (!sandboxOnProduction && !expectedPrefix.some((p) => raw.startsWith(p))) {
         return yield* Effect.fail(
           fail("AUTH_INVALID", `this key is not valid on the ${environment} base (expected a key starting ${expectedPrefix.join(" or ")})`)
         )
@@ -231,7 +235,7 @@ export class PartnerService extends Context.Service<
           return Option.map(partner, (p) => ({ key: key.value, partner: p, settings }))
         })
       )
-      if (Option.isNone(found) || found.value.key.environment !== environment) {
+      if (Option.isNone(found) || (found.value.key.environment !== environment && !sandboxOnProduction)) {
         return yield* Effect.fail(fail("AUTH_INVALID", "the API key is not recognised"))
       }
       const { key, partner, settings } = found.value

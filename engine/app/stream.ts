@@ -19,6 +19,7 @@ import { ApiFailure } from "../domain/errors.ts"
 import { frame, KEEP_ALIVE, KEEP_ALIVE_MS, RETRY_MS, retryField, SLOT_LEASE_MS, STREAM_CAPS } from "../domain/sse.ts"
 import { envelopeOf, EventLog } from "../events/event-log.ts"
 import { EngineClock } from "../sim/clock.ts"
+import { PlantedDefects } from "../sim/defects.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
@@ -75,6 +76,7 @@ export class StreamService extends Context.Service<
       const entropy = yield* Entropy
       const scheduler = yield* Scheduler
       const events = yield* EventLog
+      const duplicate = (yield* PlantedDefects).has("stream-duplicate")
       const retry = retryField(options.retryMs ?? RETRY_MS)
       const open = new Map<string, Set<Connection>>()
 
@@ -190,7 +192,11 @@ export class StreamService extends Context.Service<
             const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
             for (const event of page) {
               c.cursor = event.position
-              if (c.names === undefined || c.names.has(event.name)) out += frame(event.position, event.name, envelopeOf(event, c.sandbox))
+              if (c.names === undefined || c.names.has(event.name)) {
+                const framed = frame(event.position, event.name, envelopeOf(event, c.sandbox))
+                // TEST ONLY (sim/defects.ts, E-190): false unless `serve --plant-defect stream-duplicate`.
+                out += duplicate ? framed + framed : framed
+              }
             }
             if (out !== "") return out
             yield* c.wake.await

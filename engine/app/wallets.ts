@@ -13,6 +13,7 @@ import { refuseInactive } from "../domain/subaccount.ts"
 import { LOCAL_DECIMALS, type TransferInput, transferAmounts } from "../domain/transfer.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
+import { PlantedDefects } from "../sim/defects.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { accountPartition, Partners, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
@@ -47,6 +48,7 @@ export class WalletService extends Context.Service<
   }
 >()("sokoni/WalletService") {
   static readonly make = Effect.gen(function* () {
+    const planted = yield* PlantedDefects
     const store = yield* Store
     const clock = yield* EngineClock
     const events = yield* EventLog
@@ -90,7 +92,9 @@ export class WalletService extends Context.Service<
             yield* liftFailure(refuseInactive(s, direction === "DEPOSIT" ? "a deposit" : "a withdrawal"))
             const [from, to] = direction === "DEPOSIT" ? [MASTER, s.subAccountId] : [s.subAccountId, MASTER]
             const available = yield* walletBalance(tx, p, from)
-            if (available < amounts.cents) {
+            // TEST ONLY (sim/defects.ts, E-190): empty unless `serve --plant-defect overdraw`.
+            const overdraw = direction === "WITHDRAWAL" && planted.has("overdraw")
+            if (available < amounts.cents && !overdraw) {
               const whose = direction === "DEPOSIT" ? "the master wallet" : `sub-account ${id}`
               return yield* Effect.fail(
                 fail("INSUFFICIENT_FUNDS", `${whose} holds ${centsToWire(available)} USD available; the transfer needs ${centsToWire(amounts.cents)} USD`)
@@ -98,6 +102,7 @@ export class WalletService extends Context.Service<
             }
             const posted = yield* postEntry(tx, p, {
               kind: direction,
+              plantedOverdraw: overdraw,
               postings: transfer(walletAccount(from), walletAccount(to), amounts.cents),
               at: now,
               description: direction === "DEPOSIT" ? "Deposit from the master wallet" : "Withdrawal to the master wallet",

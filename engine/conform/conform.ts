@@ -269,7 +269,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     finishedAt: isoAt(await target.nowOnTarget()),
     checks: results,
     coverage: coverageOf(results),
-    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target)]
+    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target), ...modeCoverage(results, target.hasControl)]
   }
 }
 
@@ -282,6 +282,51 @@ const runNotes = (target: Target): ReadonlyArray<string> => {
   if (target.hasControl || skew === undefined) return []
   return [
     `clock skew: the target's clock is ${describeSkew(skew.ms)} conform's (±${skew.uncertaintyMs} ms, from ${skew.source}); instants in this report are on the target's clock`
+  ]
+}
+
+/** What a skip tells the reader again and again; said once, after the groups. */
+const HOW_TO_RUN_IT = " (--admin-token; or run it in-process with `sokoni scenario run`)"
+
+/** A scenario's skip says `<scenario name>: <reason>`: the reason alone, so one reason groups every scenario it skips. */
+const reasonOf = (r: CheckResult) => {
+  const message = r.message ?? "no reason given"
+  return (r.suite.startsWith("scenario") ? message.slice(message.indexOf(": ") + 2) : message).replace(HOW_TO_RUN_IT, "")
+}
+
+/** The check as a reader finds it in the report: a scenario by its file, a contract check with its operation. */
+const shortName = (r: CheckResult) => {
+  if (r.suite.startsWith("scenario")) return r.name.replace(/^scenario: /, "")
+  const id = r.name.split(":")[0] ?? r.name
+  return r.suite.startsWith("contract") && r.operation !== undefined ? `${id} ${r.operation}` : id
+}
+
+const listed = (names: ReadonlyArray<string>) => `${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`
+
+/**
+ * What this mode could and could not check on this target, and why (issue 23, item 5): how many checks ran, the
+ * skipped ones grouped by reason (a line each), and those that passed only in part (a trade checked up to
+ * acceptance, a scenario's control steps skipped). Said once at the top of the report, so a green run without a
+ * control API is not read as the full verdict.
+ */
+export const modeCoverage = (results: ReadonlyArray<CheckResult>, hasControl: boolean): ReadonlyArray<string> => {
+  const mode = hasControl ? "control mode (admin token, the control API)" : "staging mode (keys only, no control API)"
+  const skipped = results.filter((r) => r.status === "skipped")
+  const partly = results.filter((r) => r.status === "passed" && /\bskipped\b|\bneeds\b/.test(r.message ?? ""))
+  const partlyScenarios = partly.filter((r) => r.suite.startsWith("scenario"))
+  const byReason = new Map<string, Array<string>>()
+  for (const r of skipped) byReason.set(reasonOf(r), [...(byReason.get(reasonOf(r)) ?? []), shortName(r)])
+  const ran = results.length - skipped.length
+  return [
+    `coverage in ${mode}: ${ran} of ${results.length} checks ran${partly.length === 0 ? "" : `, ${partly.length} of them in part`}`,
+    ...[...byReason].map(([reason, names]) => `  not checked (${names.length}): ${reason}: ${listed(names)}`),
+    ...(skipped.some((r) => (r.message ?? "").includes(HOW_TO_RUN_IT))
+      ? ["  (what needs the control API runs with --admin-token; a scenario also in-process with `sokoni scenario run`)"]
+      : []),
+    ...partly.filter((r) => !r.suite.startsWith("scenario")).map((r) => `  checked in part: ${shortName(r)}: ${reasonOf(r)}`),
+    ...(partlyScenarios.length === 0
+      ? []
+      : [`  checked in part (${partlyScenarios.length}): scenarios run without their control steps: ${listed(partlyScenarios.map(shortName))}`])
   ]
 }
 

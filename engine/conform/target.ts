@@ -274,6 +274,8 @@ export const makeTarget = (options: TargetOptions) => {
    * Opens an event stream and reads messages until `enough` says so, the stream ends, or `limitMs` of real time pass
    * (a failure bound); then closes it. Returns the status and the messages read.
    */
+  /** Streams opened so far: the history numbers each connection (an id may repeat across them, never within one). */
+  let connections = 0
   const readStream = async (
     path: string,
     headers: Record<string, string>,
@@ -281,6 +283,7 @@ export const makeTarget = (options: TargetOptions) => {
     limitMs = 5_000
   ): Promise<{ exchange: Exchange; messages: ReadonlyArray<SseMessage> }> => {
     const at = await nowOnTarget()
+    const connection = ++connections
     const response = await doFetch(`${origin}${actualPath(path)}`, { headers })
     const exchange: Exchange = {
       method: "GET",
@@ -333,7 +336,7 @@ export const makeTarget = (options: TargetOptions) => {
           }
           if (message.event !== undefined) {
             messages.push(message as SseMessage)
-            options.record?.({ kind: "stream", at: isoAt(await nowOnTarget()), caller: callerOf(path, headers), ...(message as SseMessage) })
+            options.record?.({ kind: "stream", at: isoAt(await nowOnTarget()), caller: callerOf(path, headers), connection, ...(message as SseMessage) })
           }
           buffer = buffer.slice(end + 2)
           end = buffer.indexOf("\n\n")

@@ -19,6 +19,7 @@ import { Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type Webh
 import { isSandboxPartition, partnerOfPartition } from "../app/principal.ts"
 import { isoAt } from "../sim/clock.ts"
 import { EngineClock } from "../sim/clock.ts"
+import { FLAT_RETRY_DELAYS_MS, PlantedDefects, retriedEventId } from "../sim/defects.ts"
 import { Outbound, type OutboundResult } from "../sim/outbound.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -105,6 +106,10 @@ export class WebhookDelivery extends Context.Service<
       const scheduler = yield* Scheduler
       const events = yield* EventLog
       const trace = yield* Trace
+      // TEST ONLY (sim/defects.ts, E-190): both false unless `serve --plant-defect` names them.
+      const planted = yield* PlantedDefects
+      const newEventIdOnRetry = planted.has("retry-new-event-id")
+      const retryDelays = planted.has("retry-schedule") ? FLAT_RETRY_DELAYS_MS : RETRY_DELAYS_MS
       const signatureHeaders = [SIGNATURE_HEADER, ...(options.extraSignatureHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => h !== SIGNATURE_HEADER)]
 
       const send = (webhook: WebhookDoc, compact: string) => {
@@ -193,7 +198,8 @@ export class WebhookDelivery extends Context.Service<
           const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
           const event = logged[0]
           if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
-          const body = JSON.stringify(envelopeOf(event, isSandboxPartition(d.partition)))
+          const envelope = envelopeOf(event, isSandboxPartition(d.partition))
+          const body = JSON.stringify(newEventIdOnRetry && attempt > 1 ? { ...envelope, eventId: retriedEventId(envelope.eventId, attempt) } : envelope)
           const result = yield* send(webhook, body)
           yield* trace.record({
             kind: "webhook",
@@ -235,7 +241,7 @@ export class WebhookDelivery extends Context.Service<
           const last = attempt >= MAX_ATTEMPTS
           const next = last
             ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
-            : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (RETRY_DELAYS_MS[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
+            : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (retryDelays[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
           const sending: DeliveryDoc = {
             ...d,
             attempts: attempt,

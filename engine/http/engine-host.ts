@@ -16,6 +16,7 @@
 import { Context, Effect, Fiber, type Layer, ManagedRuntime } from "effect"
 import { fail } from "../domain/errors.ts"
 import { type EngineConfig, engineLayer } from "../runtime.ts"
+import { withoutRetryAfterOn429 } from "../sim/defects.ts"
 import type { EngineReset, ResetPlan } from "../sim/reset.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { wipePostgresStore } from "../store/postgres.ts"
@@ -147,6 +148,7 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
     resetting = undefined
   }
 
+  const noRetryAfter = config.plantDefects?.includes("no-retry-after") === true
   const handle = (request: EngineRequest, respond: (response: EngineResponse) => void): void => {
     if (stopped) {
       respond(stopping)
@@ -166,7 +168,9 @@ export const makeEngineHost = async (config: EngineConfig, hooks: HostHooks = {}
     // onto an empty context is free where merging it into a full one copies every service on each request.
     Effect.runFork(current.gateway.handle(request)).addObserver((exit) => {
       inFlight -= 1
-      const response = exit._tag === "Success" ? exit.value : internalError
+      const built = exit._tag === "Success" ? exit.value : internalError
+      // TEST ONLY (sim/defects.ts, E-190): false unless `serve --plant-defect no-retry-after`.
+      const response = noRetryAfter ? withoutRetryAfterOn429(built) : built
       if (pending === undefined) return respond(response)
       held.push({ request, response, respond })
       if (inFlight === 0) void handOver(pending)

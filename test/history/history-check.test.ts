@@ -1,12 +1,15 @@
 /**
  * The whole-run verdict (issue 23, part 3): `checkHistory` flags a hand-made history with an overdraw, a double
  * debit (one Idempotency-Key executed twice), a rising `X-RateLimit-Remaining`, more admitted than the limit, a
- * redelivery with other bytes and an order leaving a terminal state; compares nothing across a reset; orders by the
+ * redelivery with other bytes, an order leaving a terminal state, a wallet whose balance is not its ledger, an order
+ * whose fate REST, webhooks and the stream tell differently; compares nothing across a reset; orders by the
  * logical clock when instants tie; and passes the history conform records of a clean run against our engine, with
  * and without the control API.
  */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { checkHistory, type ExchangeEntry, type HistoryEntry, historyChecks, parseHistory } from "../../engine/conform/history.ts"
+import { checkHistory, type ExchangeEntry, type HistoryEntry, historyChecks, parseHistory, RULES } from "../../engine/conform/history.ts"
 import { ADMIN, conformAgainst, startTarget } from "../conform/conform-kit.ts"
 
 const T = (s: number) => new Date(Date.parse("2026-11-23T08:00:00.000Z") + s * 1000).toISOString()
@@ -79,6 +82,97 @@ describe("the history checker", () => {
     expect(rules([order(0, "PENDING"), order(1, "WORKING"), order(2, "FILLED"), order(3, "FILLED")])).toEqual([])
   })
 
+  it("flags an overdraw that only a transfer's answer shows: a sub-account's newBalance below zero", () => {
+    const withdrawal = exchange(0, {
+      method: "POST",
+      path: "/api/sandbox/v1/partner/users/usr_1/withdraw",
+      body: JSON.stringify({ transactionId: "txn_2", subAccountId: "usr_1", amount: 50, newBalance: -25, masterWalletBalance: 100 })
+    })
+    expect(checkHistory([withdrawal]).map((v) => v.message)).toEqual([
+      `POST /api/sandbox/v1/partner/users/usr_1/withdraw (${CALLER}) shows newBalance -25 at ${T(0.1)}`
+    ])
+  })
+
+  it("flags a wallet whose balance is not its ledger: a broken chain of balanceAfter, a transfer answered with another balance", () => {
+    const transfer = (s: number, transactionId: string, newBalance: number) =>
+      exchange(s, {
+        method: "POST",
+        path: "/api/sandbox/v1/partner/users/usr_1/deposit",
+        body: JSON.stringify({ transactionId, subAccountId: "usr_1", amount: 25, newBalance })
+      })
+    const ledger = (s: number, rows: ReadonlyArray<[string, number, number]>, path = "/api/sandbox/v1/partner/users/usr_1/transactions") =>
+      exchange(s, {
+        path,
+        body: JSON.stringify({
+          transactions: rows.map(([transactionId, amount, balanceAfter]) => ({ transactionId, amount, balanceAfter })),
+          count: rows.length,
+          hasMore: false
+        })
+      })
+    // Newest first: 25 in, then 10 out, leaves 15.
+    const good = ledger(2, [
+      ["txn_2", -10, 15],
+      ["txn_1", 25, 25]
+    ])
+    expect(rules([transfer(0, "txn_1", 25), good])).toEqual([])
+    // A withdrawal of 10 that took 20 (a double debit the ledger lists once).
+    const broken = ledger(2, [
+      ["txn_2", -10, 5],
+      ["txn_1", 25, 25]
+    ])
+    expect(checkHistory([broken]).map((v) => [v.rule, v.message])).toEqual([
+      [
+        "wallet-ledger",
+        "sub-account usr_1's ledger (/api/sandbox/v1/partner/users/usr_1/transactions): transaction txn_2 moves -10 from 25 but lists balanceAfter 5"
+      ]
+    ])
+    // The ledger's first row starts from 0 when the list is whole; a page (cursor) may start anywhere.
+    expect(rules([ledger(0, [["txn_1", 25, 40]])])).toEqual(["wallet-ledger"])
+    expect(rules([ledger(0, [["txn_1", 25, 40]], "/api/sandbox/v1/partner/users/usr_1/transactions?cursor=c1")])).toEqual([])
+    // The deposit was answered with a balance of 30 the ledger never held.
+    expect(checkHistory([transfer(0, "txn_1", 30), good]).map((v) => [v.rule, v.entries])).toEqual([["wallet-ledger", [0, 1]]])
+  })
+
+  it("flags an order whose fate REST, webhooks and the stream tell differently, or REST behind an event already received", () => {
+    const order = (s: number, status: string) =>
+      exchange(s, { path: `/api/sandbox/v1/partner/orders?status=${status}`, body: JSON.stringify({ orders: [{ orderId: "ord_1", status }] }) })
+    const told = (s: number, kind: "delivery" | "stream", event: string, status: string): HistoryEntry => {
+      const envelope = { eventId: `evt_${event}`, event, data: { orderId: "ord_1", status } }
+      return kind === "delivery"
+        ? { kind, at: T(s), eventId: envelope.eventId, raw: JSON.stringify(envelope) }
+        : { kind, at: T(s), caller: CALLER, id: "7", event, data: envelope }
+    }
+    expect(rules([order(0, "CANCELLED"), told(1, "delivery", "order.filled", "FILLED")])).toEqual(["order-agreement"])
+    expect(rules([told(0, "stream", "order.rejected", "REJECTED"), told(1, "delivery", "order.filled", "FILLED")])).toEqual(["order-agreement"])
+    const behind = checkHistory([told(0, "delivery", "order.filled", "FILLED"), order(2, "PENDING")])
+    expect(behind.map((v) => [v.rule, v.entries])).toEqual([["order-agreement", [0, 1]]])
+    expect(behind[0]?.message).toMatch(/^order ord_1: webhook order.filled arrived at \S+, but REST GET \S+ sent at \S+ still shows PENDING$/)
+    // Agreeing stories pass; so does a REST read at the same instant (a frozen clock orders nothing) or before.
+    expect(
+      rules([order(0, "PENDING"), told(1, "delivery", "order.filled", "FILLED"), told(1, "stream", "order.filled", "FILLED"), order(2, "FILLED")])
+    ).toEqual([])
+    expect(rules([told(1, "delivery", "order.filled", "FILLED"), exchange(1, { body: JSON.stringify({ orderId: "ord_1", status: "PENDING" }) })])).toEqual([])
+    // A partial fill is no fate.
+    expect(rules([told(0, "delivery", "order.filled", "PARTIALLY_FILLED"), order(1, "CANCELLED")])).toEqual([])
+  })
+
+  it("flags an event id a stream connection carried twice; another connection may carry it again (a resumption)", () => {
+    const read = (s: number, connection: number | undefined, id: string): HistoryEntry => ({
+      kind: "stream",
+      at: T(s),
+      caller: CALLER,
+      id,
+      event: "deposit.confirmed",
+      ...(connection === undefined ? {} : { connection })
+    })
+    const twice = checkHistory([read(0, 1, "7"), read(0, 1, "8"), read(1, 1, "7")])
+    expect(twice.map((v) => [v.rule, v.entries])).toEqual([["stream-once", [0, 2]]])
+    expect(twice[0]?.message).toBe(`stream connection 1 (${CALLER}) carried event id 7 (deposit.confirmed) twice, at ${T(0)} and ${T(1)}`)
+    expect(rules([read(0, 1, "7"), read(1, 2, "7")])).toEqual([])
+    // A history recorded elsewhere may not name connections: then nothing is compared.
+    expect(rules([read(0, undefined, "7"), read(1, undefined, "7")])).toEqual([])
+  })
+
   it("compares nothing across a reset: the new world may repeat keys, ids and windows", () => {
     const reset: HistoryEntry = { kind: "reset", at: T(5) }
     expect(rules([trade(0, "ord_1"), reset, trade(6, "ord_2")])).toEqual([])
@@ -106,6 +200,16 @@ describe("the history checker", () => {
     expect(failed[0]?.timeline?.[0]?.text).toMatch(/^VIOLATION GET \/api\/sandbox\/v1\/partner\/wallet/)
   })
 
+  it("flags the hand-made history of the docs' screenshot: an overdraw, a double debit, a Remaining that rises", () => {
+    const file = join(import.meta.dirname, "..", "..", "docs", "screenshots", "history-violations.jsonl")
+    const violations = checkHistory(parseHistory(readFileSync(file, "utf8")))
+    expect(violations.map((v) => [v.rule, v.entries])).toEqual([
+      ["no-negative-balance", [3]],
+      ["idempotent-answer", [5, 6]],
+      ["rate-window", [3, 7]]
+    ])
+  })
+
   it("reads JSON lines and names a line that is not an entry", () => {
     expect(parseHistory(`${JSON.stringify(wallet(0, 1))}\n\n`)).toHaveLength(1)
     expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery, stream or reset")
@@ -130,13 +234,27 @@ describe("a recorded clean run", () => {
       const report = await conformAgainst(target.base, {
         ...(control ? {} : { adminToken: undefined, ...keys }),
         onHistory: (e) => recorded.push(e),
-        only: ["quote-ttl", "quote-single-use", "idempotency-replay", "idempotency-concurrent", "money-invariants", "event-agreement", "rate-limit-oracle"]
+        only: [
+          "quote-ttl",
+          "quote-single-use",
+          "idempotency-replay",
+          "idempotency-concurrent",
+          "money-invariants",
+          "overdraw-refused",
+          "sub-account-isolation",
+          "event-agreement",
+          "stream-resumption",
+          "rate-limit-oracle"
+        ]
       })
       expect(recorded.length).toBeGreaterThan(100)
       expect(recorded.some((e) => e.kind === "delivery")).toBe(control)
       expect(checkHistory(recorded)).toEqual([])
       const history = report.checks.filter((c) => c.suite === "history")
-      expect(history.map((c) => c.status)).toEqual(["passed", "passed", "passed", "passed", "passed"])
+      expect(history.map((c) => c.status)).toEqual(RULES.map(() => "passed"))
+      // The rules had something to judge: ledger reads, stream messages, order states.
+      expect(recorded.some((e) => e.kind === "exchange" && /\/transactions$/.test(e.path))).toBe(true)
+      expect(recorded.some((e) => e.kind === "stream")).toBe(true)
     } finally {
       await target.stop()
     }

@@ -1,0 +1,131 @@
+/**
+ * A run's history as `sokoni conform --history` records it and `sokoni history check` reads it (issue 23, part 3):
+ * every request and answer with the instants it was sent and answered, every webhook delivery received, every stream
+ * message, and the target starting over, as JSON lines. Owns the format, its parser and the helpers the rules share
+ * (worlds split by resets, the logical clock's order). The rules are history.ts's, history-money.ts's and
+ * history-orders.ts's.
+ */
+
+/** One request and its answer. `caller` names the key without printing it (environment and its last 4 characters). */
+export interface ExchangeEntry {
+  readonly kind: "exchange"
+  readonly sentAt: string
+  readonly answeredAt: string
+  /**
+   * The order of the send and of the answer among every send and answer recorded (a logical clock): what came first
+   * when a frozen or coarse clock gives both the same instant. Optional in a history recorded elsewhere.
+   */
+  readonly sentSeq?: number | undefined
+  readonly answeredSeq?: number | undefined
+  readonly caller: string
+  readonly method: string
+  readonly path: string
+  readonly idempotencyKey?: string | undefined
+  readonly requestBody?: string | undefined
+  readonly status: number
+  readonly rate?: { readonly limit: number; readonly remaining: number; readonly reset: number } | undefined
+  readonly body: string
+}
+
+/** A webhook delivery received, its exact bytes. */
+export interface DeliveryEntry {
+  readonly kind: "delivery"
+  readonly at: string
+  readonly eventId: string
+  readonly raw: string
+}
+
+/** A stream message read. */
+export interface StreamEntry {
+  readonly kind: "stream"
+  readonly at: string
+  readonly caller: string
+  readonly id?: string | undefined
+  readonly event?: string | undefined
+  readonly data?: unknown
+  /**
+   * The connection that read it, numbered in the run: an id may come again on another connection (a resumed stream
+   * replays what came after its Last-Event-ID), never twice on one. Optional in a history recorded elsewhere.
+   */
+  readonly connection?: number | undefined
+}
+
+/**
+ * The target started over (`POST /_sim/reset`): a new world, whose keys, ids and windows may repeat the old one's.
+ * Nothing before it is compared with anything after it.
+ */
+export interface ResetEntry {
+  readonly kind: "reset"
+  readonly at: string
+}
+
+export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry | ResetEntry
+
+export type Rule =
+  | "no-negative-balance"
+  | "wallet-ledger"
+  | "idempotent-answer"
+  | "delivery-bytes"
+  | "stream-once"
+  | "rate-window"
+  | "order-transition"
+  | "order-agreement"
+
+export interface Violation {
+  readonly rule: Rule
+  readonly message: string
+  /** The entries (indexes in the history) that make it, in order. */
+  readonly entries: ReadonlyArray<number>
+}
+
+/** Reads JSON lines; a line that is not an entry is an error naming it. */
+export const parseHistory = (text: string): ReadonlyArray<HistoryEntry> =>
+  text
+    .split("\n")
+    .map((line, n) => ({ line: line.trim(), n }))
+    .filter(({ line }) => line !== "")
+    .map(({ line, n }) => {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(line)
+      } catch {
+        throw new Error(`line ${n + 1} is not JSON`)
+      }
+      const kind = (parsed as { kind?: unknown } | null)?.kind
+      if (kind !== "exchange" && kind !== "delivery" && kind !== "stream" && kind !== "reset")
+        throw new Error(`line ${n + 1}: kind must be exchange, delivery, stream or reset`)
+      return parsed as HistoryEntry
+    })
+
+export const jsonOf = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The world each entry belongs to: how many resets came before it. */
+export const worlds = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<number> => {
+  let world = 0
+  return history.map((e) => (e.kind === "reset" ? ++world : world))
+}
+
+export const exchanges = (history: ReadonlyArray<HistoryEntry>) => {
+  const world = worlds(history)
+  return history.flatMap((e, i) => (e.kind === "exchange" ? [{ e, i, w: world[i] ?? 0 }] : []))
+}
+
+export const groupBy = <T>(items: ReadonlyArray<T>, key: (t: T) => string | undefined): Map<string, Array<T>> => {
+  const groups = new Map<string, Array<T>>()
+  for (const item of items) {
+    const k = key(item)
+    if (k === undefined) continue
+    groups.set(k, [...(groups.get(k) ?? []), item])
+  }
+  return groups
+}
+
+/** Whether `a` was answered before `b` was sent: by the logical clock when both have it, else strictly by instants. */
+export const answeredBefore = (a: ExchangeEntry, b: ExchangeEntry): boolean =>
+  a.answeredSeq !== undefined && b.sentSeq !== undefined ? a.answeredSeq < b.sentSeq : a.answeredAt < b.sentAt
