@@ -9,20 +9,20 @@ import { type ClientCredentials, PortalService } from "../../app/portal.ts"
 import { PortalAccountService } from "../../app/portal-account.ts"
 import { checkKey } from "../guards/idempotency.ts"
 import { fail } from "../../domain/errors.ts"
-import { decodeBody, isFailure, parseJsonBody } from "../body.ts"
+import { decodeBody, isFailure, maxCharacters, minCharacters, parseJsonBody } from "../body.ts"
 import type { EngineRequest } from "../exchange.ts"
 import { requestRoute } from "../route.ts"
 
-const Email = Schema.String.check(Schema.isMaxLength(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
+const Email = Schema.String.check(maxCharacters(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
 
-export const RegisterBody = Schema.Struct({ businessName: Schema.String.check(Schema.isMinLength(2), Schema.isMaxLength(200)), email: Email })
+export const RegisterBody = Schema.Struct({ businessName: Schema.String.check(minCharacters(2), maxCharacters(200)), email: Email })
 
 export const ApplyBody = Schema.Struct({
-  businessName: Schema.String.check(Schema.isMinLength(2), Schema.isMaxLength(200)),
+  businessName: Schema.String.check(minCharacters(2), maxCharacters(200)),
   email: Email,
   country: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/)),
-  website: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500), Schema.isPattern(/^https?:\/\/\S+$/))),
-  useCase: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000))),
+  website: Schema.optionalKey(Schema.String.check(maxCharacters(500), Schema.isPattern(/^https?:\/\/\S+$/))),
+  useCase: Schema.optionalKey(Schema.String.check(maxCharacters(2000))),
   deploymentPreference: Schema.optionalKey(Schema.Literals(["hosted", "onprem", "both"]))
 })
 
@@ -67,11 +67,11 @@ export const MeActionBody = Schema.Struct({
 })
 
 export const UpgradeBody = Schema.Struct({
-  message: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000))),
+  message: Schema.optionalKey(Schema.String.check(maxCharacters(2000))),
   targetTier: Schema.optionalKey(Schema.Literals(["growth", "enterprise"]))
 })
 
-export const RevokeBody = Schema.Struct({ apiKey: Schema.String.check(Schema.isPattern(/^pk_live_/), Schema.isMaxLength(200)) })
+export const RevokeBody = Schema.Struct({ apiKey: Schema.String.check(Schema.isPattern(/^pk_live_/), maxCharacters(200)) })
 
 export const portalRoutes = [
   requestRoute("getMe", 200, (request) =>
