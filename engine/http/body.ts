@@ -1,6 +1,7 @@
 /**
  * Request bodies: read as JSON whatever the content type says (clients forget the header; a body that is not JSON
- * is refused in the envelope, never stored), bounded in depth, then decoded with an Effect Schema whose first issue
+ * is refused in the envelope, never stored), bounded in depth, judged by the contract (route.ts, E-310), then
+ * decoded with the route's Effect Schema (types, and the rules JSON Schema cannot say) whose first issue
  * becomes the spec's error: a missing field MISSING_PARAM, a wrong type INVALID_TYPE, anything else
  * VALIDATION_ERROR, always with the field's path in `param`. Pure.
  */
