@@ -12,7 +12,7 @@ import type { ControlOperationId, ControlResponseBody, OperationId, ResponseBody
 import type { Environment, Principal } from "../app/principal.ts"
 import type { ApiFailure } from "../domain/errors.ts"
 import type { StoreError } from "../store/port.ts"
-import { contractValidator } from "../contract/request-validator.ts"
+import { type ContractValidator, contractValidator } from "../contract/request-validator.ts"
 import { bodyShapeProblem, decodeBody, isFailure, parseJsonBody } from "./body.ts"
 import type { EngineRequest } from "./exchange.ts"
 import { type Field, paramDecoder, type QueryOf } from "./query.ts"
@@ -137,6 +137,7 @@ const decoderOf = (operationId: string, row: CatalogueRow, inputs: Inputs<ParamS
   if (inputs.body !== undefined && !contract.body.declared) throw new Error(`${operationId} decodes a body the contract does not declare`)
   const decodePath = paramDecoder(inputs.params ?? {})
   const decodeQuery = paramDecoder(inputs.query ?? {})
+  const decodeJsonBody = inputs.body === undefined ? undefined : jsonBodyStep(contract, inputs.body)
   return (request, pathParams) => {
     const refused = contract.parameters((place, name) => (place === "path" ? pathParams[name] : (request.query.get(name) ?? undefined)))
     if (refused !== undefined) return refused
@@ -144,17 +145,34 @@ const decoderOf = (operationId: string, row: CatalogueRow, inputs: Inputs<ParamS
     if (isFailure(params)) return params
     const query = decodeQuery((name) => request.query.get(name) ?? undefined)
     if (isFailure(query)) return query
-    if (inputs.body === undefined) return { params, query, body: undefined }
+    if (decodeJsonBody === undefined) return { params, query, body: undefined }
+    const body = decodeJsonBody(request)
+    if (isFailure(body)) return body
+    return { params, query, body }
+  }
+}
+
+/** The body step: parsed, judged by the contract, then typed (and domain-checked) by the route's schema. */
+const jsonBodyStep =
+  <S extends BodySchema>(contract: ContractValidator, schema: S) =>
+  (request: EngineRequest): S["Type"] | ApiFailure => {
     const json = parseJsonBody(request.body)
     if (isFailure(json)) return json
     // The contract's `requestBody.required: false`: no body is judged and decoded like `{}`.
     const given = json === undefined && !contract.body.required ? {} : json
     const problem = bodyShapeProblem(given) ?? contract.checkBody(given)
     if (problem !== undefined) return problem
-    const body = decodeBody(inputs.body, given)
-    if (isFailure(body)) return body
-    return { params, query, body }
+    return decodeBody(schema, given)
   }
+
+/**
+ * The body decoder of a `requestRoute` handler, which verifies its own credential first and then decodes: the same
+ * contract check and schema as a declared route's body (E-310). Built once, with the route.
+ */
+export const requestBodyDecoder = <S extends BodySchema>(operationId: OperationId, schema: S) => {
+  const contract = contractValidator("partner", operationId)
+  if (!contract.body.declared) throw new Error(`${operationId} decodes a body the contract does not declare`)
+  return jsonBodyStep(contract, schema)
 }
 
 type SuccessStatus<Op extends OperationId> = Extract<keyof operations[Op]["responses"], 200 | 201 | 202>
