@@ -69,6 +69,16 @@ describe("unknown fields", () => {
   })
 })
 
+describe("an optional body", () => {
+  it("may be left out where the contract says requestBody.required: false (a desk fill at the desk's price)", async () => {
+    const s = await setup()
+    const q = await s.quote(`SCOM?side=BUY&quantity=1&subAccountId=${s.id}`)
+    const orderId = await s.placed({ type: "BUY", quantity: 1, quoteId: q.quoteId })
+    const filled = await s.engine.admin("POST", `/_sim/desk/orders/${orderId}/fill`)
+    expect([filled.status, filled.body.orderId, filled.body.status]).toEqual([200, orderId, "FILLED"])
+  })
+})
+
 describe("the API key in two headers", () => {
   it("refuses two different keys with 401 AUTH_INVALID, and serves the same key sent in both", async () => {
     const s = await setup()
