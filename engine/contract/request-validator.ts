@@ -8,7 +8,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
-import { type ApiFailure, fail } from "../domain/errors.ts"
+import { ApiFailure, fail } from "../domain/errors.ts"
 import { failureOf } from "./request-errors.ts"
 import { CONTROL_INPUTS, type ContractInputs, type ContractParameter, PARTNER_INPUTS, REQUEST_DEFS, REQUEST_DEFS_ID } from "./requests.gen.ts"
 
@@ -141,7 +141,7 @@ const checkParameters =
         continue
       }
       const value = p.coerce(raw, p.name)
-      if (value !== null && typeof value === "object") return value as ApiFailure
+      if (value instanceof ApiFailure) return value
       if (p.validate !== undefined && !p.validate(value)) return refuse(p.validate.errors, p.name)
     }
     return undefined
