@@ -6,6 +6,8 @@
  *   from its own install in spec/gen: it needs the TypeScript 5 compiler API, which TypeScript 7 does not ship).
  * - engine/contract/catalogue.gen.ts: values the engine needs at run time: the error table (code -> status, from
  *   `ErrorCode.x-error-statuses`) and every operation (method, path, mount, security, declared statuses).
+ * - engine/contract/requests.gen.ts: every operation's request body and query/path parameter schemas, as JSON Schema
+ *   data the engine compiles at start-up to validate requests (scripts/spec-gen-requests.ts, E-310).
  *
  * `--check` regenerates into memory and fails when a committed file differs (CI runs it: a stale file fails).
  */
@@ -14,6 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parse } from "yaml"
+import { requestsOf } from "./spec-gen-requests.ts"
 
 const ROOT = join(import.meta.dirname, "..")
 const GEN_INSTALL = join(ROOT, "spec", "gen")
@@ -111,7 +114,8 @@ const main = () => {
   const files: Record<string, string> = {
     "openapi.gen.ts": typesOf(bin, "spec/openapi.yaml"),
     "control.gen.ts": typesOf(bin, "spec/control.yaml"),
-    "catalogue.gen.ts": catalogueOf(partner, control)
+    "catalogue.gen.ts": catalogueOf(partner, control),
+    "requests.gen.ts": requestsOf(partner, control, HEADER("spec/openapi.yaml and spec/control.yaml"))
   }
   const stale: Array<string> = []
   for (const [name, text] of Object.entries(files)) {

@@ -1,6 +1,7 @@
 /**
  * Request bodies: read as JSON whatever the content type says (clients forget the header; a body that is not JSON
- * is refused in the envelope, never stored), bounded in depth, then decoded with an Effect Schema whose first issue
+ * is refused in the envelope, never stored), bounded in depth, judged by the contract (route.ts, E-310), then
+ * decoded with the route's Effect Schema (types, and the rules JSON Schema cannot say) whose first issue
  * becomes the spec's error: a missing field MISSING_PARAM, a wrong type INVALID_TYPE, anything else
  * VALIDATION_ERROR, always with the field's path in `param`. Pure.
  */
@@ -71,10 +72,17 @@ export const failureOfIssue = (issue: SchemaIssue.Issue, where: string): ApiFail
   return fail("VALIDATION_ERROR", `${param}: ${detail}`, { param })
 }
 
-/** Decodes an already parsed body with `schema`; a missing body is refused as a whole. */
-export const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, json: unknown): S["Type"] | ApiFailure => {
+/** A missing body, or one that is not a JSON object, refused as a whole (before any field is looked at). */
+export const bodyShapeProblem = (json: unknown): ApiFailure | undefined => {
   if (json === undefined) return fail("MISSING_PARAM", "this operation needs a JSON body", { param: "body" })
   if (typeof json !== "object" || json === null || Array.isArray(json)) return fail("INVALID_TYPE", "the body must be a JSON object", { param: "body" })
+  return undefined
+}
+
+/** Decodes an already parsed body with `schema`; a missing body is refused as a whole. */
+export const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, json: unknown): S["Type"] | ApiFailure => {
+  const shape = bodyShapeProblem(json)
+  if (shape !== undefined) return shape
   const result = Schema.decodeUnknownExit(schema)(json)
   if (result._tag === "Success") return result.value
   const error = result.cause.reasons.find((r) => r._tag === "Fail")
@@ -83,3 +91,18 @@ export const decodeBody = <S extends Schema.Top & { readonly DecodingServices: n
 }
 
 export const isFailure = (value: unknown): value is ApiFailure => value instanceof ApiFailure
+
+/** Characters as JSON Schema counts them: code points, so an emoji is one (UTF-16 `length` would say two). */
+export const characterCount = (text: string): number => {
+  let n = 0
+  for (const _ of text) n++
+  return n
+}
+
+/** At least `min` characters, counted as the contract counts them (E-310); `Schema.isMinLength` counts UTF-16 units. */
+export const minCharacters = (min: number) =>
+  Schema.makeFilter((text: string) => characterCount(text) >= min || `Expected a value with at least ${min} character${min === 1 ? "" : "s"}`)
+
+/** At most `max` characters, counted as the contract counts them (E-310); `Schema.isMaxLength` counts UTF-16 units. */
+export const maxCharacters = (max: number) =>
+  Schema.makeFilter((text: string) => characterCount(text) <= max || `Expected a value with at most ${max} characters`)

@@ -149,6 +149,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           return undefined
         }
         const raw = apiKeyFrom(request.headers)
+        if (raw instanceof ApiFailure) return yield* raw
         if (raw === undefined) return yield* fail("AUTH_MISSING", "send your API key as `Authorization: Bearer <key>` or `x-api-key: <key>`")
         return yield* partners.authenticate(raw, where.environment)
       })

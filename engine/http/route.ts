@@ -12,7 +12,8 @@ import type { ControlOperationId, ControlResponseBody, OperationId, ResponseBody
 import type { Environment, Principal } from "../app/principal.ts"
 import type { ApiFailure } from "../domain/errors.ts"
 import type { StoreError } from "../store/port.ts"
-import { decodeBody, isFailure, parseJsonBody } from "./body.ts"
+import { type ContractValidator, contractValidator } from "../contract/request-validator.ts"
+import { bodyShapeProblem, decodeBody, isFailure, parseJsonBody } from "./body.ts"
 import type { EngineRequest } from "./exchange.ts"
 import { type Field, paramDecoder, type QueryOf } from "./query.ts"
 import type { operations } from "../contract/openapi.gen.ts"
@@ -88,8 +89,6 @@ interface Inputs<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchem
   readonly params?: PS
   readonly query?: QS
   readonly body?: B
-  /** The contract's `requestBody.required: false`: no body decodes like `{}`. */
-  readonly bodyOptional?: boolean
 }
 
 export interface HandlerInput<PS extends ParamSpec, QS extends ParamSpec, B extends BodySchema | undefined> {
@@ -98,23 +97,20 @@ export interface HandlerInput<PS extends ParamSpec, QS extends ParamSpec, B exte
   readonly body: B extends BodySchema ? B["Type"] : undefined
 }
 
-const build = <R>(operationId: string, successStatus: number, inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>, run: Route<R>["run"]): Route<R> => {
+/**
+ * `checked`: the contract validates the route's inputs in its decode step (E-310); off only for operations whose
+ * handler reads the request itself after verifying its own credential (requestRoute: auth before decode).
+ */
+const build = <R>(
+  operationId: string,
+  successStatus: number,
+  inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>,
+  run: Route<R>["run"],
+  checked = true
+): Route<R> => {
   const row = rowOf(operationId)
   const auth = authOf(row)
-  const decodePath = paramDecoder(inputs.params ?? {})
-  const decodeQuery = paramDecoder(inputs.query ?? {})
-  const decode = (request: EngineRequest, pathParams: Readonly<Record<string, string>>): Decoded | ApiFailure => {
-    const params = decodePath((name) => pathParams[name])
-    if (isFailure(params)) return params
-    const query = decodeQuery((name) => request.query.get(name) ?? undefined)
-    if (isFailure(query)) return query
-    if (inputs.body === undefined) return { params, query, body: undefined }
-    const json = parseJsonBody(request.body)
-    if (isFailure(json)) return json
-    const body = decodeBody(inputs.body, json === undefined && inputs.bodyOptional === true ? {} : json)
-    if (isFailure(body)) return body
-    return { params, query, body }
-  }
+  const decode = checked ? decoderOf(operationId, row, inputs) : () => ({ params: {}, query: {}, body: undefined })
   return {
     operationId,
     method: row.method,
@@ -130,6 +126,53 @@ const build = <R>(operationId: string, successStatus: number, inputs: Inputs<Par
     decode,
     run
   }
+}
+
+/**
+ * The decode step: the contract's verdict on the path, query and body first (its codes and messages), then the
+ * route's own decoders, which type the values and add what JSON Schema cannot say.
+ */
+const decoderOf = (operationId: string, row: CatalogueRow, inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>): Route<unknown>["decode"] => {
+  const contract = contractValidator(row.mount === "control" ? "control" : "partner", operationId)
+  if (inputs.body !== undefined && !contract.body.declared) throw new Error(`${operationId} decodes a body the contract does not declare`)
+  const decodePath = paramDecoder(inputs.params ?? {})
+  const decodeQuery = paramDecoder(inputs.query ?? {})
+  const decodeJsonBody = inputs.body === undefined ? undefined : jsonBodyStep(contract, inputs.body)
+  return (request, pathParams) => {
+    const refused = contract.parameters((place, name) => (place === "path" ? pathParams[name] : (request.query.get(name) ?? undefined)))
+    if (refused !== undefined) return refused
+    const params = decodePath((name) => pathParams[name])
+    if (isFailure(params)) return params
+    const query = decodeQuery((name) => request.query.get(name) ?? undefined)
+    if (isFailure(query)) return query
+    if (decodeJsonBody === undefined) return { params, query, body: undefined }
+    const body = decodeJsonBody(request)
+    if (isFailure(body)) return body
+    return { params, query, body }
+  }
+}
+
+/** The body step: parsed, judged by the contract, then typed (and domain-checked) by the route's schema. */
+const jsonBodyStep =
+  <S extends BodySchema>(contract: ContractValidator, schema: S) =>
+  (request: EngineRequest): S["Type"] | ApiFailure => {
+    const json = parseJsonBody(request.body)
+    if (isFailure(json)) return json
+    // The contract's `requestBody.required: false`: no body is judged and decoded like `{}`.
+    const given = json === undefined && !contract.body.required ? {} : json
+    const problem = bodyShapeProblem(given) ?? contract.checkBody(given)
+    if (problem !== undefined) return problem
+    return decodeBody(schema, given)
+  }
+
+/**
+ * The body decoder of a `requestRoute` handler, which verifies its own credential first and then decodes: the same
+ * contract check and schema as a declared route's body (E-310). Built once, with the route.
+ */
+export const requestBodyDecoder = <S extends BodySchema>(operationId: OperationId, schema: S) => {
+  const contract = contractValidator("partner", operationId)
+  if (!contract.body.declared) throw new Error(`${operationId} decodes a body the contract does not declare`)
+  return jsonBodyStep(contract, schema)
 }
 
 type SuccessStatus<Op extends OperationId> = Extract<keyof operations[Op]["responses"], 200 | 201 | 202>
@@ -250,4 +293,4 @@ export const requestRoute = <Op extends OperationId, S extends SuccessStatus<Op>
   operationId: Op,
   status: S,
   handle: (request: EngineRequest) => Effect.Effect<ResponseBody<Op, S>, ApiFailure | StoreError, R>
-): Route<R> => build<R>(operationId, status, {}, (_input, _principal, request) => handle(request))
+): Route<R> => build<R>(operationId, status, {}, (_input, _principal, request) => handle(request), false)

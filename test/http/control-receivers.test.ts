@@ -135,7 +135,7 @@ describe("PUT /_sim/receivers and POST /_sim/receivers/take", () => {
     await bad({ url: URL_A, partnerId: "ptn_nobody" }, "NOT_FOUND", 404)
     // what each refusal says, and the parameter it names
     const error = async (body: unknown) => (await engine.admin("PUT", "/_sim/receivers", body)).body.error
-    expect(await error({ url: "/hooks/relative" })).toMatchObject({ message: "`url` must be an absolute http or https URL", param: "url" })
+    expect(await error({ url: "/hooks/relative" })).toMatchObject({ message: 'url must be an absolute URI, got "/hooks/relative"', param: "url" })
     expect(await error({ url: URL_A, answers: [{ status: 204 }, { unreachable: true, status: 500 }] })).toMatchObject({
       message: "answers[1]: an unreachable answer has no status nor latency",
       param: "answers[1]"

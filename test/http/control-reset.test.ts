@@ -135,7 +135,11 @@ describe("POST /_sim/reset", () => {
         expect([r.status, r.body.error.code], JSON.stringify(body)).toEqual([400, code])
       }
       const notADate = await c.admin("POST", "/_sim/reset", { at: "yesterday" })
-      expect(notADate.body.error).toEqual({ code: "VALIDATION_ERROR", message: "`at` must be an ISO 8601 date-time", param: "at" })
+      expect(notADate.body.error).toEqual({
+        code: "VALIDATION_ERROR",
+        message: 'at must be a date-time with a time zone (RFC 3339, e.g. 2026-01-05T09:30:00Z), got "yesterday"',
+        param: "at"
+      })
       const none = await c.call("POST", "/_sim/reset", {}, {})
       expect([none.status, none.body.error.code]).toEqual([401, "AUTH_MISSING"])
       // Nothing was reset by the refusals: the clock is where it was.

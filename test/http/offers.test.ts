@@ -12,8 +12,9 @@ import { MONDAY_OPEN } from "./harness.ts"
 import { book, expectError, type PartnerEngine, partnerEngine } from "./reference-support.ts"
 
 const ids = (items: Array<any>, key: string) => items.map((x) => x[key])
-const COUNTRY_MESSAGE = "country must be an ISO 3166-1 alpha-2 code (upper case)"
-const CURRENCY_MESSAGE = "currency must be an ISO 4217 code (upper case)"
+// The contract's patterns refuse these (E-313): the message quotes the pattern and the value.
+const COUNTRY_MESSAGE = (got: string) => `country must be text matching the pattern ^[A-Z]{2}$, got "${got}"`
+const CURRENCY_MESSAGE = (got: string) => `currency must be text matching the pattern ^[A-Z]{3}$, got "${got}"`
 
 describe("bonds", () => {
   let t: PartnerEngine
@@ -72,9 +73,9 @@ describe("bonds", () => {
     const mismatch = await t.get("/bonds?type=TREASURY_BILL&instrumentType=CORPORATE_BOND")
     expectError(mismatch, 400, "VALIDATION_ERROR", "type", /instrumentType and type are the same filter/)
     expect(mismatch.body.error.params).toEqual(["instrumentType", "type"])
-    expectError(await t.get("/bonds?country=ke"), 400, "VALIDATION_ERROR", "country", /country must be an ISO 3166-1/)
+    expectError(await t.get("/bonds?country=ke"), 400, "VALIDATION_ERROR", "country", /country must be text matching the pattern \^\[A-Z\]\{2\}\$/)
     expectError(await t.get("/bonds?country=xKE"), 400, "VALIDATION_ERROR", "country")
-    expectError(await t.get("/bonds?currency=KESX"), 400, "VALIDATION_ERROR", "currency", /currency must be an ISO 4217/)
+    expectError(await t.get("/bonds?currency=KESX"), 400, "VALIDATION_ERROR", "currency", /currency must be text matching the pattern \^\[A-Z\]\{3\}\$/)
     expectError(await t.get("/bonds?currency=xKES"), 400, "VALIDATION_ERROR", "currency")
     for (const type of ["TREASURY_BILL", "GOVERNMENT_BOND", "CORPORATE_BOND", "INFRASTRUCTURE_BOND"]) {
       expect((await t.get(`/bonds?limit=200&type=${type}`)).body.bonds).toEqual(bonds.filter((b) => b.instrumentType === type))
@@ -214,10 +215,10 @@ describe("funds", () => {
   it("refuses a country or currency not in upper-case ISO form, naming the form expected", async () => {
     const country = await t.get("/funds?country=ke")
     expectError(country, 400, "VALIDATION_ERROR", "country")
-    expect(country.body.error.message).toBe(COUNTRY_MESSAGE)
+    expect(country.body.error.message).toBe(COUNTRY_MESSAGE("ke"))
     const currency = await t.get("/funds?currency=kes")
     expectError(currency, 400, "VALIDATION_ERROR", "currency")
-    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE)
+    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE("kes"))
   })
 
   it("a fund's yield is its yield in percent; only an equity fund has none", async () => {
@@ -361,10 +362,10 @@ describe("GET /assets", () => {
   it("refuses a country or currency not in upper-case ISO form, naming the form expected", async () => {
     const country = await t.get("/assets?country=Kenya")
     expectError(country, 400, "VALIDATION_ERROR", "country")
-    expect(country.body.error.message).toBe(COUNTRY_MESSAGE)
+    expect(country.body.error.message).toBe(COUNTRY_MESSAGE("Kenya"))
     const currency = await t.get("/assets?currency=usd")
     expectError(currency, 400, "VALIDATION_ERROR", "currency")
-    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE)
+    expect(currency.body.error.message).toBe(CURRENCY_MESSAGE("usd"))
   })
 
   it("an ETF's detail path is under /etfs, a stock's under /stocks", async () => {

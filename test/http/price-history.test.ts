@@ -177,7 +177,9 @@ describe("GET /stocks/{symbol}/candles", () => {
     expectError(await p.get("/stocks/SCOM.KE/candles?adjustment=split"), 400, "VALIDATION_ERROR", "adjustment")
     expectError(await p.get("/stocks/SCOM.KE/candles?interval=2h"), 400, "VALIDATION_ERROR", "interval")
     expectError(await p.get("/stocks/SCOM.KE/candles?from=2026-02-30"), 400, "VALIDATION_ERROR", "from")
-    expect((await p.get("/stocks/SCOM.KE/candles?from=2026-02-30")).body.error.message).toBe('from must be a calendar date (YYYY-MM-DD), got "2026-02-30"')
+    expect((await p.get("/stocks/SCOM.KE/candles?from=2026-02-30")).body.error.message).toBe(
+      'from must be a date on the calendar (YYYY-MM-DD), got "2026-02-30"'
+    )
     expectError(await p.get("/stocks/SCOM.KE/candles?to=2026-11-23T00:00:00Z"), 400, "VALIDATION_ERROR", "to")
     expectError(await p.get("/stocks/bad!sym/candles"), 400, "INVALID_SYMBOL", "symbol")
     expectError(await p.get("/stocks/ZZZZ/candles"), 404, "NOT_FOUND")

@@ -58,14 +58,15 @@ describe("GET /quote/{symbol}: the size asked for", () => {
 
   it("refuses a cashValue that is negative, zero or has more than 2 decimals, param cashValue", async () => {
     const s = await setup()
-    for (const cashValue of ["-5", "0", "1.234"]) {
+    // -5 and 0 are refused by the contract (exclusiveMinimum 0, E-313), 1.234 by the quote's cent rule.
+    for (const [cashValue, message] of [
+      ["-5", "cashValue must be greater than 0, got -5"],
+      ["0", "cashValue must be greater than 0, got 0"],
+      ["1.234", "cashValue must be a positive USD amount with at most 2 decimals"]
+    ]) {
       const r = await s.get(`/quote/SCOM?side=BUY&cashValue=${cashValue}`)
       expectError(r, 400, "VALIDATION_ERROR")
-      expect(r.body.error, cashValue).toEqual({
-        code: "VALIDATION_ERROR",
-        message: "cashValue must be a positive USD amount with at most 2 decimals",
-        param: "cashValue"
-      })
+      expect(r.body.error, cashValue).toEqual({ code: "VALIDATION_ERROR", message, param: "cashValue" })
     }
   })
 

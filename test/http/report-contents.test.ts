@@ -66,8 +66,8 @@ describe("the period of a request", () => {
   it("says what is wrong with it, naming the field", async () => {
     const s = await setup()
     const cases: Array<[Record<string, string>, string, string]> = [
-      [{ from: "2026-02-30", to: "2026-03-01" }, "from", "from must be a real date (YYYY-MM-DD)"],
-      [{ from: "2026-11-01", to: "2026-02-30" }, "to", "to must be a real date (YYYY-MM-DD)"],
+      [{ from: "2026-02-30", to: "2026-03-01" }, "from", 'from must be a date on the calendar (YYYY-MM-DD), got "2026-02-30"'],
+      [{ from: "2026-11-01", to: "2026-02-30" }, "to", 'to must be a date on the calendar (YYYY-MM-DD), got "2026-02-30"'],
       [{ from: "2026-11-02", to: "2026-11-01" }, "from", "from must not be after to"],
       [{ from: "2025-01-01", to: "2026-01-03" }, "to", "to must be at most 366 days after from"],
       [{ from: "2026-12-01", to: "2026-12-02" }, "from", "from must not be in the future"]

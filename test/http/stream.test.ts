@@ -175,7 +175,7 @@ describe.each(databases())("GET /stream (store $store)", ({ admin }) => {
     expect(since.body.error).toMatchObject({
       code: "VALIDATION_ERROR",
       param: "since",
-      message: 'since must be an event-log position (a decimal integer), got "abc"'
+      message: 'since must be text matching the pattern ^[0-9]+$, got "abc"'
     })
     const header = await t.open("sandbox", "", { "last-event-id": "12a" })
     expect(header.status).toBe(400)

@@ -380,10 +380,12 @@ describe("the rules' details", () => {
       "url must use HTTPS (plain http is accepted only for a loopback address)"
     )
     expect(await message({ url: "::", events: ["order.filled"], secret: SECRET })).toBe("url must be an absolute HTTPS URL")
-    expect(await message({ url: URL_OK, events: [], secret: SECRET })).toBe("events must name at least one catalogue event")
+    expect(await message({ url: URL_OK, events: [], secret: SECRET })).toBe("events must be a list of at least 1 item, got []")
     expect(await message({ url: URL_OK, events: ["a.b", "c.d"], secret: SECRET })).toBe("unknown events: a.b, c.d")
-    expect(await message({ url: URL_OK, events: ["order.filled", "order.filled"], secret: SECRET })).toBe("events must not repeat a name")
-    expect(await message({ url: URL_OK, events: ["order.filled"], secret: "x" })).toBe("secret must be at least 16 characters")
+    expect(await message({ url: URL_OK, events: ["order.filled", "order.filled"], secret: SECRET })).toBe(
+      'events must be a list without repeats (items 0 and 1 are the same), got ["order.filled","order.filled"]'
+    )
+    expect(await message({ url: URL_OK, events: ["order.filled"], secret: "x" })).toBe("secret must be at least 16 characters long")
     for (let i = 0; i < 20; i++) await sandbox.write("POST", "/webhooks", { url: URL_OK, events: ["order.filled"], secret: SECRET })
     expect(await message({ url: URL_OK, events: ["order.filled"], secret: SECRET })).toBe("at most 20 webhooks per partner and environment")
     const id = (await sandbox.read("/webhooks")).body.webhooks[0].id

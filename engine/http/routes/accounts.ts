@@ -10,11 +10,12 @@ import { DeviceService } from "../../app/devices.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute, WithStatus } from "../route.ts"
 import { PAGE } from "./market-data.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 /** The address shape the contract's `format: email` takes. */
 export const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+\.[^@\s]+$/))
-const IdText = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128))
-const upTo = (n: number) => Schema.String.check(Schema.isMaxLength(n))
+const IdText = Schema.String.check(minCharacters(1), maxCharacters(128))
+const upTo = (n: number) => Schema.String.check(maxCharacters(n))
 
 /** The contract's CreateSubAccountRequest. */
 export const CreateSubAccountBody = Schema.Struct({
@@ -40,8 +41,8 @@ const Level = Schema.Literals(["NONE", "BASIC", "FULL"])
 const RejectionFields = {
   kycLevel: Schema.optionalKey(Level),
   reference: Schema.optionalKey(upTo(200)),
-  rejectionCode: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(64))),
-  rejectionReason: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)))
+  rejectionCode: Schema.optionalKey(Schema.String.check(minCharacters(1), maxCharacters(64))),
+  rejectionReason: Schema.optionalKey(Schema.String.check(minCharacters(1), maxCharacters(500)))
 }
 
 /** The contract's KycAssertionRequest. */
@@ -52,7 +53,7 @@ export const ComplianceKycBody = Schema.Struct({ kycStatus: Schema.Literals(["NO
 /** The contract's RegisterDeviceRequest. */
 export const DeviceBody = Schema.Struct({
   platform: Schema.Literals(["ios", "android", "web"]),
-  pushToken: Schema.String.check(Schema.isMinLength(8), Schema.isMaxLength(4096)),
+  pushToken: Schema.String.check(minCharacters(8), maxCharacters(4096)),
   name: Schema.optionalKey(upTo(100)),
   appVersion: Schema.optionalKey(upTo(50))
 })
@@ -93,13 +94,11 @@ export const accountRoutes = [
   partnerRoute("freezeSubAccount", 200, {
     params: userParam,
     body: FreezeBody,
-    bodyOptional: true,
     handle: ({ params, body, principal }) => AccountLifecycleService.use((l) => l.setFrozen(principal, params.userId, true, body.reason))
   }),
   partnerRoute("unfreezeSubAccount", 200, {
     params: userParam,
     body: FreezeBody,
-    bodyOptional: true,
     handle: ({ params, body, principal }) => AccountLifecycleService.use((l) => l.setFrozen(principal, params.userId, false, body.reason))
   }),
   partnerRoute("assertSubAccountKyc", 200, {

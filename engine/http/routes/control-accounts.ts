@@ -6,8 +6,9 @@ import { Schema } from "effect"
 import { AccountLifecycleService } from "../../app/account-lifecycle.ts"
 import { controlRoute } from "../route.ts"
 import { ComplianceKycBody, userParam } from "./accounts.ts"
+import { maxCharacters } from "../body.ts"
 
-const ComplianceFreezeBody = Schema.Struct({ frozen: Schema.Boolean, reason: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500))) })
+const ComplianceFreezeBody = Schema.Struct({ frozen: Schema.Boolean, reason: Schema.optionalKey(Schema.String.check(maxCharacters(500))) })
 
 export const complianceRoutes = [
   controlRoute("overrideSimSubAccountKyc", 200, {

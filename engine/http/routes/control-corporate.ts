@@ -7,9 +7,10 @@ import { CorporateActions } from "../../app/corporate-actions.ts"
 import { Rights } from "../../app/rights.ts"
 import { controlRoute } from "../route.ts"
 import { required, text as pathText } from "../query.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 const ratio = Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })))
-const text = (max: number) => Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
+const text = (max: number) => Schema.optionalKey(Schema.String.check(minCharacters(1), maxCharacters(max)))
 const positive = Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0)))
 
 const RaiseBody = Schema.Struct({

@@ -8,13 +8,14 @@ import { PortalService } from "../../app/portal.ts"
 import { PortalAccountService } from "../../app/portal-account.ts"
 import { required, text } from "../query.ts"
 import { controlRoute } from "../route.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 const IdTokenBody = Schema.Struct({
-  uid: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)),
+  uid: Schema.String.check(minCharacters(1), maxCharacters(128)),
   email: Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+\.[^@\s]+$/)),
   emailVerified: Schema.optionalKey(Schema.Boolean)
 })
-const RejectBody = Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)) })
+const RejectBody = Schema.Struct({ reason: Schema.String.check(minCharacters(1), maxCharacters(500)) })
 const OAuthBody = Schema.Struct({ enabled: Schema.Boolean })
 const StatusBody = Schema.Struct({ status: Schema.Literals(["active", "suspended"]) })
 

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { ReceiverScripts } from "../../app/receiver-scripts.ts"
 import { controlRoute } from "../route.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 const Answer = Schema.Struct({
   status: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 100, maximum: 599 }))),
@@ -12,13 +13,13 @@ const Answer = Schema.Struct({
   unreachable: Schema.optionalKey(Schema.Boolean)
 })
 const ScriptBody = Schema.Struct({
-  url: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)),
-  partnerId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
-  secret: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
+  url: Schema.String.check(minCharacters(1), maxCharacters(2048)),
+  partnerId: Schema.optionalKey(Schema.String.check(minCharacters(1))),
+  secret: Schema.optionalKey(Schema.String.check(minCharacters(1), maxCharacters(200))),
   answers: Schema.optionalKey(Schema.Array(Answer).check(Schema.isMaxLength(100))),
   otherwise: Schema.optionalKey(Answer)
 })
-const TakeBody = Schema.Struct({ partnerId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))) })
+const TakeBody = Schema.Struct({ partnerId: Schema.optionalKey(Schema.String.check(minCharacters(1))) })
 
 export const receiverControlRoutes = [
   controlRoute("setSimReceiver", 200, {
@@ -27,7 +28,6 @@ export const receiverControlRoutes = [
   }),
   controlRoute("takeSimReceived", 200, {
     body: TakeBody,
-    bodyOptional: true,
     handle: ({ body }) => ReceiverScripts.use((r) => r.take(body.partnerId))
   })
 ]

@@ -17,12 +17,13 @@ import { Trace } from "../../sim/trace.ts"
 import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
 import { required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 /** Longest move of the clock in one call (366 days): time moves job by job and the feed extends its paths step by step. */
 const MAX_ADVANCE_SECONDS = 366 * 86_400
 
 const PartnerBody = Schema.Struct({
-  businessName: Schema.String.check(Schema.isMinLength(2)),
+  businessName: Schema.String.check(minCharacters(2)),
   email: Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+\.[^@\s]+$/)),
   tier: Schema.optionalKey(Schema.Literals(["starter", "growth", "enterprise"])),
   markupBps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })))
@@ -37,14 +38,14 @@ const FillBody = Schema.Struct({
   quantity: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 const RejectBody = Schema.Struct({
-  rejectionCode: Schema.String.check(Schema.isMinLength(1)),
-  rejectionReason: Schema.String.check(Schema.isMinLength(1))
+  rejectionCode: Schema.String.check(minCharacters(1)),
+  rejectionReason: Schema.String.check(minCharacters(1))
 })
 
 const Rate = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
 const Delay = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: MAX_DELAY_SECONDS }))
-const Code = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(64))
-const Reason = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500))
+const Code = Schema.String.check(minCharacters(1), maxCharacters(64))
+const Reason = Schema.String.check(minCharacters(1), maxCharacters(500))
 const DeskStepBody = Schema.Struct({
   afterSeconds: Delay,
   action: Schema.Literals(["fill", "reject", "failSettlement"]),
@@ -66,7 +67,7 @@ const DeskPolicyBody = Schema.Struct({
   scripts: Schema.optionalKey(
     Schema.Array(
       Schema.Struct({
-        orderId: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
+        orderId: Schema.optionalKey(Schema.NullOr(Schema.String.check(minCharacters(1)))),
         steps: Schema.Array(DeskStepBody).check(Schema.isMinLength(1), Schema.isMaxLength(20))
       })
     ).check(Schema.isMinLength(1), Schema.isMaxLength(100))
@@ -106,7 +107,7 @@ const outageOperations = (mode: string, operations: ReadonlyArray<string> | unde
 }
 
 const IncidentBody = Schema.Struct({
-  title: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  title: Schema.String.check(minCharacters(1), maxCharacters(200)),
   severity: Schema.optionalKey(Schema.Literals(["P0", "P1", "P2", "P3"])),
   affectedServices: Schema.optionalKey(Schema.Array(Schema.Literals(ALL_SERVICES)))
 })
@@ -176,7 +177,6 @@ export const controlRoutes = [
   controlRoute("failSimOrderSettlement", 200, {
     params: orderParam,
     body: FailSettlementBody,
-    bodyOptional: true,
     handle: ({ params, body }) => TradingService.use((t) => t.deskFailSettlement(params.orderId, body.rejectionReason ?? SETTLEMENT_FAILED_REASON))
   }),
   controlRoute("getSimDeskPolicy", 200, {
@@ -214,7 +214,6 @@ export const controlRoutes = [
   }),
   controlRoute("resetSimEngine", 200, {
     body: ResetBody,
-    bodyOptional: true,
     handle: ({ body }) =>
       Effect.gen(function* () {
         const at = body.at === undefined ? undefined : Date.parse(body.at)

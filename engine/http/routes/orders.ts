@@ -12,23 +12,24 @@ import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY, ORDER_STATUS_FILTERS } from "../../
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 const positive = Schema.Number.check(Schema.isGreaterThan(0))
 
 /** The contract's TradeRequest. */
 export const TradeBody = Schema.Struct({
-  symbol: Schema.String.check(Schema.isMinLength(1)),
+  symbol: Schema.String.check(minCharacters(1)),
   exchange: Schema.optionalKey(Schema.String),
   type: Schema.Literals(["BUY", "SELL"]),
   orderType: Schema.optionalKey(Schema.Literals(["MARKET", "LIMIT", "STOP", "STOP_LIMIT"])),
   quantity: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_ORDER_QUANTITY }))),
   cashValue: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(MAX_CASH_VALUE))),
-  quoteId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  quoteId: Schema.optionalKey(Schema.String.check(minCharacters(1))),
   limitPrice: Schema.optionalKey(positive),
   stopPrice: Schema.optionalKey(positive),
   timeInForce: Schema.optionalKey(Schema.Literals(["DAY", "GTC", "GTD"])),
   expiresAt: Schema.optionalKey(Schema.String),
-  clientOrderId: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+  clientOrderId: Schema.optionalKey(Schema.String.check(maxCharacters(64)))
 })
 
 /** The contract's ReplaceOrderRequest (at least one field: checked by TradingService.replace, D-035). */

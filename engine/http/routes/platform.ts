@@ -10,6 +10,7 @@ import { UsageMeter } from "../../app/usage.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
+import { minCharacters } from "../body.ts"
 
 const range = { from: optional(bound("from")), to: optional(bound("to")) }
 const LIMIT = { limit: optional(integer({ min: 1, max: 200 })) }
@@ -21,7 +22,7 @@ export const ReportRequestBody = Schema.Struct({
   format: Schema.optionalKey(Schema.Literals(["CSV", "JSON", "PDF"])),
   from: Schema.String,
   to: Schema.String,
-  subAccountId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
+  subAccountId: Schema.optionalKey(Schema.String.check(minCharacters(1)))
 })
 
 export const platformRoutes = [

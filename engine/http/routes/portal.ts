@@ -8,31 +8,31 @@ import { IdentityProvider } from "../../app/identity.ts"
 import { type ClientCredentials, PortalService } from "../../app/portal.ts"
 import { PortalAccountService } from "../../app/portal-account.ts"
 import { checkKey } from "../guards/idempotency.ts"
-import { fail } from "../../domain/errors.ts"
-import { decodeBody, isFailure, parseJsonBody } from "../body.ts"
+import type { OperationId } from "../../contract/wire.ts"
+import { fail, liftFailure } from "../../domain/errors.ts"
+import { isFailure, maxCharacters, minCharacters, parseJsonBody } from "../body.ts"
 import type { EngineRequest } from "../exchange.ts"
-import { requestRoute } from "../route.ts"
+import { requestBodyDecoder, requestRoute } from "../route.ts"
 
-const Email = Schema.String.check(Schema.isMaxLength(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
+const Email = Schema.String.check(maxCharacters(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
 
-export const RegisterBody = Schema.Struct({ businessName: Schema.String.check(Schema.isMinLength(2), Schema.isMaxLength(200)), email: Email })
+export const RegisterBody = Schema.Struct({ businessName: Schema.String.check(minCharacters(2), maxCharacters(200)), email: Email })
 
 export const ApplyBody = Schema.Struct({
-  businessName: Schema.String.check(Schema.isMinLength(2), Schema.isMaxLength(200)),
+  businessName: Schema.String.check(minCharacters(2), maxCharacters(200)),
   email: Email,
   country: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/)),
-  website: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500), Schema.isPattern(/^https?:\/\/\S+$/))),
-  useCase: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000))),
+  website: Schema.optionalKey(Schema.String.check(maxCharacters(500), Schema.isPattern(/^https?:\/\/\S+$/))),
+  useCase: Schema.optionalKey(Schema.String.check(maxCharacters(2000))),
   deploymentPreference: Schema.optionalKey(Schema.Literals(["hosted", "onprem", "both"]))
 })
 
 const identityOf = (request: EngineRequest) => IdentityProvider.use((idp) => idp.verify(request.headers.authorization))
 
-const bodyOf = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, request: EngineRequest) => {
-  const json = parseJsonBody(request.body)
-  if (isFailure(json)) return Effect.fail(json)
-  const body = decodeBody(schema, json)
-  return isFailure(body) ? Effect.fail(body) : Effect.succeed(body)
+/** A body decoder of `operationId` as an Effect: the contract's check, then the schema (route.ts, E-310). */
+const bodyOf = <S extends Schema.Top & { readonly DecodingServices: never }>(operationId: OperationId, schema: S) => {
+  const decode = requestBodyDecoder(operationId, schema)
+  return (request: EngineRequest) => liftFailure(decode(request))
 }
 
 /** The client credentials of `POST /oauth/token`: HTTP Basic first, then a form or JSON body (D-016). */
@@ -67,11 +67,17 @@ export const MeActionBody = Schema.Struct({
 })
 
 export const UpgradeBody = Schema.Struct({
-  message: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000))),
+  message: Schema.optionalKey(Schema.String.check(maxCharacters(2000))),
   targetTier: Schema.optionalKey(Schema.Literals(["growth", "enterprise"]))
 })
 
-export const RevokeBody = Schema.Struct({ apiKey: Schema.String.check(Schema.isPattern(/^pk_live_/), Schema.isMaxLength(200)) })
+export const RevokeBody = Schema.Struct({ apiKey: Schema.String.check(Schema.isPattern(/^pk_live_/), maxCharacters(200)) })
+
+const meActionBody = bodyOf("performMeAction", MeActionBody)
+const upgradeBody = bodyOf("requestUpgrade", UpgradeBody)
+const revokeBody = bodyOf("revokeApiKey", RevokeBody)
+const applyBody = bodyOf("applyForPartnerAccess", ApplyBody)
+const registerBody = bodyOf("registerSandbox", RegisterBody)
 
 export const portalRoutes = [
   requestRoute("getMe", 200, (request) =>
@@ -85,14 +91,14 @@ export const portalRoutes = [
   requestRoute("performMeAction", 200, (request) =>
     Effect.gen(function* () {
       const identity = yield* identityOf(request)
-      const body = yield* bodyOf(MeActionBody, request)
+      const body = yield* meActionBody(request)
       return yield* PortalAccountService.use((a) => a.act(identity, body))
     })
   ),
   requestRoute("requestUpgrade", 201, (request) =>
     Effect.gen(function* () {
       const identity = yield* identityOf(request)
-      const body = request.body === undefined || request.body === "" ? {} : yield* bodyOf(UpgradeBody, request)
+      const body = yield* upgradeBody(request)
       return yield* PortalAccountService.use((a) => a.upgrade(identity, body))
     })
   ),
@@ -103,21 +109,21 @@ export const portalRoutes = [
       // key is checked but no answer needs storing (D-125).
       const keyProblem = checkKey(request.headers["idempotency-key"])
       if (keyProblem !== undefined) return yield* Effect.fail(keyProblem)
-      const body = yield* bodyOf(RevokeBody, request)
+      const body = yield* revokeBody(request)
       return yield* PortalAccountService.use((a) => a.revoke(identity, body.apiKey))
     })
   ),
   requestRoute("applyForPartnerAccess", 201, (request) =>
     Effect.gen(function* () {
       const identity = yield* identityOf(request)
-      const body = yield* bodyOf(ApplyBody, request)
+      const body = yield* applyBody(request)
       return yield* PortalService.use((p) => p.apply(identity, { businessName: body.businessName, email: body.email, country: body.country }))
     })
   ),
   requestRoute("registerSandbox", 201, (request) =>
     Effect.gen(function* () {
       const identity = yield* identityOf(request)
-      const body = yield* bodyOf(RegisterBody, request)
+      const body = yield* registerBody(request)
       return yield* PortalService.use((p) => p.register(identity, body))
     })
   ),

@@ -7,6 +7,7 @@ import { PriceAlertService } from "../../app/price-alerts.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
+import { maxCharacters } from "../body.ts"
 
 export const CreatePriceAlertBody = Schema.Struct({
   symbol: Schema.String,
@@ -14,7 +15,7 @@ export const CreatePriceAlertBody = Schema.Struct({
   condition: Schema.Literals(["above", "below"]),
   threshold: Schema.Number.check(Schema.isGreaterThan(0)),
   repeat: Schema.optionalKey(Schema.Boolean),
-  clientAlertId: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+  clientAlertId: Schema.optionalKey(Schema.String.check(maxCharacters(64)))
 })
 
 const alertParam = { alertId: required(text) }

@@ -4,14 +4,15 @@
 import { Schema } from "effect"
 import { SettingsService } from "../../app/settings.ts"
 import { partnerRoute } from "../route.ts"
+import { maxCharacters } from "../body.ts"
 
-const Email = Schema.String.check(Schema.isMaxLength(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
+const Email = Schema.String.check(maxCharacters(254), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
 
 /** The contract's UpdatePartnerSettingsRequest (at least one field). */
 export const SettingsPatchBody = Schema.Struct({
   markupBps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 200 }))),
   notificationEmail: Schema.optionalKey(Schema.NullOr(Email)),
-  ipAllowlist: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMaxLength(64))).check(Schema.isMaxLength(50)))
+  ipAllowlist: Schema.optionalKey(Schema.Array(Schema.String.check(maxCharacters(64))).check(Schema.isMaxLength(50)))
 }).check(Schema.makeFilter((body) => Object.keys(body).length > 0 || "at least one of markupBps, notificationEmail, ipAllowlist"))
 
 export const settingsRoutes = [

@@ -10,13 +10,14 @@ import { ASSET_CLASSES, SUBSCRIPTION_STATUSES } from "../../domain/subscription.
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { controlRoute, partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
+import { maxCharacters, minCharacters } from "../body.ts"
 
 /** The contract's SubscriptionRequest. */
 export const SubscriptionBody = Schema.Struct({
   assetClass: Schema.Literals(ASSET_CLASSES),
-  instrumentId: Schema.String.check(Schema.isMinLength(1)),
+  instrumentId: Schema.String.check(minCharacters(1)),
   amount: Schema.Number.check(Schema.isGreaterThan(0)),
-  clientReference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+  clientReference: Schema.optionalKey(Schema.String.check(maxCharacters(64)))
 })
 
 const listQuery = {
@@ -56,12 +57,12 @@ export const subscriptionRoutes = [
 
 const AllotBody = Schema.Struct({ amount: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))) })
 const RejectBody = Schema.Struct({
-  rejectionCode: Schema.String.check(Schema.isMinLength(1)),
-  rejectionReason: Schema.String.check(Schema.isMinLength(1))
+  rejectionCode: Schema.String.check(minCharacters(1)),
+  rejectionReason: Schema.String.check(minCharacters(1))
 })
 const CancelBody = Schema.Struct({
-  rejectionCode: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
-  rejectionReason: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
+  rejectionCode: Schema.optionalKey(Schema.String.check(minCharacters(1))),
+  rejectionReason: Schema.optionalKey(Schema.String.check(minCharacters(1)))
 })
 
 /** Code and reason of an issuer's cancellation when the operator gives none (D-273). */
@@ -71,7 +72,6 @@ export const subscriptionControlRoutes = [
   controlRoute("allotSimSubscription", 200, {
     params: subscriptionParam,
     body: AllotBody,
-    bodyOptional: true,
     handle: ({ params, body }) => SubscriptionService.use((s) => s.allot(params.subscriptionId, body.amount))
   }),
   controlRoute("rejectSimSubscription", 200, {
@@ -82,7 +82,6 @@ export const subscriptionControlRoutes = [
   controlRoute("cancelSimSubscription", 200, {
     params: subscriptionParam,
     body: CancelBody,
-    bodyOptional: true,
     handle: ({ params, body }) =>
       SubscriptionService.use((s) =>
         s.decline(params.subscriptionId, "CANCELLED", body.rejectionCode ?? OFFER_WITHDRAWN, body.rejectionReason ?? "The issuer withdrew the offer")

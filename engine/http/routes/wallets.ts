@@ -13,6 +13,7 @@ import { MAX_CASH_VALUE } from "../../domain/order.ts"
 import { bound, type Decoder, integer, oneOf, optional, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { userParam } from "./accounts.ts"
+import { maxCharacters } from "../body.ts"
 
 const positive = Schema.Number.check(Schema.isGreaterThan(0))
 
@@ -22,8 +23,8 @@ export const TransferBody = Schema.Struct({
   localAmount: Schema.optionalKey(positive.check(Schema.isLessThanOrEqualTo(1e11))),
   localCurrency: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/))),
   fxRate: Schema.optionalKey(positive.check(Schema.isLessThanOrEqualTo(1e6))),
-  note: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500))),
-  reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200)))
+  note: Schema.optionalKey(Schema.String.check(maxCharacters(500))),
+  reference: Schema.optionalKey(Schema.String.check(maxCharacters(200)))
 })
 
 /** Any refusal of `decode` as VALIDATION_ERROR, keeping its message and `param`. */

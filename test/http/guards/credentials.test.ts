@@ -1,5 +1,9 @@
-/** Reading the API key: Bearer (any case, surrounding spaces), then x-api-key (trimmed); nothing otherwise. */
+/**
+ * Reading the API key: Bearer (any case, surrounding spaces) or x-api-key (trimmed); nothing otherwise; two different
+ * keys refused (E-314).
+ */
 import { describe, expect, it } from "vitest"
+import { ApiFailure } from "../../../engine/domain/errors.ts"
 import { apiKeyFrom } from "../../../engine/http/guards/credentials.ts"
 
 describe("apiKeyFrom", () => {
@@ -9,8 +13,13 @@ describe("apiKeyFrom", () => {
     expect(apiKeyFrom({ authorization: "BEARER pk_abc" })).toBe("pk_abc")
   })
 
-  it("prefers Authorization over x-api-key", () => {
-    expect(apiKeyFrom({ authorization: "Bearer one", "x-api-key": "two" })).toBe("one")
+  it("refuses two different keys with AUTH_INVALID, and takes the same key in both", () => {
+    const both = apiKeyFrom({ authorization: "Bearer one", "x-api-key": "two" })
+    expect(both).toBeInstanceOf(ApiFailure)
+    expect((both as ApiFailure).code).toBe("AUTH_INVALID")
+    expect(apiKeyFrom({ authorization: "Bearer one", "x-api-key": " one " })).toBe("one")
+    // Keys are compared exactly: a case difference is another key.
+    expect(apiKeyFrom({ authorization: "Bearer one", "x-api-key": "ONE" })).toBeInstanceOf(ApiFailure)
   })
 
   it("falls back to x-api-key when Authorization is not a Bearer token", () => {

@@ -120,15 +120,27 @@ describe("maintenance and force headers over HTTP", () => {
 
   it("refuses a partial outage's bad operations (400 VALIDATION_ERROR, param operations) and changes nothing", async () => {
     const outageOnly = { code: "VALIDATION_ERROR", message: "`operations` scopes an outage: send it with mode outage only", param: "operations" }
-    const count = { code: "VALIDATION_ERROR", message: "`operations` names 1 to 200 operations", param: "operations", max: 200 }
-    const twice = { code: "VALIDATION_ERROR", message: "`operations` names an operation twice", param: "operations" }
+    // The contract's minItems, maxItems and uniqueItems refuse these (E-313).
+    const none = { code: "VALIDATION_ERROR", message: "operations must be a list of at least 1 item, got []", param: "operations" }
+    const tooMany = (got: string) => ({
+      code: "VALIDATION_ERROR",
+      message: `operations must be a list of at most 200 items, got ${got}`,
+      param: "operations",
+      max: 200
+    })
+    const twice = (items: string, got: string) => ({
+      code: "VALIDATION_ERROR",
+      message: `operations must be a list without repeats (items ${items} are the same), got ${got}`,
+      param: "operations"
+    })
+    const shown = (names: ReadonlyArray<string>) => `${JSON.stringify(names).slice(0, 57)}...`
     const cases: Array<[unknown, Record<string, unknown>]> = [
       [{ mode: "full", operations: ["getQuote"] }, outageOnly],
       [{ mode: "read_only", operations: ["getQuote"] }, outageOnly],
-      [{ mode: "outage", operations: [] }, count],
+      [{ mode: "outage", operations: [] }, none],
       // 201 names are too many whatever they are; 200 are not, so these 200 are refused for their repeats
-      [{ mode: "outage", operations: Array.from({ length: 201 }, () => "getQuote") }, count],
-      [{ mode: "outage", operations: Array.from({ length: 200 }, () => "getQuote") }, twice],
+      [{ mode: "outage", operations: Array.from({ length: 201 }, () => "getQuote") }, tooMany(shown(Array(201).fill("getQuote")))],
+      [{ mode: "outage", operations: Array.from({ length: 200 }, () => "getQuote") }, twice("198 and 199", shown(Array(200).fill("getQuote")))],
       [
         { mode: "outage", operations: ["getQuote", "noSuchOperation", "getSimClock"] },
         {
@@ -138,7 +150,7 @@ describe("maintenance and force headers over HTTP", () => {
           invalid: ["noSuchOperation", "getSimClock"]
         }
       ],
-      [{ mode: "outage", operations: ["getQuote", "getQuote"] }, twice]
+      [{ mode: "outage", operations: ["getQuote", "getQuote"] }, twice("0 and 1", '["getQuote","getQuote"]')]
     ]
     for (const [body, error] of cases) {
       const r = await setMode(body)
@@ -166,7 +178,7 @@ describe("maintenance and force headers over HTTP", () => {
     expect((await setMode({ mode: "off", endsAt: "2026-11-23T07:00:00.000Z" })).body.error).toEqual(past)
     expect((await setMode({ mode: "read_only", endsAt: "tomorrow" })).body.error).toEqual({
       code: "VALIDATION_ERROR",
-      message: "`endsAt` must be an ISO 8601 date-time",
+      message: 'endsAt must be a date-time with a time zone (RFC 3339, e.g. 2026-01-05T09:30:00Z), got "tomorrow"',
       param: "endsAt"
     })
     expect((await setMode({})).body.error.code).toBe("MISSING_PARAM")
