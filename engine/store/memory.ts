@@ -3,7 +3,9 @@
  * copy-on-commit transactions. Does not own: durability (a restart loses everything, by design of this adapter).
  *
  * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions are serialised
- * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock.
+ * by a one-permit semaphore: the postgres adapter runs transactions of different partitions at the same time
+ * (E-320), which one event loop could not make faster here, and one at a time is one of the orders it may give.
+ * So `lockPartition` has nothing to do. Id sequences (`nextId`, job seqs) are not rolled back, as PG sequences are not.
  */
 import { Effect, Layer, Option, Semaphore } from "effect"
 import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
@@ -31,6 +33,13 @@ export const makeMemoryStore = Effect.gen(function* () {
   const state: State = { docs: new Map(), counters: new Map(), events: new Map(), jobs: makeJobQueue() }
   const byId = new Map<string, Doc>() // `${collection}\u0000${id}` -> doc, for get
   const lock = yield* Semaphore.make(1)
+  /** Id sequences: taken at once, kept whatever becomes of the transaction (a rolled-back one leaves a gap). */
+  const sequences = new Map<string, number>()
+  const nextIdSync = (name: string) => {
+    const next = (sequences.get(name) ?? 0) + 1
+    sequences.set(name, next)
+    return next
+  }
 
   const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
     lock.withPermits(1)(
@@ -88,6 +97,8 @@ export const makeMemoryStore = Effect.gen(function* () {
               for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
             }),
           nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
+          nextId: (name) => Effect.sync(() => nextIdSync(name)),
+          lockPartition: () => Effect.void,
           appendEvent: (partition, event) =>
             Effect.sync(() => {
               const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
@@ -102,7 +113,7 @@ export const makeMemoryStore = Effect.gen(function* () {
             ),
           scheduleJob: (job) =>
             Effect.sync(() => {
-              const scheduled: Job = { seq: nextSeqSync("jobs"), ...job }
+              const scheduled: Job = { seq: nextIdSync("jobs"), ...job }
               newJobs.set(scheduled.seq, scheduled)
               return scheduled
             }),

@@ -1,0 +1,196 @@
+/**
+ * The postgres adapter's write transactions under partition locks (E-320..E-322). Owns: `transact` (attempts, the
+ * retry of a deadlocked or restarted attempt, afterCommit hooks), the advisory locks that mirror the in-process ones
+ * (partition-locks.ts) across processes, and the Tx decorator that locks a partition before the transaction reads or
+ * writes it. Does not own the SQL of the port's operations (postgres.ts `makeTx`).
+ *
+ * The rule the decorator keeps: a transaction sees a partner partition's rows only while it holds that partition's
+ * lock, so what it read cannot change before it commits.
+ * - `list`, `readEvents`, `put`, `appendEvent`, `deletePartition` and `nextSeq("<kind>:<partition>")` lock the
+ *   partition first (its root: partition-locks.ts).
+ * - `get` finds the partition only in the row: when the row lies in a partition not yet locked, it locks it and reads
+ *   the row again.
+ * - A `get` that found nothing cannot say which partition it looked into; when a lock is taken after such a miss, the
+ *   missed ids are read again, and if one now exists the attempt is run again from the start, holding its locks from
+ *   the start.
+ * - "global" rows (keys, partners, the desk queue) are not locked by reading or writing them: their writers rely on
+ *   the row locks PostgreSQL takes and on their own partner's lock; a global step locks "global" itself.
+ */
+import { Effect, Option } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import { StoreError, type Tx } from "./port.ts"
+import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
+
+/** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
+export const MAX_ATTEMPTS = 12
+
+/** Marks the StoreError a lock call fails with when the attempt has to run again. */
+const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
+
+const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
+
+/** Carries the failure of `work` through `withTransaction`, so only the driver's own failures become StoreError. */
+class WorkFailure {
+  readonly error: unknown
+  constructor(error: unknown) {
+    this.error = error
+  }
+}
+
+/** An attempt that must not commit: run the transaction again, taking `locks` before it starts. */
+class RunAgain {
+  readonly locks: ReadonlyMap<string, LockMode>
+  constructor(locks: ReadonlyMap<string, LockMode>) {
+    this.locks = locks
+  }
+}
+
+const isSqlError = (u: unknown): u is SqlError.SqlError => typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
+
+/** A deadlock (40P01) or serialization failure (40001): the whole transaction may simply run again. */
+const retryable = (error: unknown): boolean => {
+  const sqlError = error instanceof StoreError ? error.cause : error
+  if (!isSqlError(sqlError)) return false
+  const tag = (sqlError.reason as { readonly _tag?: string })._tag
+  return tag === "DeadlockError" || tag === "SerializationError"
+}
+
+/** A string PostgreSQL text can hold (postgres.ts refuses the others before they reach the server). */
+const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
+
+const covers = (held: LockMode | undefined, wanted: LockMode) => held === "exclusive" || held === wanted
+
+interface Attempt {
+  readonly held: HeldLocks
+  readonly misses: Array<readonly [string, string]>
+  runAgain: boolean
+}
+
+export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, makeTx: (hooks: Array<Effect.Effect<void>>) => Tx) => {
+  const advisory = (key: string, mode: LockMode) =>
+    mode === "shared" ? sql`pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))` : sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`
+
+  /** The database's side of locks already held in this process; one statement, taken in `locks`' order. */
+  const lockInDatabase = (locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
+    const [first, ...rest] = locks
+    if (first === undefined) return Effect.void
+    const list = rest.reduce((acc, [key, mode]) => sql`${acc}, ${advisory(key, mode)}`, advisory(first[0], first[1]))
+    return sql`SELECT ${list}`.pipe(
+      Effect.asVoid,
+      Effect.mapError((cause) => new StoreError({ message: `postgres store: lock failed: ${cause.message}`, cause }))
+    )
+  }
+
+  /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
+  const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> =>
+    Effect.suspend(() => {
+      if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
+      const fresh = locksFor(root).filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
+      if (fresh.length === 0) return Effect.succeed(false)
+      for (const [key, mode] of fresh) {
+        if (!attempt.held.tryTake(key, mode)) {
+          attempt.runAgain = true
+          return Effect.fail(runAgainError(`partition ${key} is busy`))
+        }
+      }
+      return Effect.as(Effect.andThen(lockInDatabase(fresh), revalidate(attempt, raw)), true)
+    })
+
+  /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
+  const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
+    Effect.forEach(
+      attempt.misses,
+      ([collection, id]) =>
+        Effect.flatMap(raw.get(collection, id), (found) => {
+          if (Option.isNone(found)) return Effect.void
+          attempt.runAgain = true
+          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
+        }),
+      { discard: true }
+    )
+
+  const lockingTx = (attempt: Attempt, raw: Tx): Tx => {
+    const lockPartition = (partition: string) =>
+      representable(partition)
+        ? Effect.asVoid(ensure(attempt, raw, lockRootOf(partition)))
+        : Effect.fail(new StoreError({ message: `postgres store: lockPartition: ${JSON.stringify(partition)} contains NUL or a lone surrogate` }))
+    /**
+     * Partner partitions are locked before they are touched; "global" rows only by a global step (above). A name
+     * PostgreSQL cannot hold is left to the operation, which refuses it without aborting the transaction.
+     */
+    const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
+    const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
+      Effect.flatMap(raw.get(collection, id), (doc) => {
+        if (Option.isNone(doc)) {
+          attempt.misses.push([collection, id])
+          return Effect.succeed(doc)
+        }
+        const root = lockRootOf(doc.value.partition)
+        if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
+        // Read before its partition was locked: read it again under the lock (it may have changed or moved).
+        return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+      })
+    const counterPartition = (name: string) => {
+      const colon = name.indexOf(":")
+      return colon === -1 ? undefined : name.slice(colon + 1)
+    }
+    return {
+      ...raw,
+      lockPartition,
+      get: (collection, id) => lockedGet(collection, id, 0),
+      put: (collection, doc) => Effect.andThen(touch(doc.partition), raw.put(collection, doc)),
+      list: (collection, options) => Effect.andThen(touch(options.partition), raw.list(collection, options)),
+      deletePartition: (partition) => Effect.andThen(lockPartition(partition), raw.deletePartition(partition)),
+      nextSeq: (name) => {
+        const partition = counterPartition(name)
+        return partition === undefined ? raw.nextSeq(name) : Effect.andThen(touch(partition), raw.nextSeq(name))
+      },
+      appendEvent: (partition, event) => Effect.andThen(touch(partition), raw.appendEvent(partition, event)),
+      readEvents: (partition, after, limit) => Effect.andThen(touch(partition), raw.readEvents(partition, after, limit))
+    }
+  }
+
+  /** One attempt: its locks taken first (waiting, no connection held), then one SQL transaction, then the hooks. */
+  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
+    Effect.suspend(() => {
+      const attempt: Attempt = { held: makeHeldLocks(table), misses: [], runAgain: false }
+      const hooks: Array<Effect.Effect<void>> = []
+      const ordered = [...prelocks].sort(([a], [b]) => lockOrder(a, b))
+      const unit = Effect.gen(function* () {
+        yield* lockInDatabase(ordered)
+        const exit = yield* Effect.exit(Effect.suspend(() => work(lockingTx(attempt, makeTx(hooks)))))
+        // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
+        if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
+        return yield* exit
+      }).pipe(Effect.mapError((error) => (error === RUN_AGAIN ? RUN_AGAIN : new WorkFailure(error))))
+      const outcome = sql.withTransaction(unit).pipe(
+        Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
+          const error = failure instanceof WorkFailure ? failure.error : failure
+          if (failure === RUN_AGAIN || retryable(error)) return Effect.fail(new RunAgain(attempt.held.wanted()))
+          if (failure instanceof WorkFailure) return Effect.fail(error as E | StoreError)
+          return Effect.fail(new StoreError({ message: `postgres store: transaction failed: ${(failure as SqlError.SqlError).message}`, cause: failure }))
+        }),
+        // Only reached once COMMIT succeeded; run before the locks go, so hooks of one partition keep commit order.
+        Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
+      )
+      return Effect.acquireUseRelease(
+        attempt.held.takeAll(prelocks),
+        () => outcome,
+        () => Effect.sync(() => attempt.held.releaseAll())
+      )
+    })
+
+  return <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
+    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number): Effect.Effect<A, E | StoreError, R> =>
+      attemptOnce(work, prelocks).pipe(
+        Effect.catch((error) => {
+          if (!(error instanceof RunAgain)) return Effect.fail(error)
+          if (attempts >= MAX_ATTEMPTS) {
+            return Effect.fail(new StoreError({ message: `postgres store: transaction gave up after ${attempts} attempts (deadlocks or busy locks)` }))
+          }
+          return run(error.locks, attempts + 1)
+        })
+      )
+    return run(new Map(), 1)
+  }
+}
