@@ -13,12 +13,12 @@
  * - A `get` that found nothing cannot say which partition it looked into; when a lock is taken after such a miss, the
  *   missed ids are read again, and if one now exists the attempt is run again from the start, holding its locks from
  *   the start.
- * - "global" rows (keys, partners, the desk queue) are not locked by reading or writing them: their writers rely on
- *   the row locks PostgreSQL takes and on their own partner's lock; a global step locks "global" itself.
+ * - "global" rows (keys, partners, the desk queue) lock no partition: a global step locks "global" itself. A global
+ *   row the transaction read and then writes is locked by itself when written, and read again (`writeGlobalRow`).
  */
 import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { StoreError, type Tx } from "./port.ts"
+import { type Doc, StoreError, type Tx } from "./port.ts"
 import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -58,11 +58,17 @@ const retryable = (error: unknown): boolean => {
 /** A string PostgreSQL text can hold (postgres.ts refuses the others before they reach the server). */
 const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
 
+/** What a read saw of a row, to compare with a later read. */
+const seenOf = (doc: Option.Option<Doc>): string => (Option.isNone(doc) ? "none" : JSON.stringify([doc.value.partition, doc.value.body]))
+
 const covers = (held: LockMode | undefined, wanted: LockMode) => held === "exclusive" || held === wanted
 
 interface Attempt {
   readonly held: HeldLocks
-  readonly misses: Array<readonly [string, string]>
+  /** `get`s that found nothing, by `collection\u0000id`, until the attempt writes that id itself. */
+  readonly misses: Map<string, readonly [string, string]>
+  /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
+  readonly globalSeen: Map<string, string>
   runAgain: boolean
 }
 
@@ -82,24 +88,47 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
   }
 
   /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
-  const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> =>
+  const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
+
+  /** Takes `locks` in this process (never waiting) then in the database; true when one was not held already. */
+  const takeLocks = (attempt: Attempt, raw: Tx, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<boolean, StoreError> =>
     Effect.suspend(() => {
       if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
-      const fresh = locksFor(root).filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
+      const fresh = locks.filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
       if (fresh.length === 0) return Effect.succeed(false)
       for (const [key, mode] of fresh) {
         if (!attempt.held.tryTake(key, mode)) {
           attempt.runAgain = true
-          return Effect.fail(runAgainError(`partition ${key} is busy`))
+          return Effect.fail(runAgainError(`lock ${key} is busy`))
         }
       }
       return Effect.as(Effect.andThen(lockInDatabase(fresh), revalidate(attempt, raw)), true)
     })
 
+  /**
+   * A "global" row this attempt read and now writes: its writers take turns on a lock of the row, and what was read
+   * is read again under it; changed (or created) meanwhile, the attempt runs again. Blind writes of global rows (a new
+   * desk-queue entry, a new key) take no lock: PostgreSQL's row lock orders them, the last one wins, as in turn.
+   */
+  const writeGlobalRow = (attempt: Attempt, raw: Tx, collection: string, id: string): Effect.Effect<void, StoreError> => {
+    const key = `${collection}\u0000${id}`
+    const seen = attempt.globalSeen.get(key)
+    if (seen === undefined || !representable(collection) || !representable(id)) return Effect.void
+    return Effect.andThen(
+      takeLocks(attempt, raw, [[`row:${collection}/${id}`, "exclusive"]]),
+      Effect.flatMap(raw.get(collection, id), (now) => {
+        attempt.globalSeen.delete(key)
+        if (seenOf(now) === seen) return Effect.void
+        attempt.runAgain = true
+        return Effect.fail(runAgainError(`${collection}/${id} changed before its writer locked it`))
+      })
+    )
+  }
+
   /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
   const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
     Effect.forEach(
-      attempt.misses,
+      [...attempt.misses.values()],
       ([collection, id]) =>
         Effect.flatMap(raw.get(collection, id), (found) => {
           if (Option.isNone(found)) return Effect.void
@@ -121,11 +150,14 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
     const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
     const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
       Effect.flatMap(raw.get(collection, id), (doc) => {
+        const key = `${collection}\u0000${id}`
         if (Option.isNone(doc)) {
-          attempt.misses.push([collection, id])
+          attempt.misses.set(key, [collection, id])
+          if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
           return Effect.succeed(doc)
         }
         const root = lockRootOf(doc.value.partition)
+        if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
         if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
         // Read before its partition was locked: read it again under the lock (it may have changed or moved).
         return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
@@ -138,7 +170,14 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
       ...raw,
       lockPartition,
       get: (collection, id) => lockedGet(collection, id, 0),
-      put: (collection, doc) => Effect.andThen(touch(doc.partition), raw.put(collection, doc)),
+      put: (collection, doc) =>
+        Effect.andThen(
+          lockRootOf(doc.partition) === GLOBAL_ROOT ? writeGlobalRow(attempt, raw, collection, doc.id) : touch(doc.partition),
+          raw.put(collection, doc)
+        ).pipe(
+          // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
+          Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
+        ),
       list: (collection, options) => Effect.andThen(touch(options.partition), raw.list(collection, options)),
       deletePartition: (partition) => Effect.andThen(lockPartition(partition), raw.deletePartition(partition)),
       nextSeq: (name) => {
@@ -153,7 +192,7 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
   /** One attempt: its locks taken first (waiting, no connection held), then one SQL transaction, then the hooks. */
   const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
     Effect.suspend(() => {
-      const attempt: Attempt = { held: makeHeldLocks(table), misses: [], runAgain: false }
+      const attempt: Attempt = { held: makeHeldLocks(table), misses: new Map(), globalSeen: new Map(), runAgain: false }
       const hooks: Array<Effect.Effect<void>> = []
       const ordered = [...prelocks].sort(([a], [b]) => lockOrder(a, b))
       const unit = Effect.gen(function* () {

@@ -585,29 +585,32 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
       })
     )
 
-    it.effect("a key claimed when absent is claimed once by 10 concurrent transactions that did not lock first", () =>
-      Effect.gen(function* () {
-        // The idempotency guard's shape: look the key up (a miss says nothing of a partition), then write it.
-        const outcomes = yield* Effect.forEach(
-          Array.from({ length: 10 }, (_, i) => i),
-          (i) =>
-            transact((tx) =>
-              Effect.gen(function* () {
-                if (Option.isSome(yield* tx.get("claims", "claim-p|k"))) return "replay"
-                yield* Effect.yieldNow
-                yield* tx.put("claims", { id: "claim-p|k", partition: "claim-p", sortKey: "k", body: { by: i } })
-                return "claimed"
-              })
-            ),
-          { concurrency: "unbounded" }
-        )
-        assert.deepStrictEqual(
-          outcomes.filter((o) => o === "claimed").length,
-          1,
-          `outcomes: ${outcomes.join(", ")}`
-        )
-      })
-    )
+    for (const partition of ["claim-p", "global"]) {
+      it.effect(`a key claimed when absent is claimed once by 10 concurrent transactions that did not lock first (${partition})`, () =>
+        Effect.gen(function* () {
+          // The idempotency guard's shape: look the key up (a miss says nothing of a partition), then write it.
+          const id = `${partition}|k`
+          const outcomes = yield* Effect.forEach(
+            Array.from({ length: 10 }, (_, i) => i),
+            (i) =>
+              transact((tx) =>
+                Effect.gen(function* () {
+                  if (Option.isSome(yield* tx.get("claims", id))) return "replay"
+                  yield* Effect.yieldNow
+                  yield* tx.put("claims", { id, partition, sortKey: "k", body: { by: i } })
+                  return "claimed"
+                })
+              ),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(
+            outcomes.filter((o) => o === "claimed").length,
+            1,
+            `outcomes: ${outcomes.join(", ")}`
+          )
+        })
+      )
+    }
 
     it.effect("concurrent transactions are serialised: 20 appends get positions 1..20, no lost updates", () =>
       Effect.gen(function* () {
