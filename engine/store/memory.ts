@@ -8,7 +8,7 @@
  * So `lockPartition` has nothing to do. Id sequences (`nextId`, job seqs) are not rolled back, as PG sequences are not.
  */
 import { Effect, Layer, Option, Semaphore } from "effect"
-import { type Doc, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
+import { type Doc, isIdSequence, type Job, type ListOptions, type LoggedEvent, type ReadTx, Store, type Tx, withinPartition } from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
 import { compareJobs, type JobQueue, makeJobQueue } from "./job-queue.ts"
 
@@ -96,7 +96,7 @@ export const makeMemoryStore = Effect.gen(function* () {
               for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
               for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
             }),
-          nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
+          nextSeq: (name) => Effect.sync(() => (isIdSequence(name) ? nextIdSync(name) : nextSeqSync(name))),
           nextId: (name) => Effect.sync(() => nextIdSync(name)),
           lockPartition: () => Effect.void,
           appendEvent: (partition, event) =>

@@ -123,6 +123,8 @@ export const makeLockTable = (): LockTable => {
 /** The locks one attempt of a transaction holds in this process, by key. */
 export interface HeldLocks {
   readonly modeOf: (key: string) => LockMode | undefined
+  /** The locks held now, by key. */
+  readonly heldNow: () => ReadonlyMap<string, LockMode>
   /** Every lock the attempt holds or wanted, for the next attempt to take before it starts. */
   readonly wanted: () => ReadonlyMap<string, LockMode>
   readonly want: (key: string, mode: LockMode) => void
@@ -159,5 +161,5 @@ export const makeHeldLocks = (table: LockTable): HeldLocks => {
     for (const [key, mode] of held) table.release(key, mode)
     held.clear()
   }
-  return { modeOf: (key) => held.get(key), wanted: () => wanted, want, tryTake, takeAll, releaseAll }
+  return { modeOf: (key) => held.get(key), heldNow: () => held, wanted: () => wanted, want, tryTake, takeAll, releaseAll }
 }

@@ -15,10 +15,16 @@
  *   the start.
  * - "global" rows (keys, partners, the desk queue) lock no partition: a global step locks "global" itself. A global
  *   row the transaction read and then writes is locked by itself when written, and read again (`writeGlobalRow`).
+ *
+ * The SQL transaction begins lazily, at the attempt's first lock or write: reads before it run on pooled connections
+ * (each sees what was committed, as a read inside a READ COMMITTED transaction would), and the first lock is waited
+ * for in this process before any connection is taken. So a transaction that knows its partition, or whose first
+ * write names it, waits for a busy partition holding nothing; only a lock taken once the transaction has begun is
+ * tried without waiting, and when it is busy the attempt rolls back and runs again (E-320).
  */
-import { Effect, Option } from "effect"
-import type { SqlClient, SqlError } from "effect/sql"
-import { type Doc, StoreError, type Tx } from "./port.ts"
+import { Effect, Exit, Option, Scope } from "effect"
+import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
+import { type Doc, isIdSequence, StoreError, type Tx } from "./port.ts"
 import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -28,14 +34,6 @@ export const MAX_ATTEMPTS = 12
 const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
 
 const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
-
-/** Carries the failure of `work` through `withTransaction`, so only the driver's own failures become StoreError. */
-class WorkFailure {
-  readonly error: unknown
-  constructor(error: unknown) {
-    this.error = error
-  }
-}
 
 /** An attempt that must not commit: run the transaction again, taking `locks` before it starts. */
 class RunAgain {
@@ -69,6 +67,12 @@ interface Attempt {
   readonly misses: Map<string, readonly [string, string]>
   /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
   readonly globalSeen: Map<string, string>
+  /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
+  readonly scope: Scope.Closeable
+  conn: SqlConnection.Connection | undefined
+  /** True between BEGIN and a successful COMMIT. */
+  open: boolean
+  closed: boolean
   runAgain: boolean
 }
 
@@ -76,34 +80,94 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
   const advisory = (key: string, mode: LockMode) =>
     mode === "shared" ? sql`pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))` : sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`
 
+  const storeError = (operation: string) => (cause: SqlError.SqlError) =>
+    new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
+
+  /**
+   * Runs `effect` on the attempt's connection once its transaction has begun, on a pooled one before; decided when it
+   * runs, not when it is built (an operation is often built before the lock that begins the transaction runs).
+   */
+  const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
+
   /** The database's side of locks already held in this process; one statement, taken in `locks`' order. */
-  const lockInDatabase = (locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
+  const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
     const [first, ...rest] = locks
     if (first === undefined) return Effect.void
     const list = rest.reduce((acc, [key, mode]) => sql`${acc}, ${advisory(key, mode)}`, advisory(first[0], first[1]))
-    return sql`SELECT ${list}`.pipe(
-      Effect.asVoid,
-      Effect.mapError((cause) => new StoreError({ message: `postgres store: lock failed: ${cause.message}`, cause }))
-    )
+    return inTx(attempt, sql`SELECT ${list}`).pipe(Effect.asVoid, Effect.mapError(storeError("lock")))
   }
+
+  /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
+  const begin = (attempt: Attempt): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() =>
+      attempt.conn !== undefined
+        ? Effect.void
+        : Effect.gen(function* () {
+            const conn = yield* Scope.provide(sql.reserve, attempt.scope).pipe(Effect.mapError(storeError("connect")))
+            // Registered before BEGIN: the connection never goes back to the pool with a transaction open.
+            yield* Scope.addFinalizer(
+              attempt.scope,
+              Effect.suspend(() => (attempt.open ? Effect.ignore(conn.executeUnprepared("ROLLBACK", [], undefined)) : Effect.void))
+            )
+            yield* conn.executeUnprepared("BEGIN", [], undefined).pipe(Effect.mapError(storeError("BEGIN")))
+            attempt.conn = conn
+            attempt.open = true
+            yield* lockInDatabase(
+              attempt,
+              [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b))
+            )
+          })
+    )
+
+  const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() =>
+      attempt.conn === undefined
+        ? Effect.void
+        : attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(
+            Effect.mapError(storeError("COMMIT")),
+            Effect.tap(() => Effect.sync(() => void (attempt.open = false)))
+          )
+    )
 
   /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
   const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
 
-  /** Takes `locks` in this process (never waiting) then in the database; true when one was not held already. */
+  /**
+   * Takes `locks`: before the transaction has begun and while the attempt holds nothing, by waiting here (no
+   * connection held) and then beginning; otherwise without waiting (busy: the attempt must run again). Then in the
+   * database. True when one was not held already.
+   */
   const takeLocks = (attempt: Attempt, raw: Tx, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<boolean, StoreError> =>
     Effect.suspend(() => {
       if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
       const fresh = locks.filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
       if (fresh.length === 0) return Effect.succeed(false)
+      if (attempt.conn === undefined && attempt.held.heldNow().size === 0) {
+        return Effect.as(Effect.andThen(Effect.andThen(attempt.held.takeAll(new Map(fresh)), begin(attempt)), revalidate(attempt, raw)), true)
+      }
       for (const [key, mode] of fresh) {
         if (!attempt.held.tryTake(key, mode)) {
           attempt.runAgain = true
           return Effect.fail(runAgainError(`lock ${key} is busy`))
         }
       }
-      return Effect.as(Effect.andThen(lockInDatabase(fresh), revalidate(attempt, raw)), true)
+      const inDatabase = attempt.conn === undefined ? begin(attempt) : lockInDatabase(attempt, fresh)
+      return Effect.as(Effect.andThen(inDatabase, revalidate(attempt, raw)), true)
     })
+
+  /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
+  const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
+    Effect.forEach(
+      [...attempt.misses.values()],
+      ([collection, id]) =>
+        Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
+          if (Option.isNone(found)) return Effect.void
+          attempt.runAgain = true
+          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
+        }),
+      { discard: true }
+    )
 
   /**
    * A "global" row this attempt read and now writes: its writers take turns on a lock of the row, and what was read
@@ -116,7 +180,7 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
     if (seen === undefined || !representable(collection) || !representable(id)) return Effect.void
     return Effect.andThen(
       takeLocks(attempt, raw, [[`row:${collection}/${id}`, "exclusive"]]),
-      Effect.flatMap(raw.get(collection, id), (now) => {
+      Effect.flatMap(inTx(attempt, raw.get(collection, id)), (now) => {
         attempt.globalSeen.delete(key)
         if (seenOf(now) === seen) return Effect.void
         attempt.runAgain = true
@@ -124,19 +188,6 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
       })
     )
   }
-
-  /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
-  const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
-    Effect.forEach(
-      [...attempt.misses.values()],
-      ([collection, id]) =>
-        Effect.flatMap(raw.get(collection, id), (found) => {
-          if (Option.isNone(found)) return Effect.void
-          attempt.runAgain = true
-          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
-        }),
-      { discard: true }
-    )
 
   const lockingTx = (attempt: Attempt, raw: Tx): Tx => {
     const lockPartition = (partition: string) =>
@@ -148,8 +199,10 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
      * PostgreSQL cannot hold is left to the operation, which refuses it without aborting the transaction.
      */
     const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
+    const read = <A>(effect: Effect.Effect<A, StoreError>) => inTx(attempt, effect)
+    const write = <A>(effect: Effect.Effect<A, StoreError>) => Effect.andThen(begin(attempt), inTx(attempt, effect))
     const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
-      Effect.flatMap(raw.get(collection, id), (doc) => {
+      Effect.flatMap(read(raw.get(collection, id)), (doc) => {
         const key = `${collection}\u0000${id}`
         if (Option.isNone(doc)) {
           attempt.misses.set(key, [collection, id])
@@ -173,50 +226,85 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
       put: (collection, doc) =>
         Effect.andThen(
           lockRootOf(doc.partition) === GLOBAL_ROOT ? writeGlobalRow(attempt, raw, collection, doc.id) : touch(doc.partition),
-          raw.put(collection, doc)
+          write(raw.put(collection, doc))
         ).pipe(
           // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
           Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
         ),
-      list: (collection, options) => Effect.andThen(touch(options.partition), raw.list(collection, options)),
-      deletePartition: (partition) => Effect.andThen(lockPartition(partition), raw.deletePartition(partition)),
+      list: (collection, options) => Effect.andThen(touch(options.partition), read(raw.list(collection, options))),
+      deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
       nextSeq: (name) => {
+        if (isIdSequence(name)) return read(raw.nextSeq(name)) // a PG sequence: no transaction needed
         const partition = counterPartition(name)
-        return partition === undefined ? raw.nextSeq(name) : Effect.andThen(touch(partition), raw.nextSeq(name))
+        return Effect.andThen(partition === undefined ? Effect.void : touch(partition), write(raw.nextSeq(name)))
       },
-      appendEvent: (partition, event) => Effect.andThen(touch(partition), raw.appendEvent(partition, event)),
-      readEvents: (partition, after, limit) => Effect.andThen(touch(partition), raw.readEvents(partition, after, limit))
+      nextId: (name) => read(raw.nextId(name)),
+      appendEvent: (partition, event) => Effect.andThen(touch(partition), write(raw.appendEvent(partition, event))),
+      readEvents: (partition, after, limit) => Effect.andThen(touch(partition), read(raw.readEvents(partition, after, limit))),
+      scheduleJob: (job) => write(raw.scheduleJob(job)),
+      nextJob: read(raw.nextJob),
+      claimJob: (upTo) => write(raw.claimJob(upTo)),
+      deleteJob: (seq) => write(raw.deleteJob(seq))
     }
   }
 
-  /** One attempt: its locks taken first (waiting, no connection held), then one SQL transaction, then the hooks. */
+  /** The attempt's work, then COMMIT when it began a transaction; RUN_AGAIN when it must not commit. */
+  const runWork = <A, E, R>(attempt: Attempt, work: (tx: Tx) => Effect.Effect<A, E, R>, hooks: Array<Effect.Effect<void>>) =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(Effect.suspend(() => work(lockingTx(attempt, makeTx(hooks)))))
+      // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
+      if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
+      const value = yield* exit
+      yield* commit(attempt)
+      return value
+    })
+
+  /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
   const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
+    Effect.acquireUseRelease(
+      Effect.map(
+        Scope.make(),
+        (scope): Attempt => ({
+          held: makeHeldLocks(table),
+          misses: new Map(),
+          globalSeen: new Map(),
+          scope,
+          conn: undefined,
+          open: false,
+          closed: false,
+          runAgain: false
+        })
+      ),
+      (attempt) => {
+        const hooks: Array<Effect.Effect<void>> = []
+        return Effect.andThen(attempt.held.takeAll(prelocks), runWork(attempt, work, hooks)).pipe(
+          Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
+            if (failure === RUN_AGAIN || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted()))
+            return Effect.fail(failure as E | StoreError)
+          }),
+          // Committed: the connection goes back, then the hooks run before the locks go (one partition's hooks keep
+          // commit order).
+          Effect.tap(() =>
+            Effect.andThen(
+              closeAttempt(attempt, Exit.void),
+              Effect.forEach(hooks, (hook) => hook, { discard: true })
+            )
+          )
+        )
+      },
+      (attempt, exit) =>
+        Effect.andThen(
+          closeAttempt(attempt, exit),
+          Effect.sync(() => attempt.held.releaseAll())
+        )
+    )
+
+  /** Rolls back what is still open and gives the connection back, once. */
+  const closeAttempt = (attempt: Attempt, exit: Exit.Exit<unknown, unknown>) =>
     Effect.suspend(() => {
-      const attempt: Attempt = { held: makeHeldLocks(table), misses: new Map(), globalSeen: new Map(), runAgain: false }
-      const hooks: Array<Effect.Effect<void>> = []
-      const ordered = [...prelocks].sort(([a], [b]) => lockOrder(a, b))
-      const unit = Effect.gen(function* () {
-        yield* lockInDatabase(ordered)
-        const exit = yield* Effect.exit(Effect.suspend(() => work(lockingTx(attempt, makeTx(hooks)))))
-        // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
-        if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
-        return yield* exit
-      }).pipe(Effect.mapError((error) => (error === RUN_AGAIN ? RUN_AGAIN : new WorkFailure(error))))
-      const outcome = sql.withTransaction(unit).pipe(
-        Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
-          const error = failure instanceof WorkFailure ? failure.error : failure
-          if (failure === RUN_AGAIN || retryable(error)) return Effect.fail(new RunAgain(attempt.held.wanted()))
-          if (failure instanceof WorkFailure) return Effect.fail(error as E | StoreError)
-          return Effect.fail(new StoreError({ message: `postgres store: transaction failed: ${(failure as SqlError.SqlError).message}`, cause: failure }))
-        }),
-        // Only reached once COMMIT succeeded; run before the locks go, so hooks of one partition keep commit order.
-        Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
-      )
-      return Effect.acquireUseRelease(
-        attempt.held.takeAll(prelocks),
-        () => outcome,
-        () => Effect.sync(() => attempt.held.releaseAll())
-      )
+      if (attempt.closed) return Effect.void
+      attempt.closed = true
+      return Scope.close(attempt.scope, exit)
     })
 
   return <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {

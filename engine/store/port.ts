@@ -66,8 +66,11 @@ export interface NewJob {
  * The id sequences (`Tx.nextId`): values handed out on the request path of every partner, where a counter row would
  * make all of them wait on one another. Job seqs use one of their own.
  */
-export const ID_SEQUENCES = ["auditRecords", "unitChanges"] as const
+export const ID_SEQUENCES = ["auditRecords", "unitChanges", "idempotency-claims"] as const
 export type IdSequence = (typeof ID_SEQUENCES)[number]
+
+/** True for a counter name that is an id sequence: `nextSeq` of it is `nextId` (E-321). */
+export const isIdSequence = (name: string): name is IdSequence => (ID_SEQUENCES as ReadonlyArray<string>).includes(name)
 
 /** What a unit of work can do. Reads see the transaction's own writes. */
 export interface Tx {
@@ -85,7 +88,8 @@ export interface Tx {
    * Next value of a named gapless counter, starting at 1. Rolled back with the transaction. A counter named
    * `<kind>:<partition>` (event positions `log:<partition>`, `journal:<partition>`) belongs to that partition and
    * locks it; any other name is one row for every partition, which concurrent transactions take in turn until they
-   * commit: for a hot value that must never repeat but may skip, use `nextId`.
+   * commit: for a hot value that must never repeat but may skip, use `nextId`. A name listed in `ID_SEQUENCES`
+   * (the idempotency guard's claim numbers) is an id sequence: `nextSeq` of it is `nextId`.
    */
   readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
   /**

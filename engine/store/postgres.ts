@@ -19,12 +19,12 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { type Doc, ID_SEQUENCES, type IdSequence, type Job, type LoggedEvent, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
+import { type Doc, ID_SEQUENCES, type IdSequence, isIdSequence, type Job, type LoggedEvent, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
 import { makeLockTable } from "./partition-locks.ts"
 
 /** The PG sequence behind a `nextId` sequence or the job seqs. */
-const sequenceOf = (name: IdSequence | "jobs"): string => `ids_${name.toLowerCase()}`
+const sequenceOf = (name: IdSequence | "jobs"): string => `ids_${name.toLowerCase().replace(/[^a-z0-9]/g, "_")}`
 const ALL_SEQUENCES = ["jobs" as const, ...ID_SEQUENCES].map(sequenceOf)
 
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
@@ -282,7 +282,7 @@ export const makePostgresStore = Effect.gen(function* () {
         )
       }),
 
-    nextSeq,
+    nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
 
     nextId: (name) => nextval("nextId", name),
 
