@@ -30,7 +30,12 @@ const stronger = (a: LockMode | undefined, b: LockMode): LockMode => (a === "exc
 
 /** The locks a partition lock means: the world shared, then the root exclusive ("global" itself: exclusive). */
 export const locksFor = (root: string): ReadonlyArray<readonly [string, LockMode]> =>
-  root === GLOBAL_ROOT ? [[GLOBAL_ROOT, "exclusive"]] : [[GLOBAL_ROOT, "shared"], [root, "exclusive"]]
+  root === GLOBAL_ROOT
+    ? [[GLOBAL_ROOT, "exclusive"]]
+    : [
+        [GLOBAL_ROOT, "shared"],
+        [root, "exclusive"]
+      ]
 
 /** The order every blocking acquisition follows, so waiters never wait on each other in a cycle: "global" first. */
 export const lockOrder = (a: string, b: string): number => (a === b ? 0 : a === GLOBAL_ROOT ? -1 : b === GLOBAL_ROOT ? 1 : a < b ? -1 : 1)
@@ -64,8 +69,7 @@ export const makeLockTable = (): LockTable => {
     }
     return entry
   }
-  const compatible = (entry: Entry, mode: LockMode, ownShared: number) =>
-    !entry.exclusive && (mode === "shared" || entry.shared === ownShared)
+  const compatible = (entry: Entry, mode: LockMode, ownShared: number) => !entry.exclusive && (mode === "shared" || entry.shared === ownShared)
   const take = (entry: Entry, mode: LockMode) => {
     if (mode === "exclusive") entry.exclusive = true
     else entry.shared++
@@ -151,9 +155,7 @@ export const makeHeldLocks = (table: LockTable): HeldLocks => {
       (key) => {
         const mode = locks.get(key)!
         want(key, mode)
-        return Effect.uninterruptibleMask((restore) =>
-          restore(table.acquire(key, mode)).pipe(Effect.andThen(Effect.sync(() => void held.set(key, mode))))
-        )
+        return Effect.uninterruptibleMask((restore) => restore(table.acquire(key, mode)).pipe(Effect.andThen(Effect.sync(() => void held.set(key, mode)))))
       },
       { discard: true }
     )

@@ -126,7 +126,11 @@ export const makeLockingTransact = (sql: SqlClient.SqlClient, table: LockTable, 
         ? Effect.void
         : attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(
             Effect.mapError(storeError("COMMIT")),
-            Effect.tap(() => Effect.sync(() => void (attempt.open = false)))
+            Effect.tap(() =>
+              Effect.sync(() => {
+                attempt.open = false
+              })
+            )
           )
     )
 

@@ -111,7 +111,8 @@ const throughput = async (): Promise<Throughput[]> => {
   log(`starting servers on core ${SERVER_CORE}: ${stores.map((s) => `engine-${s}`).join(", ")}, bare-node, prism`)
   const engines: Engine[] = []
   for (const store of stores) engines.push(await startEngine(store))
-  if (flags.baseline !== undefined && stores.includes("postgres")) engines.push(await startEngine("postgres", { cwd: flags.baseline, name: "engine-postgres@base" }))
+  if (flags.baseline !== undefined && stores.includes("postgres"))
+    engines.push(await startEngine("postgres", { cwd: flags.baseline, name: "engine-postgres@base" }))
   const reference = engines[0]!
   const list = (await (await fetch(`${reference.base}${reference.prefix}/stocks`, { headers: { "x-api-key": reference.apiKey } })).json()) as {
     stocks: { symbol: string }[]

@@ -30,8 +30,12 @@ const runPaced = (spec: PacedSpec): Promise<PacedResult> =>
     const child = spawnPinned(LOAD_CORE, ["scripts/bench/paced.ts", JSON.stringify(spec)])
     let out = ""
     let err = ""
-    child.stdout?.on("data", (chunk: Buffer) => void (out += chunk.toString()))
-    child.stderr?.on("data", (chunk: Buffer) => void (err += chunk.toString()))
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+    })
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString()
+    })
     child.on("exit", (code) => {
       const line = out.trim().split("\n").pop() ?? ""
       if (code === 0 && line.startsWith("{")) resolve(JSON.parse(line) as PacedResult)
@@ -108,7 +112,16 @@ export const isolationTable = (samples: readonly IsolationSample[]): string => {
   const variants = [...new Set(samples.map((s) => s.variant))]
   const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "n/a")
   return table(
-    ["engine", "A alone p50 / p99 ms", "per round p99", "A under B's flood p50 / p99 ms", "per round p99", "p99 flood / alone", "B's flood pairs/s", "A failures"],
+    [
+      "engine",
+      "A alone p50 / p99 ms",
+      "per round p99",
+      "A under B's flood p50 / p99 ms",
+      "per round p99",
+      "p99 flood / alone",
+      "B's flood pairs/s",
+      "A failures"
+    ],
     variants.map((variant) => {
       const mine = samples.filter((s) => s.variant === variant)
       const med = (pick: (s: IsolationSample) => number) => median(mine.map(pick))

@@ -68,7 +68,9 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "partition lock
           const a = yield* Effect.forkChild(holding(one, "a:sandbox", "a", inside, release))
           yield* Deferred.await(inside)
           // Under one lock for every write this would wait for A for ever (the test's timeout).
-          yield* one.transact((tx) => Effect.andThen(tx.lockPartition("b:sandbox"), tx.put("held", { id: "b", partition: "b:sandbox", sortKey: "b", body: {} })))
+          yield* one.transact((tx) =>
+            Effect.andThen(tx.lockPartition("b:sandbox"), tx.put("held", { id: "b", partition: "b:sandbox", sortKey: "b", body: {} }))
+          )
           assert.isTrue(yield* committed(one, "b"))
           assert.isFalse(yield* committed(one, "a"))
           yield* Deferred.succeed(release, undefined)

@@ -603,11 +603,7 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
               ),
             { concurrency: "unbounded" }
           )
-          assert.deepStrictEqual(
-            outcomes.filter((o) => o === "claimed").length,
-            1,
-            `outcomes: ${outcomes.join(", ")}`
-          )
+          assert.deepStrictEqual(outcomes.filter((o) => o === "claimed").length, 1, `outcomes: ${outcomes.join(", ")}`)
         })
       )
     }
