@@ -133,6 +133,9 @@ export class Idempotency extends Context.Service<
     const inTransaction = <R>(command: Command<R>, id: string) =>
       store.transact((tx) =>
         Effect.gen(function* () {
+          // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
+          // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
+          yield* tx.lockPartition(command.partition)
           const stored = yield* lookup(tx, id, command.fingerprint, command.now)
           if (stored !== undefined) return { _tag: "Replay", record: stored } as const
           const response = yield* command.run
