@@ -62,9 +62,12 @@ export interface IdempotencyDoc {
   readonly headers: Record<string, string>
   readonly body: string
   readonly storedAt: number
-  /** Absent on a stored answer; `in_flight` while a request holds the key (claimed at `storedAt`), `released` after a 5xx. */
+  /**
+   * Absent on a stored answer. `in_flight` and `released` are claims written by engines before E-289 (a claim
+   * committed ahead of its request); a database may still hold some, and the guard takes them for no record.
+   */
   readonly state?: "in_flight" | "released"
-  /** The claim's number (store counter `idempotency-claims`), so only its holder completes or releases it. */
+  /** The number of such an old claim. */
   readonly claim?: number
 }
 

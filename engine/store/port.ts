@@ -66,7 +66,7 @@ export interface NewJob {
  * The id sequences (`Tx.nextId`): values handed out on the request path of every partner, where a counter row would
  * make all of them wait on one another. Job seqs use one of their own.
  */
-export const ID_SEQUENCES = ["auditRecords", "unitChanges", "idempotency-claims"] as const
+export const ID_SEQUENCES = ["auditRecords", "unitChanges"] as const
 export type IdSequence = (typeof ID_SEQUENCES)[number]
 
 /** True for a counter name that is an id sequence: `nextSeq` of it is `nextId` (E-321). */
