@@ -64,6 +64,24 @@ const nextIdOf = (state: MemoryState, name: string) => {
   return next
 }
 
+/**
+ * Up to `limit` events of a partition's log after `afterPosition`. Positions grow along the array, so the first one is
+ * found by bisection: a webhook attempt reads its one event without walking the partner's whole log (issue 25).
+ */
+const eventsAfter = (log: ReadonlyArray<LoggedEvent> | undefined, afterPosition: number, limit: number): Array<LoggedEvent> => {
+  if (log === undefined) return []
+  // A negative or odd limit keeps `Array.prototype.slice`'s meaning, as the postgres adapter does.
+  if (!Number.isSafeInteger(limit) || limit < 0) return log.filter((e) => e.position > afterPosition).slice(0, limit)
+  let low = 0
+  let high = log.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if ((log[mid]?.position ?? 0) <= afterPosition) low = mid + 1
+    else high = mid
+  }
+  return log.slice(low, low + limit)
+}
+
 /** A write transaction's own changes, on top of the committed state until its commit folds them in. */
 interface Overlay {
   readonly tx: Tx
@@ -137,11 +155,13 @@ const openOverlay = (state: MemoryState): Overlay => {
         return logged
       }),
     readEvents: (partition, afterPosition, limit) =>
-      Effect.sync(() =>
-        [...(isWiped(partition) ? [] : (state.events.get(partition) ?? [])), ...newEvents.filter((e) => e.partition === partition)]
-          .filter((e) => e.position > afterPosition)
-          .slice(0, limit)
-      ),
+      Effect.sync(() => {
+        const committed = isWiped(partition) ? undefined : state.events.get(partition)
+        const own = newEvents.filter((e) => e.partition === partition && e.position > afterPosition)
+        if (own.length === 0) return eventsAfter(committed, afterPosition, limit)
+        // Rare: a transaction reading events it appended itself.
+        return [...(committed ?? []).filter((e) => e.position > afterPosition), ...own].slice(0, limit)
+      }),
     scheduleJob: (job) =>
       Effect.sync(() => {
         const scheduled: Job = { seq: nextIdOf(state, "jobs"), ...job }
@@ -270,8 +290,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
       get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(state.byId.get(`${collection}\u0000${id}`))),
       list: (collection, options) =>
         Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
-      readEvents: (partition, afterPosition, limit) =>
-        Effect.sync(() => (state.events.get(partition) ?? []).filter((e) => e.position > afterPosition).slice(0, limit)),
+      readEvents: (partition, afterPosition, limit) => Effect.sync(() => eventsAfter(state.events.get(partition), afterPosition, limit)),
       nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
     }
     const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) =>

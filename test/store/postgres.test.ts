@@ -10,6 +10,7 @@ import { Reactivity } from "effect/reactivity"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
+import { eventsContract } from "./events-contract.ts"
 import { nestedContract } from "./nested-contract.ts"
 import { storeContract } from "./store-contract.ts"
 import { onPostgres } from "../support/stores.ts"
@@ -30,6 +31,7 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
 
   storeContract("contract on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
   nestedContract("nested transactions on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
+  eventsContract("reading the event log on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
 
   it.live(
     "afterCommit hooks run once the commit is visible to other connections, never before",
