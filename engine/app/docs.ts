@@ -54,6 +54,8 @@ export interface QuoteDoc {
   readonly issuedAt: number
   readonly expiresAt: number
   readonly status: "OPEN" | "USED" | "EXPIRED"
+  /** The seq of its `quote.expire` job, deleted when the quote is used (absent on quotes stored before). */
+  readonly expiryJob?: number | undefined
 }
 
 export interface IdempotencyDoc {

@@ -170,10 +170,12 @@ export class MarketService extends Context.Service<
         status: "OPEN"
       }
       yield* store.transact((tx) =>
-        Effect.andThen(
-          Effect.andThen(tx.lockPartition(principal.partition), Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), doc)),
-          scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
-        )
+        Effect.gen(function* () {
+          yield* tx.lockPartition(principal.partition)
+          const expiry = yield* scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
+          // The job's seq is kept so that using the quote deletes it: a used quote has nothing left to expire (issue 25).
+          yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...doc, expiryJob: expiry.seq })
+        })
       )
       const units = doc.quantity ?? doc.derivedQuantity
       const gross = units === null ? null : grossCents(units, doc.price, rate)

@@ -379,6 +379,8 @@ export class TradingService extends Context.Service<
             })
           }
           yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
+          // Its expiry job would find it used and do nothing 60 s later: gone now, with the quote's use (issue 25).
+          if (quote.expiryJob !== undefined) yield* tx.deleteJob(quote.expiryJob)
           yield* saveOrder(tx, order)
           yield* toDesk(tx, order, now)
           return orderToWire(order, now)

@@ -7,11 +7,12 @@
  * (subAccountId null). Through the service API (the gateway's integer decoding already refuses these quantities over
  * HTTP, the service must refuse them too): a quantity of 0, negative, fractional or beyond the safe integers.
  */
-import { Exit } from "effect"
+import { Exit, Option } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { MarketService, type QuoteQuery } from "../../engine/app/market.ts"
 import type { Principal } from "../../engine/app/principal.ts"
 import { quantityForCash } from "../../engine/domain/money.ts"
+import { Store } from "../../engine/store/port.ts"
 import { eventsOf, failureOf, SANDBOX } from "./accounts-kit.ts"
 import { type Reply, startEngine } from "./harness.ts"
 
@@ -32,6 +33,8 @@ const setup = async (markupBps?: number) => {
   expect(created.status).toBe(201)
   const keys = created.body as { partnerId: string; sandboxKey: string }
   const get = (path: string) => engine.call("GET", `${SANDBOX}${path}`, { headers: { "x-api-key": keys.sandboxKey } })
+  const post = (path: string, body: unknown, key: string) =>
+    engine.call("POST", `${SANDBOX}${path}`, { headers: { "x-api-key": keys.sandboxKey, "idempotency-key": key }, body })
   const principal: Principal = {
     partnerId: keys.partnerId,
     environment: "sandbox",
@@ -42,7 +45,7 @@ const setup = async (markupBps?: number) => {
   }
   /** issueQuote called on the service itself, past the gateway's decoding. */
   const issueQuote = (symbol: string, query: QuoteQuery) => engine.runtime.runPromiseExit(MarketService.use((m) => m.issueQuote(principal, symbol, query)))
-  return { engine, get, issueQuote }
+  return { engine, get, post, issueQuote }
 }
 
 const expectError = (r: Reply, status: number, code: string) => expect([r.status, r.body?.error?.code], JSON.stringify(r.body)).toEqual([status, code])
@@ -143,5 +146,21 @@ describe("quote.expired", () => {
     expect(expired.map((e) => e.data)).toEqual([
       expect.objectContaining({ quoteId: quote.body.quoteId, symbol: "SCOM.KE", exchange: "NSE", subAccountId: null, quantity: 2 })
     ])
+  })
+})
+
+describe("a quote's expiry job", () => {
+  it("is booked with the quote and deleted when the quote is used: a used quote leaves no job behind", async () => {
+    const s = await setup()
+    const pending = () => s.engine.runtime.runPromise(Store.use((store) => store.read((tx) => tx.nextJob)))
+    const quote = await s.get("/quote/SCOM?side=BUY&quantity=2")
+    expect(quote.status).toBe(200)
+    const booked = await pending()
+    expect(Option.map(booked, (j) => [j.kind, j.payload])).toEqual(Option.some(["quote.expire", { quoteId: quote.body.quoteId }]))
+    const trade = await s.post("/trade", { symbol: "SCOM", type: "BUY", quantity: 2, quoteId: quote.body.quoteId }, "expiry-job-01")
+    expect(trade.status).toBe(202)
+    const after = await pending()
+    expect(Option.exists(after, (j) => j.kind === "quote.expire")).toBe(false)
+    expect(Option.map(after, (j) => j.seq)).not.toEqual(Option.map(booked, (j) => j.seq))
   })
 })
