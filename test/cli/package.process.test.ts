@@ -1,10 +1,10 @@
 /**
  * The package as a partner installs it (issue 24, item 5; E-330): `npm pack` of this checkout (its prepack builds
  * dist/cli), installed with `--omit=dev` into an empty folder, and the installed `sokoni` run from there: `serve`
- * answers the API and `conform` passes over the wire against it, `scenario run` on a shipped scenario prints the trace
- * hash the sources print, `webhooks check` grades a receiver, and nothing of the sources nor of the dev dependencies
- * was installed. The installed bin runs on this Node (process.execPath, Node 24 under vitest), put first on PATH for
- * npm and npx too, so a system Node 20 never runs it.
+ * answers the API (on PostgreSQL too, with DATABASE_URL) and `conform` passes over the wire against it, `scenario
+ * run` on a shipped scenario prints the trace hash the sources print, `webhooks check` grades a receiver, and nothing
+ * of the sources nor of the dev dependencies was installed. The installed bin runs on this Node (process.execPath,
+ * Node 24 under vitest), put first on PATH for npm and npx too, so a system Node 20 never runs it.
  *
  * Needs the npm registry: `npm install` fetches the dependencies (from npm's cache when it has them; CI's machine
  * reaches the registry). One pack and one install for the whole file, in beforeAll; the bounds are for failure only.
@@ -17,7 +17,8 @@ import { createServer, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort, send } from "../http/node-server-kit.ts"
+import { adminUrl, freePort, send, withDatabase } from "../http/node-server-kit.ts"
+import { onPostgres } from "../support/stores.ts"
 import { ROOT, sokoni } from "../support/sokoni-cli.ts"
 
 const ADMIN = "adm_package_test"
@@ -99,35 +100,19 @@ describe("the packed tarball, installed with --omit=dev into an empty folder", (
   })
 
   it("serves the API (sokoni serve), passes conform's checks over the wire, and stops on SIGTERM with 0", async () => {
-    const port = await freePort()
-    const bin = join(app, "node_modules", ".bin", "sokoni")
-    const args = ["serve", "--port", String(port), "--seed", "1", "--clock", "manual", "--start", "2026-11-23T08:00:00.000Z", "--desk", "manual"]
-    // Spawned directly, not through npx, so that SIGTERM reaches the engine rather than npm.
-    const child = spawn(process.execPath, [bin, ...args, "--admin-token", ADMIN], { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")))
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")))
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
-    try {
-      await expect.poll(() => stdout.includes("ready in") || child.exitCode !== null, { timeout: 60_000, interval: 50 }).toBe(true)
-      expect(stdout, stderr).toContain("ready in")
-      expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
-      const partner = { businessName: "Package Test", email: "package@sokoni.test", tier: "starter" }
-      const headers = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }
-      const created = await send(port, "POST", "/_sim/partners", headers, JSON.stringify(partner))
-      expect(created.status, created.body).toBe(201)
-      const { sandboxKey } = JSON.parse(created.body) as { sandboxKey: string }
-      expect((await send(port, "GET", "/api/sandbox/v1/partner/stocks", { "x-api-key": sandboxKey })).status).toBe(200)
+    const manual = ["--clock", "manual", "--start", "2026-11-23T08:00:00.000Z", "--desk", "manual"]
+    await serveInstalled(manual, async (port) => {
+      await servesTheApi(port)
       const conform = await conformSubset(`http://127.0.0.1:${port}`)
       expect(conform.stdout, conform.stderr).toMatch(/^\d+ passed, 0 failed, 0 skipped$/m)
       expect(conform.code).toBe(0)
       for (const report of ["report.xml", "report.ctrf.json", "report.html"]) expect(existsSync(join(work, "report", report)), report).toBe(true)
-    } finally {
-      child.kill("SIGTERM")
-    }
-    expect(await exited).toBe(0)
+    })
   }, 120_000)
+
+  it.skipIf(adminUrl === undefined)("serves on the postgres store too", { ...onPostgres, timeout: 120_000 }, async () => {
+    await withDatabase(adminUrl ?? "", (url) => serveInstalled(["--store", "postgres", "--database-url", url], servesTheApi))
+  })
 
   it("grades a webhook receiver (npx sokoni webhooks check): a receiver that verifies signatures scores full marks", async () => {
     const receiver = await verifyingReceiver()
@@ -148,6 +133,41 @@ describe("the packed tarball, installed with --omit=dev into an empty folder", (
     }
   })
 })
+
+/**
+ * The installed `sokoni serve` with these flags until `use` is done, then SIGTERM: it must have exited 0. Spawned
+ * directly (the .bin entry, on this Node), not through npx, so that the signal reaches the engine rather than npm.
+ */
+const serveInstalled = async (flags: ReadonlyArray<string>, use: (port: number) => Promise<void>) => {
+  const port = await freePort()
+  const bin = join(app, "node_modules", ".bin", "sokoni")
+  const args = [bin, "serve", "--port", String(port), "--seed", "1", "--admin-token", ADMIN, ...flags]
+  const child = spawn(process.execPath, args, { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")))
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")))
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+  try {
+    await expect.poll(() => stdout.includes("ready in") || child.exitCode !== null, { timeout: 60_000, interval: 50 }).toBe(true)
+    expect(stdout, stderr).toContain("ready in")
+    await use(port)
+  } finally {
+    child.kill("SIGTERM")
+  }
+  expect(await exited, stderr).toBe(0)
+}
+
+/** What any engine must answer: its status, a new partner over the control API, and that partner's stocks. */
+const servesTheApi = async (port: number) => {
+  expect((await send(port, "GET", "/api/v1/status", {})).status).toBe(200)
+  const partner = { businessName: "Package Test", email: "package@sokoni.test", tier: "starter" }
+  const headers = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }
+  const created = await send(port, "POST", "/_sim/partners", headers, JSON.stringify(partner))
+  expect(created.status, created.body).toBe(201)
+  const { sandboxKey } = JSON.parse(created.body) as { sandboxKey: string }
+  expect((await send(port, "GET", "/api/sandbox/v1/partner/stocks", { "x-api-key": sandboxKey })).status).toBe(200)
+}
 
 /**
  * conform against the installed serve, on a selection that loads every lazy part of the bundle: the contract check
