@@ -53,7 +53,10 @@ export const strayImportMeta = (code: string): ReadonlyArray<string> => [...code
 const dependenciesOf = (packageJson: string): ReadonlySet<string> =>
   new Set(Object.keys((JSON.parse(readFileSync(packageJson, "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {}))
 
-/** Builds the package's bundle of `entry` into `dir` (replaced whole: a reader sees the old tree or the new one). */
+/**
+ * Builds the package's bundle of `entry` into `dir`: written beside it and moved into place once every check passed, so
+ * `dir` is never half-written and a refused build leaves the previous one.
+ */
 export const buildPackage = async (dir: string = DEFAULT_PACKAGE_DIR, entry: string = ENTRY_SOURCE): Promise<BuiltPackage> => {
   const { rolldown } = await import("rolldown")
   const dependencies = dependenciesOf(join(ROOT, "package.json"))
