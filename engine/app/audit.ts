@@ -16,7 +16,7 @@ import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import type { EngineRequest, EngineResponse } from "../http/exchange.ts"
 import { redactText } from "../http/redact.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
-import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { Applications, ApplicationsByUid, timeSortKey } from "./docs.ts"
@@ -43,7 +43,8 @@ export interface AuditDoc {
 }
 
 const AUDIT = "auditRecords"
-const AUDIT_COUNTER = "auditRecords"
+/** Audit ids come from a store id sequence: every partner's mutating request takes one (E-321). */
+const AUDIT_COUNTER: IdSequence = "auditRecords"
 /** Records examined per page at most (spec: "scans at most 1000 records per request"). */
 const SCAN_LIMIT = 1000
 
@@ -265,7 +266,7 @@ export class AuditTrail extends Context.Service<
 
     const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
       Effect.gen(function* () {
-        const seq = yield* tx.nextSeq(AUDIT_COUNTER)
+        const seq = yield* tx.nextId(AUDIT_COUNTER)
         const auditId = `aud_${String(seq).padStart(8, "0")}`
         const doc: AuditDoc = { auditId, ...record }
         yield* tx.put(AUDIT, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
@@ -274,8 +275,11 @@ export class AuditTrail extends Context.Service<
     const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) =>
       store.transact((tx) =>
         Effect.gen(function* () {
-          // Usage counts held in memory ride along on this write (E-141).
-          yield* usage.flush(tx)
+          const partitions = [...new Set(records.map((r) => r.partition))]
+          for (const partition of partitions) yield* tx.lockPartition(partition)
+          // Usage counts held in memory for these partitions ride along on this write (E-141); other partners' wait
+          // for their own writes, so this one locks nothing else (E-320).
+          yield* usage.flush(tx, partitions)
           for (const record of records) yield* put(tx, record)
         })
       )

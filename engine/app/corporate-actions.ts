@@ -222,7 +222,7 @@ export class CorporateActions extends Context.Service<
         }
         const action: ActionRecord = {
           ...actionOf(instrument, actionId, input.actionType as ActionType, now, input.description ?? what, { ratioFrom, ratioTo }, true),
-          seq: yield* tx.nextSeq(UNIT_CHANGES)
+          seq: yield* tx.nextId(UNIT_CHANGES)
         }
         yield* saveAction(tx, action)
         yield* announce(tx, "corporateaction.split", action, { ratioFrom, ratioTo })
@@ -248,6 +248,8 @@ export class CorporateActions extends Context.Service<
       const outcome = yield* store.transact(
         (tx): Effect.Effect<Outcome, ApiFailure | StoreError> =>
           Effect.gen(function* () {
+            // A global step (E-320): the unit-change seq it takes must not interleave with any partition's fills.
+            yield* tx.lockPartition("global")
             const now = yield* clock.now
             const status = yield* listings.statusIn(tx, instrument)
             if (status === "DELISTED") return yield* Effect.fail(fail("CONFLICT", `${instrument.symbol} is delisted: no further corporate actions`))

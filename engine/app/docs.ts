@@ -8,7 +8,7 @@ import type { OrderRecord, Side } from "../domain/order.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
-import type { ReadTx, StoreError, Tx } from "../store/port.ts"
+import type { IdSequence, ReadTx, StoreError, Tx } from "../store/port.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
 export interface PartnerDoc {
@@ -62,9 +62,12 @@ export interface IdempotencyDoc {
   readonly headers: Record<string, string>
   readonly body: string
   readonly storedAt: number
-  /** Absent on a stored answer; `in_flight` while a request holds the key (claimed at `storedAt`), `released` after a 5xx. */
+  /**
+   * Absent on a stored answer. `in_flight` and `released` are claims written by engines before E-289 (a claim
+   * committed ahead of its request); a database may still hold some, and the guard takes them for no record.
+   */
   readonly state?: "in_flight" | "released"
-  /** The claim's number (store counter `idempotency-claims`), so only its holder completes or releases it. */
+  /** The number of such an old claim. */
   readonly claim?: number
 }
 
@@ -190,10 +193,12 @@ export interface WalletTxnDoc {
 export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 
 /**
- * The store counter (`tx.nextSeq`) that numbers changes to units held, fills and splits alike, in commit order: the
- * cost basis (app/portfolio.ts) needs to know whether a fill of the same instant as a split came before it or after.
+ * The store id sequence (`tx.nextId`) that numbers changes to units held, fills and splits alike: the cost basis
+ * (app/portfolio.ts) needs to know whether a fill of the same instant as a split came before it or after. Values
+ * follow the order transactions ask for them, which is commit order where it matters: the fills of one partition hold
+ * its lock, and a corporate action is a global step that runs while no partition transaction does (E-321).
  */
-export const UNIT_CHANGES = "unitChanges"
+export const UNIT_CHANGES: IdSequence = "unitChanges"
 
 /** Sort key that orders by creation time, then id: the same order on every store. */
 export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`

@@ -171,7 +171,7 @@ export class MarketService extends Context.Service<
       }
       yield* store.transact((tx) =>
         Effect.andThen(
-          Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), doc),
+          Effect.andThen(tx.lockPartition(principal.partition), Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), doc)),
           scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
         )
       )

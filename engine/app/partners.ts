@@ -119,6 +119,8 @@ export class PartnerService extends Context.Service<
       const markupBps = input.markupBps ?? 0
       yield* store.transact((tx) =>
         Effect.gen(function* () {
+          // Partner creation is a global step (E-320): the new partner appears to every transaction at once.
+          yield* tx.lockPartition("global")
           yield* PartnerDocs.put(tx, partnerId, "global", timeSortKey(now, partnerId), {
             partnerId,
             businessName: input.businessName,

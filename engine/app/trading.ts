@@ -216,6 +216,7 @@ export class TradingService extends Context.Service<
         const deadline = fields.timeInForce === "DAY" ? dayDeadline(exchange, now) : fields.expiresAt
         return yield* store.transact((tx) =>
           Effect.gen(function* () {
+            yield* tx.lockPartition(principal.partition)
             const externalId = yield* tradingAccount(tx, principal.partition, account)
             yield* renamedMeanwhile(tx, input.symbol, instrument)
             const order = placeResting({
@@ -296,6 +297,7 @@ export class TradingService extends Context.Service<
 
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
+          yield* tx.lockPartition(principal.partition)
           const now = yield* clock.now
           const externalId = yield* tradingAccount(tx, principal.partition, account)
           const found = yield* Quotes.get(tx, quoteId)
@@ -459,7 +461,7 @@ export class TradingService extends Context.Service<
             quantity: request.quantity ?? remainingQuantity(order),
             price,
             now,
-            seq: yield* tx.nextSeq(UNIT_CHANGES)
+            seq: yield* tx.nextId(UNIT_CHANGES)
           })
         )
         const next = transition.order

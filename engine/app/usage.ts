@@ -80,8 +80,11 @@ export class UsageMeter extends Context.Service<
     readonly count: (partition: string, at: number, status: number) => void
     /** Forgets counts not yet written for `partition` (the sandbox reset wipes its usage). */
     readonly forget: (partition: string) => void
-    /** Adds every count held in memory into the store, inside the caller's transaction. */
-    readonly flush: (tx: Tx) => Effect.Effect<void, StoreError>
+    /**
+     * Adds the counts held in memory into the store, inside the caller's transaction: of `only` these partitions when
+     * given (a partner's transaction must not lock every other partner's partition to write their counts, E-320).
+     */
+    readonly flush: (tx: Tx, only?: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
     /** `flush` in a transaction of its own, when there is anything to write. */
     readonly flushNow: Effect.Effect<void, StoreError>
     readonly report: (principal: Principal, query: UsageQuery) => Effect.Effect<Schemas["UsageReport"], ApiFailure | StoreError>
@@ -115,11 +118,28 @@ export class UsageMeter extends Context.Service<
       }
     }
 
-    const flush = (tx: Tx): Effect.Effect<void, StoreError> =>
-      Effect.suspend(() => {
-        if (pending.size === 0) return Effect.void
+    /** Removes from `pending` what a flush writes: all of it, or the partitions `only` names. */
+    const take = (only: ReadonlyArray<string> | undefined) => {
+      if (only === undefined) {
         const taken = pending
         pending = new Map()
+        return taken
+      }
+      const taken = new Map<string, Map<number, UsageCounts>>()
+      for (const partition of only) {
+        const hours = pending.get(partition)
+        if (hours === undefined) continue
+        taken.set(partition, hours)
+        pending.delete(partition)
+      }
+      return taken
+    }
+
+    const flush = (tx: Tx, only?: ReadonlyArray<string>): Effect.Effect<void, StoreError> =>
+      Effect.suspend(() => {
+        if (pending.size === 0) return Effect.void
+        const taken = take(only)
+        if (taken.size === 0) return Effect.void
         return Effect.gen(function* () {
           for (const [partition, hours] of taken) {
             for (const [hourStart, counts] of hours) {
@@ -140,7 +160,7 @@ export class UsageMeter extends Context.Service<
         )
       })
 
-    const flushNow = Effect.suspend(() => (pending.size === 0 ? Effect.void : store.transact(flush)))
+    const flushNow = Effect.suspend(() => (pending.size === 0 ? Effect.void : store.transact((tx) => flush(tx))))
 
     const hoursIn = (tx: ReadTx, partition: string, from: number, to: number) =>
       Effect.map(tx.list(USAGE, { partition, after: hourKey(floorTo(from, "hour") - 1), limit: MAX_DAYS * 24 + 1, order: "asc" }), (docs) =>

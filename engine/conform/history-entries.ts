@@ -59,7 +59,18 @@ export interface ResetEntry {
   readonly at: string
 }
 
-export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry | ResetEntry
+/**
+ * The harness moved the target's clock (a control-API advance, jump or reset): from here on the recorded instants and
+ * the target's own timestamps need not agree, so the timestamps rule stops at the first one (history-time.ts).
+ */
+export interface ClockEntry {
+  readonly kind: "clock"
+  readonly at: string
+  /** What moved it, e.g. `POST /_sim/clock/advance`. */
+  readonly what: string
+}
+
+export type HistoryEntry = ExchangeEntry | DeliveryEntry | StreamEntry | ResetEntry | ClockEntry
 
 export type Rule =
   | "no-negative-balance"
@@ -70,6 +81,7 @@ export type Rule =
   | "rate-window"
   | "order-transition"
   | "order-agreement"
+  | "timestamps"
 
 export interface Violation {
   readonly rule: Rule
@@ -77,6 +89,9 @@ export interface Violation {
   /** The entries (indexes in the history) that make it, in order. */
   readonly entries: ReadonlyArray<number>
 }
+
+/** Whether a control-API request moves the target's clock (an advance, a jump, a reset that starts the world over). */
+export const movesClock = (method: string, path: string): boolean => method !== "GET" && (path.startsWith("/_sim/clock") || path === "/_sim/reset")
 
 /** Reads JSON lines; a line that is not an entry is an error naming it. */
 export const parseHistory = (text: string): ReadonlyArray<HistoryEntry> =>
@@ -92,8 +107,8 @@ export const parseHistory = (text: string): ReadonlyArray<HistoryEntry> =>
         throw new Error(`line ${n + 1} is not JSON`)
       }
       const kind = (parsed as { kind?: unknown } | null)?.kind
-      if (kind !== "exchange" && kind !== "delivery" && kind !== "stream" && kind !== "reset")
-        throw new Error(`line ${n + 1}: kind must be exchange, delivery, stream or reset`)
+      if (kind !== "exchange" && kind !== "delivery" && kind !== "stream" && kind !== "reset" && kind !== "clock")
+        throw new Error(`line ${n + 1}: kind must be exchange, delivery, stream, reset or clock`)
       return parsed as HistoryEntry
     })
 

@@ -4,7 +4,8 @@
  * judges them together, as Jepsen's Elle judges a history rather than one answer at a time. Per wallet no negative
  * balance and the balance equal to its ledger (history-money.ts); per Idempotency-Key the same answer every time; per
  * eventId the same bytes on every delivery; per rate-limit window never more admitted than its limit and `Remaining`
- * never rising; per order no move out of a terminal state, and REST, webhooks and stream agreeing (history-orders.ts).
+ * never rising; per order no move out of a terminal state, and REST, webhooks and stream agreeing (history-orders.ts);
+ * every stamp of "now" within its exchange on the target's clock (history-time.ts).
  * Resets split it into worlds; a logical clock orders what one instant cannot (E-287).
  * Owns the rule list, the key, delivery and rate-limit rules, and the verdict's report rows. Does not own the format
  * (history-entries.ts), recording (target.ts) nor the command (engine/cli).
@@ -13,6 +14,7 @@ import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"
 import { answeredBefore, exchanges, groupBy, type HistoryEntry, type Rule, type Violation, worlds } from "./history-entries.ts"
 import { negativeBalances, walletLedger } from "./history-money.ts"
 import { orderAgreement, orderTransitions } from "./history-orders.ts"
+import { timestamps } from "./history-time.ts"
 
 export * from "./history-entries.ts"
 
@@ -30,6 +32,10 @@ export const RULES: ReadonlyArray<{ readonly rule: Rule; readonly name: string }
   {
     rule: "order-agreement",
     name: "per order: REST, webhooks and the stream agree on its fate, and REST is never behind an event already received"
+  },
+  {
+    rule: "timestamps",
+    name: "per answer that stamps now (a created resource's createdAt, the status's timestamp): within its send and answer on the target's clock, up to the harness's first clock move"
   }
 ]
 
@@ -123,7 +129,8 @@ export const checkHistory = (history: ReadonlyArray<HistoryEntry>): ReadonlyArra
   ...streamOnce(history),
   ...rateWindows(history),
   ...orderTransitions(history),
-  ...orderAgreement(history)
+  ...orderAgreement(history),
+  ...timestamps(history)
 ]
 
 const timelineOf = (history: ReadonlyArray<HistoryEntry>, indexes: ReadonlyArray<number>): Array<TimelineEntry> =>
@@ -133,6 +140,7 @@ const timelineOf = (history: ReadonlyArray<HistoryEntry>, indexes: ReadonlyArray
     if (e.kind === "delivery") return [{ at: e.at, kind: "delivery", text: `#${i + 1} delivery ${e.eventId} ${e.raw.slice(0, 200)}` }]
     if (e.kind === "stream") return [{ at: e.at, kind: "event", text: `#${i + 1} stream ${e.event ?? ""} ${e.id ?? ""}` }]
     if (e.kind === "reset") return [{ at: e.at, kind: "clock", text: `#${i + 1} the target started over` }]
+    if (e.kind === "clock") return [{ at: e.at, kind: "clock", text: `#${i + 1} the harness moved the target's clock: ${e.what}` }]
     return [
       {
         at: e.sentAt,

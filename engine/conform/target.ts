@@ -8,7 +8,7 @@
  * the target's own clock (`GET /_sim/clock`), which is virtual on our engine, so waits are clock advances.
  */
 import type { TimelineEntry } from "../report/model.ts"
-import type { HistoryEntry } from "./history.ts"
+import { type HistoryEntry, movesClock } from "./history-entries.ts"
 import { isoAt } from "../sim/clock.ts"
 
 export interface Exchange {
@@ -138,6 +138,8 @@ export const makeTarget = (options: TargetOptions) => {
 
   /** Keeps a partner-API exchange in the run's history (the control API's are not the partner's history). */
   const recordExchange = async (x: Exchange, sentSeq: number, answeredSeq: number) => {
+    if (options.record !== undefined && movesClock(x.method, x.path))
+      options.record({ kind: "clock", at: isoAt(await nowOnTarget()), what: `${x.method} ${x.path}` })
     if (options.record === undefined || x.path.startsWith("/_sim")) return
     options.record({
       kind: "exchange",
@@ -170,6 +172,8 @@ export const makeTarget = (options: TargetOptions) => {
       if (options.record === undefined) return response
       const url = new URL(String(input instanceof Request ? input.url : input))
       if (url.pathname === "/_sim/reset" && response.status === 200) options.record({ kind: "reset", at: isoAt(await nowOnTarget()) })
+      if (movesClock(init?.method ?? "GET", url.pathname))
+        options.record({ kind: "clock", at: isoAt(await nowOnTarget()), what: `${init?.method} ${url.pathname}` })
       const streaming = response.headers.get("content-type")?.startsWith("text/event-stream") === true
       const text = streaming ? "" : await response.clone().text()
       const headers = Object.fromEntries(new Headers(init?.headers).entries())

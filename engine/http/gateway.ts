@@ -17,7 +17,7 @@ import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
-import { checkKey, fingerprintOf, Idempotency, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
+import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
@@ -240,7 +240,19 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         }
         const input = route.decode(request, found.params)
         if (isFailure(input)) return respond(errorResponse(input))
-        if (!route.idempotent || principal === undefined) return respond(yield* invoke(route, input, principal, request))
+        if (!route.idempotent || principal === undefined) {
+          if (!MUTATING_METHODS.has(request.method) || OUTSIDE_TRANSACTION.has(route.operationId))
+            return respond(yield* invoke(route, input, principal, request))
+          // A mutation without a key is one transaction too: its writes and its audit record (E-289).
+          const unkeyed = idempotency.executeUnkeyed({
+            run: Effect.suspend(() => invoke(route, input, principal, request)),
+            record: (response) => {
+              seen.audited = true
+              return audit.observe(request, seen, response)
+            }
+          })
+          return respond(yield* unkeyed)
+        }
 
         const key = request.headers["idempotency-key"]
         const keyProblem = checkKey(key)

@@ -3,7 +3,10 @@
  * copy-on-commit transactions. Does not own: durability (a restart loses everything, by design of this adapter).
  *
  * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions are serialised
- * by a one-permit semaphore, as the postgres adapter serialises its writers with an advisory lock. A `transact` or
+ * by a one-permit semaphore: the postgres adapter runs transactions of different partitions at the same time
+ * (E-320), which one event loop could not make faster here, and one at a time is one of the orders it may give.
+ * So `lockPartition` has nothing to do. Id sequences (`nextId`, job seqs) are not rolled back, as PG sequences are
+ * not (E-321). A `transact` or
  * `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
  * it fails, so a request's handler, its Idempotency-Key receipt and its audit record commit as one.
  */
@@ -11,6 +14,7 @@ import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import {
   type CommitFaults,
   type Doc,
+  isIdSequence,
   type Job,
   type ListOptions,
   type LoggedEvent,
@@ -41,9 +45,24 @@ export interface MemoryState {
   readonly jobs: JobQueue
   /** `${collection}\u0000${id}` -> doc, for get. */
   readonly byId: Map<string, Doc>
+  /** Id sequences: taken at once, kept whatever becomes of the transaction (a rolled-back one leaves a gap). */
+  readonly sequences: Map<string, number>
 }
 
-export const makeMemoryState = (): MemoryState => ({ docs: new Map(), counters: new Map(), events: new Map(), jobs: makeJobQueue(), byId: new Map() })
+export const makeMemoryState = (): MemoryState => ({
+  docs: new Map(),
+  counters: new Map(),
+  events: new Map(),
+  jobs: makeJobQueue(),
+  byId: new Map(),
+  sequences: new Map()
+})
+
+const nextIdOf = (state: MemoryState, name: string) => {
+  const next = (state.sequences.get(name) ?? 0) + 1
+  state.sequences.set(name, next)
+  return next
+}
 
 /** A write transaction's own changes, on top of the committed state until its commit folds them in. */
 interface Overlay {
@@ -108,7 +127,9 @@ const openOverlay = (state: MemoryState): Overlay => {
         for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
         for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
       }),
-    nextSeq: (name) => Effect.sync(() => nextSeqSync(name)),
+    nextSeq: (name) => Effect.sync(() => (isIdSequence(name) ? nextIdOf(state, name) : nextSeqSync(name))),
+    nextId: (name) => Effect.sync(() => nextIdOf(state, name)),
+    lockPartition: () => Effect.void,
     appendEvent: (partition, event) =>
       Effect.sync(() => {
         const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
@@ -123,7 +144,7 @@ const openOverlay = (state: MemoryState): Overlay => {
       ),
     scheduleJob: (job) =>
       Effect.sync(() => {
-        const scheduled: Job = { seq: nextSeqSync("jobs"), ...job }
+        const scheduled: Job = { seq: nextIdOf(state, "jobs"), ...job }
         newJobs.set(scheduled.seq, scheduled)
         return scheduled
       }),

@@ -49,7 +49,7 @@ export interface NewEvent {
 }
 
 export interface Job {
-  /** Global gapless sequence; ties on dueAt run in seq order. */
+  /** Global sequence, unique and increasing in scheduling order (a rolled-back scheduling leaves a gap); ties on dueAt run in seq order. */
   readonly seq: number
   readonly kind: string
   readonly dueAt: number
@@ -61,6 +61,16 @@ export interface NewJob {
   readonly dueAt: number
   readonly payload: unknown
 }
+
+/**
+ * The id sequences (`Tx.nextId`): values handed out on the request path of every partner, where a counter row would
+ * make all of them wait on one another. Job seqs use one of their own.
+ */
+export const ID_SEQUENCES = ["auditRecords", "unitChanges"] as const
+export type IdSequence = (typeof ID_SEQUENCES)[number]
+
+/** True for a counter name that is an id sequence: `nextSeq` of it is `nextId` (E-321). */
+export const isIdSequence = (name: string): name is IdSequence => (ID_SEQUENCES as ReadonlyArray<string>).includes(name)
 
 /** What a unit of work can do. Reads see the transaction's own writes. */
 export interface Tx {
@@ -74,8 +84,29 @@ export interface Tx {
    * find nothing). Later writes of the same transaction survive; earlier ones are wiped too.
    */
   readonly deletePartition: (partition: string) => Effect.Effect<void, StoreError>
-  /** Next value of a named gapless counter, starting at 1. Rolled back with the transaction. */
+  /**
+   * Next value of a named gapless counter, starting at 1. Rolled back with the transaction. A counter named
+   * `<kind>:<partition>` (event positions `log:<partition>`, `journal:<partition>`) belongs to that partition and
+   * locks it; any other name is one row for every partition, which concurrent transactions take in turn until they
+   * commit: for a hot value that must never repeat but may skip, use `nextId`. A name listed in `ID_SEQUENCES`
+   * (the idempotency guard's claim numbers) is an id sequence: `nextSeq` of it is `nextId`.
+   */
   readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
+  /**
+   * Next value of a named id sequence, starting at 1: unique and increasing in the order transactions ask for them,
+   * across transactions and processes, and never waited for. Not rolled back: a rolled-back (or retried) transaction
+   * leaves a gap (E-321).
+   */
+  readonly nextId: (sequence: IdSequence) => Effect.Effect<number, StoreError>
+  /**
+   * Locks `partition`'s root (`partnerId:environment` for its children `root/child` and side partitions `root|x`) until
+   * the transaction ends: transactions that lock the same root run one at a time, others run at the same time.
+   * "global" is the world lock: every partition lock holds it shared, locking "global" holds it exclusive (a global
+   * step: market refresh, partner creation, a corporate action waits for every transaction in flight). Reading or
+   * writing a partner partition locks it too (postgres: pg-locking.ts); calling this first, when the partition is
+   * known, spares the adapter a lock taken late, which may make it run the transaction again (E-320).
+   */
+  readonly lockPartition: (partition: string) => Effect.Effect<void, StoreError>
   readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>
   readonly readEvents: (partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
   readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>
@@ -114,8 +145,11 @@ export class Store extends Context.Service<
   {
     readonly kind: "memory" | "postgres"
     /**
-     * Runs `work` as one serialisable unit: all of its writes commit together or none do. Write transactions are
-     * serialised (one at a time), which is what makes event positions and job sequences follow commit order.
+     * Runs `work` as one serialisable unit: all of its writes commit together or none do. Write transactions that
+     * touch the same partition run one at a time (`Tx.lockPartition`), which is what makes a partition's event
+     * positions and counters follow commit order; transactions of different partitions run at the same time. `work`
+     * may run more than once (postgres: after a deadlock, or to take a lock from the start); only the last run
+     * commits, and only its afterCommit hooks run.
      * Called inside an open transaction of the same fiber, `work` joins it as a savepoint (E-289): its writes commit
      * with the outer transaction, and are undone alone if `work` fails.
      */

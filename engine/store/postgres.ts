@@ -4,24 +4,41 @@
  * failures to `StoreError`. Does not own: the meaning of documents, nor the connection settings beyond the URL.
  *
  * Semantics follow the memory adapter (memory.ts), which is the reference:
- * - `transact` runs `work` in ONE SQL transaction that first takes a transaction-scoped advisory lock, so writers are
- *   serialised across processes; inside one process a one-permit semaphore also serialises them (as in the memory
- *   adapter), which keeps afterCommit hooks in commit order and spares pooled connections waiting on the lock.
- * - Counters (`nextSeq`, event positions under `log:<partition>`, job seqs under `jobs`) are rows updated inside the
- *   transaction, never PG sequences, so a rollback leaves no gap and values follow commit order.
+ * - `transact` runs `work` in ONE SQL transaction holding the locks of the partitions it touches: in this process a
+ *   table of per-partition locks, across processes transaction-scoped advisory locks keyed by a 64-bit hash of the
+ *   partition's root; transactions of different partners run at the same time (pg-locking.ts, E-320).
+ * - Counters (`nextSeq`, event positions under `log:<partition>`) are rows updated inside the transaction, under
+ *   their partition's lock, so a rollback leaves no gap and values follow commit order. Job seqs and `nextId` are PG
+ *   sequences: taken without waiting, not rolled back (E-321).
  * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order.
  * - Lists order by the sort key compared by UTF-16 code units, as JavaScript's `<` does (the `sort_order` column holds
  *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
  *   adapter's Map buckets (`insert_seq`).
  */
-import { Context, Effect, Layer, Option, Redacted, Semaphore } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { type CommitFaults, type Doc, type Job, type LoggedEvent, noCommitFaults, type ReadTx, Store, StoreError, type Tx } from "./port.ts"
+import {
+  type CommitFaults,
+  type Doc,
+  ID_SEQUENCES,
+  type IdSequence,
+  isIdSequence,
+  type Job,
+  type LoggedEvent,
+  noCommitFaults,
+  type ReadTx,
+  Store,
+  StoreError,
+  type Tx
+} from "./port.ts"
+import { makeLockingTransact } from "./pg-locking.ts"
+import { makeLockTable } from "./partition-locks.ts"
 
-/** Fixed key of the advisory lock that serialises write transactions ("Soko" in ASCII). */
-export const STORE_LOCK_KEY = 0x536f6b6f
+/** The PG sequence behind a `nextId` sequence or the job seqs. */
+const sequenceOf = (name: IdSequence | "jobs"): string => `ids_${name.toLowerCase().replace(/[^a-z0-9]/g, "_")}`
+const ALL_SEQUENCES = ["jobs" as const, ...ID_SEQUENCES].map(sequenceOf)
 
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
 
@@ -65,6 +82,15 @@ const migrations = PgMigrator.fromRecord({
   "0002_partition_idx": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE INDEX documents_partition_idx ON documents ((partition COLLATE "C"))`
+  }),
+  // Job seqs and id sequences leave the counters table (E-321): a row there is a lock every partition waits on.
+  "0003_id_sequences": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Each sequence continues from its counter row, if a database from before kept one.
+    for (const name of ["jobs" as const, ...ID_SEQUENCES]) {
+      yield* sql.unsafe(`CREATE SEQUENCE ${sequenceOf(name)}`)
+      yield* sql.unsafe(`SELECT setval('${sequenceOf(name)}', COALESCE((SELECT value FROM counters WHERE name = '${name}'), 0) + 1, false)`)
+    }
   })
 })
 
@@ -172,27 +198,12 @@ const jobOf = (row: JobRow): Job => ({
   payload: decodeJson(row.payload)
 })
 
-/** Carries the failure of `work` through `withTransaction`, so only the driver's own failures become StoreError. */
-class WorkFailure {
-  readonly error: unknown
-  constructor(error: unknown) {
-    this.error = error
-  }
-}
-
-interface OpenTx {
-  readonly tx: Tx
-  readonly hooks: Array<Effect.Effect<void>>
-}
-
-let instances = 0
-
 /** The store on the current SqlClient, after running the migrations; `faults` inject crashes around commits (E-290). */
 export const makePostgresStoreWith = (faults: CommitFaults) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate
-    const lock = yield* Semaphore.make(1)
+    const locks = makeLockTable()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
 
@@ -214,6 +225,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         )
       )
 
+    /** Next value of a PG sequence: never waited for, never rolled back. */
+    const nextval = (operation: string, name: IdSequence | "jobs"): Effect.Effect<number, StoreError> =>
+      query(operation, sql<{ readonly value: bigint | number | string }>`SELECT nextval(${sequenceOf(name)}) AS value`).pipe(
+        Effect.map((rows) => toNumber(rows[0]?.value))
+      )
+
+    /** The port's operations on the current connection; locking is pg-locking.ts's decorator around them. */
     const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
       get: (collection, id) =>
         !representable(collection) || !representable(id)
@@ -278,7 +296,12 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           )
         }),
 
-      nextSeq,
+      nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
+
+      nextId: (name) => nextval("nextId", name),
+
+      // What locks is pg-locking.ts's decorator of this Tx; reads outside a transaction take none.
+      lockPartition: () => Effect.void,
 
       appendEvent: (partition, event) =>
         Effect.gen(function* () {
@@ -320,7 +343,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("scheduleJob", { kind: job.kind })
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
-          const seq = yield* nextSeq("jobs")
+          const seq = yield* nextval("scheduleJob", "jobs")
           yield* query("scheduleJob", sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`)
           const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
           return scheduled
@@ -331,7 +354,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       ),
 
       // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
-      // committed it is gone for everyone. Writers are serialised today, but the claim does not rely on it (E-277).
+      // committed it is gone for everyone, whichever partitions the claimers lock (E-277).
       claimJob: (upTo) =>
         Effect.andThen(
           requireSafeInteger("claimJob", "upTo", upTo),
@@ -350,60 +373,12 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })
 
-    /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
-    const open = Context.Reference<OpenTx | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
-
-    /** `work`'s own failure, told apart from the driver's (which becomes StoreError). */
-    const unwrap = <E>(failure: WorkFailure | SqlError.SqlError): Effect.Effect<never, E | StoreError> =>
-      failure instanceof WorkFailure ? Effect.fail(failure.error as E | StoreError) : Effect.fail(toStoreError("transaction")(failure))
-
-    const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-      lock.withPermits(1)(
-        Effect.suspend(() => {
-          const hooks: Array<Effect.Effect<void>> = []
-          const tx = makeTx(hooks)
-          const unit = sql`SELECT pg_advisory_xact_lock(${STORE_LOCK_KEY})`.pipe(
-            Effect.andThen(
-              Effect.provideService(
-                Effect.suspend(() => work(tx)),
-                open,
-                { tx, hooks }
-              )
-            ),
-            Effect.tap(() => faults.beforeCommit),
-            Effect.mapError((error) => new WorkFailure(error))
-          )
-          return sql.withTransaction(unit).pipe(
-            Effect.catch(unwrap<E>),
-            // Only reached once COMMIT succeeded: a failed COMMIT fails `withTransaction` above.
-            Effect.tap(() => faults.afterCommit),
-            Effect.tap(() => Effect.forEach(hooks, (hook) => hook, { discard: true }))
-          )
-        })
-      )
-
-    /** Nested work is a SAVEPOINT (what withTransaction does inside a transaction): undone alone when it fails. */
-    const nested = <A, E, R>(current: OpenTx, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-      Effect.suspend(() => {
-        const mark = current.hooks.length
-        const unit = Effect.suspend(() => work(current.tx)).pipe(Effect.mapError((error) => new WorkFailure(error)))
-        return sql.withTransaction(unit).pipe(
-          Effect.onError(() =>
-            Effect.sync(() => {
-              current.hooks.length = mark
-            })
-          ),
-          Effect.catch(unwrap<E>)
-        )
-      })
-
-    const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-      Effect.flatMap(Effect.service(open), (current) => (current === undefined ? fresh(work) : nested(current, work)))
+    const { transact, openTx } = makeLockingTransact(sql, locks, makeTx, faults)
 
     // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran. Inside
-    // an open transaction of the fiber they go through it (the transaction's connection, its own writes).
+    // an open transaction of the fiber they go through it (its connection, its locks, its own writes: E-289).
     const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-      Effect.flatMap(Effect.service(open), (current) => work(current === undefined ? makeTx([]) : current.tx))
+      Effect.flatMap(openTx, (current) => work(current ?? makeTx([])))
 
     return Store.of({ kind: "postgres", transact, read })
   })
@@ -436,6 +411,9 @@ export const wipePostgresStore = (databaseUrl: string): Effect.Effect<void, Stor
         IF to_regclass('documents') IS NOT NULL THEN
           TRUNCATE documents, counters, events, jobs;
           ALTER SEQUENCE documents_insert_seq RESTART;
+        END IF;
+        IF to_regclass('${sequenceOf("jobs")}') IS NOT NULL THEN
+          ${ALL_SEQUENCES.map((name) => `ALTER SEQUENCE ${name} RESTART;`).join(" ")}
         END IF;
         IF to_regclass('rate_windows') IS NOT NULL THEN TRUNCATE rate_windows; END IF;
       END $$`)

@@ -23,8 +23,14 @@ const children = new Set<ChildProcess>()
 const finalizers: Array<() => Promise<void> | void> = []
 
 /** Spawns `node args…` pinned to a core (taskset execs, so the pid is node's own). */
-export const spawnPinned = (core: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, stdout: "pipe" | "ignore" = "pipe"): ChildProcess => {
-  const child = spawn("taskset", ["-c", core, process.execPath, ...args], { cwd: root, env, stdio: ["ignore", stdout, "pipe"] })
+export const spawnPinned = (
+  core: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: "pipe" | "ignore" = "pipe",
+  cwd: string = root
+): ChildProcess => {
+  const child = spawn("taskset", ["-c", core, process.execPath, ...args], { cwd, env, stdio: ["ignore", stdout, "pipe"] })
   children.add(child)
   child.on("exit", () => children.delete(child))
   return child
@@ -101,6 +107,7 @@ export interface Engine extends Server {
   readonly apiKey: string
   readonly partnerId: string
   readonly prefix: string
+  readonly databaseUrl?: string | undefined
 }
 
 export type Store = "memory" | "postgres"
@@ -126,15 +133,35 @@ const admin = async (base: string, path: string, body: unknown): Promise<Record<
   return json
 }
 
+/** An enterprise partner created through /_sim, its sandbox wallet topped up by 1,000,000 USD so that no run meets INSUFFICIENT_FUNDS. */
+export const createPartner = async (base: string, name = "Bench"): Promise<{ readonly partnerId: string; readonly apiKey: string }> => {
+  const partner = await admin(base, "/partners", { businessName: name, email: `${name.toLowerCase()}@sokoni.test`, tier: "enterprise" })
+  const partnerId = partner.partnerId!
+  await admin(base, `/partners/${partnerId}/wallet/credit`, { environment: "sandbox", amount: 1_000_000 })
+  return { partnerId, apiKey: partner.sandboxKey! }
+}
+
+export interface EngineOptions {
+  /** Another checkout of the engine to run (`--baseline`), instead of this one. */
+  readonly cwd?: string | undefined
+  readonly name?: string | undefined
+  /** An existing database to share (a second process); a fresh one otherwise. */
+  readonly databaseUrl?: string | undefined
+  readonly seed?: number | undefined
+  readonly core?: string | undefined
+}
+
 /**
  * `serve --rate-limit off --desk manual` (orders stay PENDING: no background fill work), with an enterprise partner
- * created through /_sim and its sandbox wallet topped up by 1,000,000 USD so that no run meets INSUFFICIENT_FUNDS.
+ * (createPartner).
  */
-export const startEngine = async (store: Store): Promise<Engine> => {
+export const startEngine = async (store: Store, options: EngineOptions = {}): Promise<Engine> => {
   const port = await freePort()
-  const database = store === "postgres" ? ["--database-url", await freshDatabase()] : []
+  const database = store === "postgres" ? ["--database-url", options.databaseUrl ?? (await freshDatabase())] : []
   const args = ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", store, ...database]
-  const child = spawnPinned(SERVER_CORE, [...args, "--rate-limit", "off", "--desk", "manual", "--seed", "1", "--admin-token", ADMIN_TOKEN])
+  const seed = String(options.seed ?? 1)
+  const flags = ["--rate-limit", "off", "--desk", "manual", "--seed", seed, "--admin-token", ADMIN_TOKEN]
+  const child = spawnPinned(options.core ?? SERVER_CORE, [...args, ...flags], process.env, "pipe", options.cwd ?? root)
   const output = tail(child)
   const base = `http://127.0.0.1:${port}`
   try {
@@ -142,10 +169,9 @@ export const startEngine = async (store: Store): Promise<Engine> => {
   } catch (error) {
     throw new Error(`engine (${store}) did not start: ${String(error)}\n${output()}`)
   }
-  const partner = await admin(base, "/partners", { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" })
-  const partnerId = partner.partnerId!
-  await admin(base, `/partners/${partnerId}/wallet/credit`, { environment: "sandbox", amount: 1_000_000 })
-  return { name: `engine-${store}`, base, pid: child.pid!, child, apiKey: partner.sandboxKey!, partnerId, prefix: "/api/sandbox/v1/partner" }
+  const { partnerId, apiKey } = await createPartner(base)
+  const name = options.name ?? `engine-${store}`
+  return { name, base, pid: child.pid!, child, apiKey, partnerId, prefix: "/api/sandbox/v1/partner", databaseUrl: database[1] }
 }
 
 /** One answer of the engine, as the bare server replays it: status, body, and its headers in order, less the ones node:http adds itself. */

@@ -41,6 +41,37 @@ const trade = (s: number, orderId: string) =>
 
 const rules = (history: ReadonlyArray<HistoryEntry>) => checkHistory(history).map((v) => v.rule)
 
+describe("the timestamps rule", () => {
+  const created = (s: number, createdAt: string, key = "user-1") =>
+    exchange(s, {
+      method: "POST",
+      path: "/api/sandbox/v1/partner/users",
+      idempotencyKey: key,
+      status: 201,
+      body: JSON.stringify({ subAccountId: "usr_1", createdAt })
+    })
+
+  it("flags a resource stamped hours away from when it was made, on the target's clock", () => {
+    const violations = checkHistory([created(0, T(0.05)), created(10, T(10 + 3 * 3600), "user-2")])
+    expect(violations.map((v) => [v.rule, v.entries])).toEqual([["timestamps", [1]]])
+    expect(violations[0]?.message).toContain("stamped 2026-11-23T11:00:10.000Z")
+  })
+
+  it("takes a replay's old stamp as the first answer's, and the status's timestamp as now", () => {
+    const first = created(0, T(0.05))
+    const replay = { ...created(600, T(0.05)) }
+    const status = exchange(700, { path: "/api/v1/status", body: JSON.stringify({ status: "ok", timestamp: T(700.05) }) })
+    const lateStatus = exchange(800, { path: "/api/v1/status", body: JSON.stringify({ status: "ok", timestamp: T(600) }) })
+    expect(rules([first, replay, status])).toEqual([])
+    expect(rules([first, replay, status, lateStatus])).toEqual(["timestamps"])
+  })
+
+  it("stops at the harness's first move of the target's clock", () => {
+    const moved: HistoryEntry = { kind: "clock", at: T(5), what: "POST /_sim/clock/advance" }
+    expect(rules([created(0, T(0.05)), moved, created(10, T(10 + 3600), "user-2")])).toEqual([])
+  })
+})
+
 describe("the history checker", () => {
   it("flags an overdraw: a wallet answer with a negative balance", () => {
     const violations = checkHistory([
@@ -212,7 +243,7 @@ describe("the history checker", () => {
 
   it("reads JSON lines and names a line that is not an entry", () => {
     expect(parseHistory(`${JSON.stringify(wallet(0, 1))}\n\n`)).toHaveLength(1)
-    expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery, stream or reset")
+    expect(() => parseHistory('{"kind":"nope"}')).toThrow("line 1: kind must be exchange, delivery, stream, reset or clock")
   })
 })
 

@@ -201,7 +201,7 @@ describe("gateway guards", () => {
     })
 
     it("the idempotency store unreachable: 500 INTERNAL_ERROR, and the handler never ran", async () => {
-      const gw = await engine.buildOn({ idempotency: { execute: () => Effect.fail(unreachable) } })
+      const gw = await engine.buildOn({ idempotency: { execute: () => Effect.fail(unreachable), executeUnkeyed: () => Effect.fail(unreachable) } })
       const body = JSON.stringify({ externalId: "idem-down-1", email: "down@p.test" })
       const { value: r, lines: logged } = await engine.log.during(() =>
         engine.send("POST", `${SANDBOX}/users`, { "x-api-key": keys.sandboxKey, "idempotency-key": "idem-down-0001" }, body, gw)

@@ -11,6 +11,7 @@
  * commits or none does. A crash at any point leaves either nothing (the retry runs) or the effect with its answer (the
  * retry replays it): there is no claim to take over and no window between effect and answer (E-075 and E-140 are
  * retired). A 5xx answer that says nothing was processed rolls the whole transaction back (`processed`).
+ * `executeUnkeyed` does the same for the mutations that carry no key (the control API's, the spec's exempt ones).
  * The key is held in this process while its request runs, so a concurrent same-key request answers 409; a request in
  * another process on the same database waits for the first transaction and replays its answer.
  */
@@ -80,12 +81,18 @@ export interface Command<R> {
 }
 
 /**
- * Operations whose handler waits on a call out of the engine (the webhook test's delivery, up to 8 s): holding the
- * store's write lock across it would stall every other writer, so the handler runs between two transactions, the
- * receipt's lookup and the answer's keeping, as every command did before E-289. A crash between them loses at most a
+ * Operations that are not one unit of work. A handler that waits on a call out of the engine (the webhook test's
+ * delivery, up to 8 s) would stall every other writer if it held the store's write lock across it, so it runs between
+ * two transactions, the receipt's lookup and the answer's keeping, as every command did before E-289. A crash between them loses at most a
  * test event's answer: a retry sends another test, which has no business effect.
  */
-export const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set(["testWebhook"])
+export const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set([
+  "testWebhook",
+  // The control API's clock runs every job that falls due, each in a transaction of its own (E-277); a reset builds
+  // a new world (its store emptied, its layers rebuilt): neither is one unit of work.
+  "advanceSimClock",
+  "resetSimEngine"
+])
 
 /** An answer that is not kept: carried out of the transaction so that it rolls back. */
 class NotKept extends Data.TaggedError("NotKept")<{ readonly response: EngineResponse }> {}
@@ -95,6 +102,11 @@ export class Idempotency extends Context.Service<
   {
     /** Runs `command` once per key (see the module's comment): a replay, a 409, a 422, or the command's answer. */
     readonly execute: <R>(command: Command<R>) => Effect.Effect<Executed, ApiFailure | StoreError, R>
+    /**
+     * A mutation with no Idempotency-Key (the control API, the spec's exempt operations): its handler and its record
+     * in one transaction, rolled back whole when the answer says nothing was processed (`processed`), as `execute`.
+     */
+    readonly executeUnkeyed: <R>(command: Pick<Command<R>, "run" | "record">) => Effect.Effect<EngineResponse, StoreError, R>
   }
 >()("sokoni/Idempotency") {
   static readonly make = Effect.gen(function* () {
@@ -133,6 +145,9 @@ export class Idempotency extends Context.Service<
     const inTransaction = <R>(command: Command<R>, id: string) =>
       store.transact((tx) =>
         Effect.gen(function* () {
+          // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
+          // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
+          yield* tx.lockPartition(command.partition)
           const stored = yield* lookup(tx, id, command.fingerprint, command.now)
           if (stored !== undefined) return { _tag: "Replay", record: stored } as const
           const response = yield* command.run
@@ -166,7 +181,19 @@ export class Idempotency extends Context.Service<
       return executed
     })
 
-    return Idempotency.of({ execute })
+    const executeUnkeyed = <R>(command: Pick<Command<R>, "run" | "record">) =>
+      store
+        .transact(() =>
+          Effect.gen(function* () {
+            const response = yield* command.run
+            if (!processed(response.status)) return yield* new NotKept({ response })
+            yield* command.record(response)
+            return response
+          })
+        )
+        .pipe(Effect.catchTag("NotKept", (notKept) => Effect.succeed(notKept.response)))
+
+    return Idempotency.of({ execute, executeUnkeyed })
   })
 
   static readonly layer = Layer.effect(Idempotency, Idempotency.make)

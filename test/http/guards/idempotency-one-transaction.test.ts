@@ -147,6 +147,38 @@ describe("one command, one transaction", () => {
   })
 })
 
+describe("a mutation without a key (control API, exempt operations)", () => {
+  it("commits its writes with its record, and rolls both back when its answer says nothing was processed", async () => {
+    const out = await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* makeMemoryStoreWith({})
+        const idempotency = yield* Effect.provideService(Idempotency.make, Store, store)
+        const recorded: Array<number> = []
+        const unkeyed = (id: string, answer: EngineResponse) =>
+          idempotency.executeUnkeyed({
+            run: store.transact((tx) => tx.put("effects", { id, partition: "global", sortKey: id, body: {} })).pipe(Effect.as(answer), Effect.orDie),
+            record: (response) =>
+              store
+                .transact((tx) => tx.put("records", { id, partition: "global", sortKey: id, body: { status: response.status } }))
+                .pipe(
+                  Effect.tap(() => Effect.sync(() => void recorded.push(response.status))),
+                  Effect.orDie
+                )
+          })
+        const ok = yield* unkeyed("kept", created)
+        const failed = yield* unkeyed("undone", { status: 500, headers: {}, body: "{}" })
+        const left = yield* store.read((tx) =>
+          Effect.all([tx.get("effects", "kept"), tx.get("records", "kept"), tx.get("effects", "undone"), tx.get("records", "undone")])
+        )
+        return { ok, failed, left: left.map(Option.isSome), recorded }
+      })
+    )
+    expect([out.ok.status, out.failed.status]).toEqual([201, 500])
+    expect(out.left).toEqual([true, true, false, false])
+    expect(out.recorded).toEqual([201])
+  })
+})
+
 describe("storable", () => {
   const envelope = (code: string) => ({ error: { code, message: "m" } })
   it("keeps 2xx and business 4xx, drops 5xx (503 included) and request-shape failures", () => {

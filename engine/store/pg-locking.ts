@@ -1,0 +1,397 @@
+/**
+ * The postgres adapter's write transactions under partition locks (E-320..E-322). Owns: `transact` (attempts, the
+ * retry of a deadlocked or restarted attempt, afterCommit hooks), the advisory locks that mirror the in-process ones
+ * (partition-locks.ts) across processes, and the Tx decorator that locks a partition before the transaction reads or
+ * writes it. Does not own the SQL of the port's operations (postgres.ts `makeTx`).
+ *
+ * The rule the decorator keeps: a transaction sees a partner partition's rows only while it holds that partition's
+ * lock, so what it read cannot change before it commits.
+ * - `list`, `readEvents`, `put`, `appendEvent`, `deletePartition` and `nextSeq("<kind>:<partition>")` lock the
+ *   partition first (its root: partition-locks.ts).
+ * - `get` finds the partition only in the row: when the row lies in a partition not yet locked, it locks it and reads
+ *   the row again.
+ * - A `get` that found nothing cannot say which partition it looked into; when a lock is taken after such a miss, the
+ *   missed ids are read again, and if one now exists the attempt is run again from the start, holding its locks from
+ *   the start.
+ * - "global" rows (keys, partners, the desk queue) lock no partition: a global step locks "global" itself. A global
+ *   row the transaction read and then writes is locked by itself when written, and read again (`writeGlobalRow`).
+ *
+ * The SQL transaction begins lazily, at the attempt's first lock or write: reads before it run on pooled connections
+ * (each sees what was committed, as a read inside a READ COMMITTED transaction would), and the first lock is waited
+ * for in this process before any connection is taken. So a transaction that knows its partition, or whose first
+ * write names it, waits for a busy partition holding nothing; only a lock taken once the transaction has begun is
+ * tried without waiting, and when it is busy the attempt rolls back and runs again (E-320).
+ */
+import { Context, Effect, Exit, Option, Scope } from "effect"
+import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
+import { type CommitFaults, type Doc, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
+
+/** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
+export const MAX_ATTEMPTS = 12
+
+/** Marks the StoreError a lock call fails with when the attempt has to run again. */
+const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
+
+const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
+
+/** An attempt that must not commit: run the transaction again, taking `locks` before it starts. */
+class RunAgain {
+  readonly locks: ReadonlyMap<string, LockMode>
+  constructor(locks: ReadonlyMap<string, LockMode>) {
+    this.locks = locks
+  }
+}
+
+const isSqlError = (u: unknown): u is SqlError.SqlError => typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
+
+/** A deadlock (40P01) or serialization failure (40001): the whole transaction may simply run again. */
+const retryable = (error: unknown): boolean => {
+  const sqlError = error instanceof StoreError ? error.cause : error
+  if (!isSqlError(sqlError)) return false
+  const tag = (sqlError.reason as { readonly _tag?: string })._tag
+  return tag === "DeadlockError" || tag === "SerializationError"
+}
+
+/** A string PostgreSQL text can hold (postgres.ts refuses the others before they reach the server). */
+const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
+
+/** What a read saw of a row, to compare with a later read. */
+const seenOf = (doc: Option.Option<Doc>): string => (Option.isNone(doc) ? "none" : JSON.stringify([doc.value.partition, doc.value.body]))
+
+const covers = (held: LockMode | undefined, wanted: LockMode) => held === "exclusive" || held === wanted
+
+interface Attempt {
+  readonly held: HeldLocks
+  /** `get`s that found nothing, by `collection\u0000id`, until the attempt writes that id itself. */
+  readonly misses: Map<string, readonly [string, string]>
+  /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
+  readonly globalSeen: Map<string, string>
+  /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
+  readonly scope: Scope.Closeable
+  conn: SqlConnection.Connection | undefined
+  /** True between BEGIN and a successful COMMIT. */
+  open: boolean
+  closed: boolean
+  runAgain: boolean
+}
+
+/** The transaction open in a fiber: a `transact` inside it joins it as a savepoint (E-289). */
+interface OpenAttempt {
+  readonly attempt: Attempt
+  readonly tx: Tx
+  readonly hooks: Array<Effect.Effect<void>>
+}
+
+let instances = 0
+let savepoints = 0
+
+export const makeLockingTransact = (
+  sql: SqlClient.SqlClient,
+  table: LockTable,
+  makeTx: (hooks: Array<Effect.Effect<void>>) => Tx,
+  faults: CommitFaults = noCommitFaults
+) => {
+  const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
+
+  const advisory = (key: string, mode: LockMode) =>
+    mode === "shared" ? sql`pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))` : sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`
+
+  const storeError = (operation: string) => (cause: SqlError.SqlError) =>
+    new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
+
+  /**
+   * Runs `effect` on the attempt's connection once its transaction has begun, on a pooled one before; decided when it
+   * runs, not when it is built (an operation is often built before the lock that begins the transaction runs).
+   */
+  const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
+
+  /** The database's side of locks already held in this process; one statement, taken in `locks`' order. */
+  const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
+    const [first, ...rest] = locks
+    if (first === undefined) return Effect.void
+    const list = rest.reduce((acc, [key, mode]) => sql`${acc}, ${advisory(key, mode)}`, advisory(first[0], first[1]))
+    return inTx(attempt, sql`SELECT ${list}`).pipe(Effect.asVoid, Effect.mapError(storeError("lock")))
+  }
+
+  /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
+  const begin = (attempt: Attempt): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() =>
+      attempt.conn !== undefined
+        ? Effect.void
+        : Effect.gen(function* () {
+            const conn = yield* Scope.provide(sql.reserve, attempt.scope).pipe(Effect.mapError(storeError("connect")))
+            // Registered before BEGIN: the connection never goes back to the pool with a transaction open.
+            yield* Scope.addFinalizer(
+              attempt.scope,
+              Effect.suspend(() => (attempt.open ? Effect.ignore(conn.executeUnprepared("ROLLBACK", [], undefined)) : Effect.void))
+            )
+            yield* conn.executeUnprepared("BEGIN", [], undefined).pipe(Effect.mapError(storeError("BEGIN")))
+            attempt.conn = conn
+            attempt.open = true
+            yield* lockInDatabase(
+              attempt,
+              [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b))
+            )
+          })
+    )
+
+  const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() =>
+      attempt.conn === undefined
+        ? Effect.void
+        : attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(
+            Effect.mapError(storeError("COMMIT")),
+            Effect.tap(() =>
+              Effect.sync(() => {
+                attempt.open = false
+              })
+            )
+          )
+    )
+
+  /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
+  const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
+
+  /**
+   * Takes `locks`: before the transaction has begun and while the attempt holds nothing, by waiting here (no
+   * connection held) and then beginning; otherwise without waiting (busy: the attempt must run again). Then in the
+   * database. True when one was not held already.
+   */
+  const takeLocks = (attempt: Attempt, raw: Tx, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<boolean, StoreError> =>
+    Effect.suspend(() => {
+      if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
+      const fresh = locks.filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
+      if (fresh.length === 0) return Effect.succeed(false)
+      if (attempt.conn === undefined && attempt.held.heldNow().size === 0) {
+        return Effect.as(Effect.andThen(Effect.andThen(attempt.held.takeAll(new Map(fresh)), begin(attempt)), revalidate(attempt, raw)), true)
+      }
+      for (const [key, mode] of fresh) {
+        if (!attempt.held.tryTake(key, mode)) {
+          attempt.runAgain = true
+          return Effect.fail(runAgainError(`lock ${key} is busy`))
+        }
+      }
+      const inDatabase = attempt.conn === undefined ? begin(attempt) : lockInDatabase(attempt, fresh)
+      return Effect.as(Effect.andThen(inDatabase, revalidate(attempt, raw)), true)
+    })
+
+  /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
+  const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
+    Effect.forEach(
+      [...attempt.misses.values()],
+      ([collection, id]) =>
+        Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
+          if (Option.isNone(found)) return Effect.void
+          attempt.runAgain = true
+          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
+        }),
+      { discard: true }
+    )
+
+  /**
+   * A "global" row this attempt read and now writes: its writers take turns on a lock of the row, and what was read
+   * is read again under it; changed (or created) meanwhile, the attempt runs again. Blind writes of global rows (a new
+   * desk-queue entry, a new key) take no lock: PostgreSQL's row lock orders them, the last one wins, as in turn.
+   */
+  const writeGlobalRow = (attempt: Attempt, raw: Tx, collection: string, id: string): Effect.Effect<void, StoreError> => {
+    const key = `${collection}\u0000${id}`
+    const seen = attempt.globalSeen.get(key)
+    if (seen === undefined || !representable(collection) || !representable(id)) return Effect.void
+    return Effect.andThen(
+      takeLocks(attempt, raw, [[`row:${collection}/${id}`, "exclusive"]]),
+      Effect.flatMap(inTx(attempt, raw.get(collection, id)), (now) => {
+        attempt.globalSeen.delete(key)
+        if (seenOf(now) === seen) return Effect.void
+        attempt.runAgain = true
+        return Effect.fail(runAgainError(`${collection}/${id} changed before its writer locked it`))
+      })
+    )
+  }
+
+  const lockingTx = (attempt: Attempt, raw: Tx): Tx => {
+    const lockPartition = (partition: string) =>
+      representable(partition)
+        ? Effect.asVoid(ensure(attempt, raw, lockRootOf(partition)))
+        : Effect.fail(new StoreError({ message: `postgres store: lockPartition: ${JSON.stringify(partition)} contains NUL or a lone surrogate` }))
+    /**
+     * Partner partitions are locked before they are touched; "global" rows only by a global step (above). A name
+     * PostgreSQL cannot hold is left to the operation, which refuses it without aborting the transaction.
+     */
+    const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
+    const read = <A>(effect: Effect.Effect<A, StoreError>) => inTx(attempt, effect)
+    const write = <A>(effect: Effect.Effect<A, StoreError>) => Effect.andThen(begin(attempt), inTx(attempt, effect))
+    const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
+      Effect.flatMap(read(raw.get(collection, id)), (doc) => {
+        const key = `${collection}\u0000${id}`
+        if (Option.isNone(doc)) {
+          attempt.misses.set(key, [collection, id])
+          if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+          return Effect.succeed(doc)
+        }
+        const root = lockRootOf(doc.value.partition)
+        if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+        if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
+        // Read before its partition was locked: read it again under the lock (it may have changed or moved).
+        return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+      })
+    const counterPartition = (name: string) => {
+      const colon = name.indexOf(":")
+      return colon === -1 ? undefined : name.slice(colon + 1)
+    }
+    return {
+      ...raw,
+      lockPartition,
+      get: (collection, id) => lockedGet(collection, id, 0),
+      put: (collection, doc) =>
+        Effect.andThen(
+          lockRootOf(doc.partition) === GLOBAL_ROOT ? writeGlobalRow(attempt, raw, collection, doc.id) : touch(doc.partition),
+          write(raw.put(collection, doc))
+        ).pipe(
+          // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
+          Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
+        ),
+      list: (collection, options) => Effect.andThen(touch(options.partition), read(raw.list(collection, options))),
+      deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
+      nextSeq: (name) => {
+        if (isIdSequence(name)) return read(raw.nextSeq(name)) // a PG sequence: no transaction needed
+        const partition = counterPartition(name)
+        return Effect.andThen(partition === undefined ? Effect.void : touch(partition), write(raw.nextSeq(name)))
+      },
+      nextId: (name) => read(raw.nextId(name)),
+      appendEvent: (partition, event) => Effect.andThen(touch(partition), write(raw.appendEvent(partition, event))),
+      readEvents: (partition, after, limit) => Effect.andThen(touch(partition), read(raw.readEvents(partition, after, limit))),
+      scheduleJob: (job) => write(raw.scheduleJob(job)),
+      nextJob: read(raw.nextJob),
+      claimJob: (upTo) => write(raw.claimJob(upTo)),
+      deleteJob: (seq) => write(raw.deleteJob(seq))
+    }
+  }
+
+  /** The attempt's work, then COMMIT when it began a transaction; RUN_AGAIN when it must not commit. */
+  const runWork = <A, E, R>(attempt: Attempt, work: (tx: Tx) => Effect.Effect<A, E, R>, hooks: Array<Effect.Effect<void>>) =>
+    Effect.gen(function* () {
+      const tx = lockingTx(attempt, makeTx(hooks))
+      const exit = yield* Effect.exit(
+        Effect.provideService(
+          Effect.suspend(() => work(tx)),
+          open,
+          { attempt, tx, hooks }
+        )
+      )
+      // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
+      if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
+      const value = yield* exit
+      yield* faults.beforeCommit
+      yield* commit(attempt)
+      return value
+    })
+
+  /**
+   * Work inside an open transaction: a SAVEPOINT on the attempt's connection (begun first: a savepoint needs one), so
+   * a failure undoes its writes, hooks and what the attempt learnt from them, and the outer work goes on (E-289).
+   */
+  const nested = <A, E, R>(current: OpenAttempt, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    Effect.gen(function* () {
+      const { attempt, hooks } = current
+      yield* begin(attempt)
+      const statement = (text: string) =>
+        Effect.suspend(() => (attempt.conn === undefined ? Effect.void : Effect.asVoid(attempt.conn.executeUnprepared(text, [], undefined)))).pipe(
+          Effect.mapError(storeError("savepoint"))
+        )
+      const name = `sokoni_nested_${++savepoints}`
+      yield* statement(`SAVEPOINT ${name}`)
+      const mark = { hooks: hooks.length, misses: new Map(attempt.misses), globalSeen: new Map(attempt.globalSeen) }
+      const exit = yield* Effect.exit(Effect.suspend(() => work(current.tx)))
+      if (Exit.isSuccess(exit)) {
+        yield* statement(`RELEASE SAVEPOINT ${name}`)
+        return exit.value
+      }
+      hooks.length = mark.hooks
+      restore(attempt.misses, mark.misses)
+      restore(attempt.globalSeen, mark.globalSeen)
+      // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
+      if (!attempt.runAgain) yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
+      return yield* exit
+    })
+
+  /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
+  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
+    Effect.acquireUseRelease(
+      Effect.map(
+        Scope.make(),
+        (scope): Attempt => ({
+          held: makeHeldLocks(table),
+          misses: new Map(),
+          globalSeen: new Map(),
+          scope,
+          conn: undefined,
+          open: false,
+          closed: false,
+          runAgain: false
+        })
+      ),
+      (attempt) => {
+        const hooks: Array<Effect.Effect<void>> = []
+        return Effect.andThen(attempt.held.takeAll(prelocks), runWork(attempt, work, hooks)).pipe(
+          Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
+            if (failure === RUN_AGAIN || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted()))
+            return Effect.fail(failure as E | StoreError)
+          }),
+          // Committed: the connection goes back, then the hooks run before the locks go (one partition's hooks keep
+          // commit order).
+          Effect.tap(() =>
+            Effect.andThen(
+              closeAttempt(attempt, Exit.void),
+              // A crash just after COMMIT (E-290): the writes are in, nothing learns of them.
+              Effect.andThen(
+                faults.afterCommit,
+                Effect.forEach(hooks, (hook) => hook, { discard: true })
+              )
+            )
+          )
+        )
+      },
+      (attempt, exit) =>
+        Effect.andThen(
+          closeAttempt(attempt, exit),
+          Effect.sync(() => attempt.held.releaseAll())
+        )
+    )
+
+  /** Rolls back what is still open and gives the connection back, once. */
+  const closeAttempt = (attempt: Attempt, exit: Exit.Exit<unknown, unknown>) =>
+    Effect.suspend(() => {
+      if (attempt.closed) return Effect.void
+      attempt.closed = true
+      return Scope.close(attempt.scope, exit)
+    })
+
+  const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
+    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number): Effect.Effect<A, E | StoreError, R> =>
+      attemptOnce(work, prelocks).pipe(
+        Effect.catch((error) => {
+          if (!(error instanceof RunAgain)) return Effect.fail(error)
+          if (attempts >= MAX_ATTEMPTS) {
+            return Effect.fail(new StoreError({ message: `postgres store: transaction gave up after ${attempts} attempts (deadlocks or busy locks)` }))
+          }
+          return run(error.locks, attempts + 1)
+        })
+      )
+    return run(new Map(), 1)
+  }
+
+  const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    Effect.flatMap(Effect.service(open), (current) => (current === undefined ? fresh(work) : nested(current, work)))
+
+  /** The transaction open in this fiber, for reads that must go through it. */
+  const openTx: Effect.Effect<Tx | undefined> = Effect.map(Effect.service(open), (current) => current?.tx)
+
+  return { transact, openTx }
+}
+
+const restore = <K, V>(map: Map<K, V>, saved: ReadonlyMap<K, V>) => {
+  map.clear()
+  for (const [k, v] of saved) map.set(k, v)
+}
