@@ -13,7 +13,8 @@ import { createServer } from "node:net"
 
 export const ROOT = join(import.meta.dirname, "..", "..")
 export const PROFILE = join(ROOT, "load", "tier-limit.js")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
+// The bin, not bin.ts: in an installed package (no sources) it runs the bundled CLI (engine/cli/sokoni.js, E-330).
+const BIN = join(ROOT, "engine", "cli", "sokoni.js")
 
 export const TIERS = ["sandbox", "starter", "growth", "enterprise"] as const
 export type LoadTier = (typeof TIERS)[number]

@@ -11,7 +11,8 @@ import { join } from "node:path"
 import { freePort, ROOT } from "./run.ts"
 
 export const THROUGHPUT_PROFILE = join(ROOT, "load", "throughput.js")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
+// The bin, not bin.ts: in an installed package (no sources) it runs the bundled CLI (engine/cli/sokoni.js, E-330).
+const BIN = join(ROOT, "engine", "cli", "sokoni.js")
 
 export interface Step {
   readonly offeredIterationsPerSecond: number

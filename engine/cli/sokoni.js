@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+/**
+ * The `sokoni` bin (package.json "bin"), plain JavaScript because Node refuses to strip the types of any file under
+ * node_modules (ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING). In a checkout it hands over to bin.ts, which runs the
+ * sources (or serve's fresh bundle, E-260). In an installed package (its real path under node_modules, or no sources
+ * beside it: the tarball ships none) it runs dist/cli/, the bundle of the whole command line that `npm pack` builds
+ * (scripts/build-package.ts, E-330).
+ */
+import { existsSync } from "node:fs"
+import nodeModule from "node:module"
+import { sep } from "node:path"
+
+// The engine needs Node 24 (package.json "engines", which npm only warns about): on an older Node, say so in one
+// line rather than fail on the first API it lacks. `node:module` is imported whole, not `{ enableCompileCache }`, so
+// that this module still links on a Node without that function and the check gets to run.
+const major = Number(process.versions.node.split(".")[0])
+if (major < 24) {
+  console.error(`sokoni needs Node.js 24 or newer; this is Node.js ${process.versions.node} (${process.execPath})`)
+  process.exit(1)
+}
+const sources = new URL("./bin.ts", import.meta.url)
+// Node runs a bin by its real path (npm's .bin entry is a symlink), so this is where the package really lives.
+const installed = import.meta.filename.split(sep).includes("node_modules") || !existsSync(sources)
+if (installed) {
+  // What bin.ts does first in a checkout: start-up reuses the compiled code of earlier runs (E-261).
+  nodeModule.enableCompileCache()
+  await import("../../dist/cli/main.js")
+} else {
+  await import(sources.href)
+}
