@@ -4,7 +4,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { startReceiver } from "./receiver.ts"
-import { caller, codeOf, forgetWebhook, marketClosed, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict } from "./stateful-kit.ts"
+import { caller, codeOf, forgetWebhook, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict, tradingCaller } from "./stateful-kit.ts"
 import { SANDBOX_BASE } from "./target.ts"
 
 /**
@@ -69,10 +69,9 @@ export const eventAgreement: StatefulCheck = {
   name: "event-agreement: REST order state, webhook deliveries and the SSE stream tell one order's events alike (same eventIds, same order)",
   run: async (ctx) => {
     const v = new Verdict(ctx)
-    const { key, call } = caller(ctx, v, await partnerFor(ctx))
-    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const closed = await marketClosed(ctx, call)
-    if (closed !== undefined) return v.skip(closed)
+    const trading = await tradingCaller(ctx, v)
+    if ("skip" in trading) return v.skip(trading.skip)
+    const { key, call } = trading
     const receiver = await startReceiver(ctx.target.recordDelivery)
     let hookId: string | undefined
     try {

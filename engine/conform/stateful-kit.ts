@@ -98,6 +98,14 @@ export const marketClosed = async (ctx: RunContext, call: Call): Promise<string 
   return `needs ${EXCHANGE} open to trade ${SYMBOL}: the API's market calendar says it is closed at ${at}, next open ${status.nextOpen ?? "unknown"} (GET /market/status); run conform again then`
 }
 
+/** A check that trades: its keyed caller on its own partner, or why it cannot run now (no key; the market closed). */
+export const tradingCaller = async (ctx: RunContext, v: Verdict): Promise<{ readonly key: string; readonly call: Call } | { readonly skip: string }> => {
+  const { key, call } = caller(ctx, v, await partnerFor(ctx))
+  if (key === undefined) return { skip: "needs a sandbox key or --admin-token" }
+  const closed = await marketClosed(ctx, call)
+  return closed === undefined ? { key, call } : { skip: closed }
+}
+
 export const quoteOf = (x: Exchange) =>
   x.json as { quoteId?: string; issuedAt?: string; expiresAt?: string; estimatedGross?: number; estimatedFee?: number; estimatedTotal?: number }
 

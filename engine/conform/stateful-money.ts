@@ -10,13 +10,13 @@ import {
   codeOf,
   fundedSubAccount,
   holdingOf,
-  marketClosed,
   partnerFor,
   quoteOf,
   type StatefulCheck,
   SYMBOL,
   Verdict,
-  walletOf
+  walletOf,
+  tradingCaller
 } from "./stateful-kit.ts"
 import type { Exchange } from "./target.ts"
 
@@ -33,10 +33,9 @@ export const moneyInvariants: StatefulCheck = {
   name: "money-invariants: a BUY moves exactly gross + fee (0.75 %, half away from zero) from available to escrow, then out at the fill; nothing is created or lost",
   run: async (ctx) => {
     const v = new Verdict(ctx)
-    const { key, call } = caller(ctx, v, await partnerFor(ctx))
-    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const closed = await marketClosed(ctx, call)
-    if (closed !== undefined) return v.skip(closed)
+    const trading = await tradingCaller(ctx, v)
+    if ("skip" in trading) return v.skip(trading.skip)
+    const { call } = trading
     const w0 = walletOf(await call("GET", "/wallet"))
     const h0 = await holdingOf(call)
     // Find a quantity whose fee has a fraction of a cent below one half: rounding it up is then off by a cent.

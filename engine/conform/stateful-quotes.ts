@@ -4,7 +4,7 @@
  */
 import { isoAt } from "../sim/clock.ts"
 import type { RunContext } from "./conform.ts"
-import { caller, codeOf, marketClosed, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict } from "./stateful-kit.ts"
+import { caller, codeOf, partnerFor, quoteOf, type StatefulCheck, SYMBOL, Verdict, tradingCaller } from "./stateful-kit.ts"
 import type { Exchange } from "./target.ts"
 
 /** The spec's quote TTL (60 s, "Money/trade flow"), and the most conform waits for one quote to expire. */
@@ -78,10 +78,9 @@ export const quoteSingleUse: StatefulCheck = {
   name: "quote-single-use: a second trade on a used quote (new Idempotency-Key) is refused with 409 STALE_QUOTE",
   run: async (ctx) => {
     const v = new Verdict(ctx)
-    const { key, call } = caller(ctx, v, await partnerFor(ctx))
-    if (key === undefined) return v.skip("needs a sandbox key or --admin-token")
-    const closed = await marketClosed(ctx, call)
-    if (closed !== undefined) return v.skip(closed)
+    const trading = await tradingCaller(ctx, v)
+    if ("skip" in trading) return v.skip(trading.skip)
+    const { call } = trading
     const q = await call("GET", `/quote/${SYMBOL}?side=BUY&quantity=1`)
     const quoteId = quoteOf(q).quoteId
     if (q.status !== 200 || quoteId === undefined) return v.fail(`GET /quote answered ${q.status}`)

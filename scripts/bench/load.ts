@@ -4,9 +4,13 @@ import { LOAD_CORE, spawnPinned } from "./targets.ts"
 
 export type { LoadResult, LoadSpec }
 
-export const runLoad = (spec: LoadSpec): Promise<LoadResult> =>
+/**
+ * Runs a bench script (`scripts/bench/<name>.ts`) on the load core with `spec` as its argument; resolves with the JSON
+ * object of its last output line, or rejects with what it printed to stderr. `what` names it in the error.
+ */
+export const runChild = <A>(script: string, spec: unknown, what: string): Promise<A> =>
   new Promise((resolve, reject) => {
-    const child = spawnPinned(LOAD_CORE, ["scripts/bench/cannon.ts", JSON.stringify(spec)])
+    const child = spawnPinned(LOAD_CORE, [script, JSON.stringify(spec)])
     let out = ""
     let err = ""
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -18,7 +22,9 @@ export const runLoad = (spec: LoadSpec): Promise<LoadResult> =>
     child.on("error", reject)
     child.on("exit", (code, signal) => {
       const line = out.trim().split("\n").pop() ?? ""
-      if (code === 0 && line.startsWith("{")) resolve(JSON.parse(line) as LoadResult)
-      else reject(new Error(`load generator exited with ${code ?? signal}: ${err.trim().slice(-1000)}`))
+      if (code === 0 && line.startsWith("{")) resolve(JSON.parse(line) as A)
+      else reject(new Error(`${what} exited with ${code ?? signal}: ${err.trim().slice(-1000)}`))
     })
   })
+
+export const runLoad = (spec: LoadSpec): Promise<LoadResult> => runChild<LoadResult>("scripts/bench/cannon.ts", spec, "load generator")

@@ -8,9 +8,9 @@
  *   processes on one database (A on the first, B on the second); every engine process is pinned to the server core.
  */
 import type { PacedResult, PacedSpec } from "./paced.ts"
-import { type LoadResult, runLoad } from "./load.ts"
+import { type LoadResult, runChild, runLoad } from "./load.ts"
 import { median, table } from "./report.ts"
-import { createPartner, type Engine, LOAD_CORE, spawnPinned, startEngine, stop } from "./targets.ts"
+import { createPartner, type Engine, startEngine, stop } from "./targets.ts"
 
 export interface Variant {
   readonly name: string
@@ -25,23 +25,7 @@ export interface TenantSettings {
   readonly pairsPerSecond: number
 }
 
-const runPaced = (spec: PacedSpec): Promise<PacedResult> =>
-  new Promise((resolve, reject) => {
-    const child = spawnPinned(LOAD_CORE, ["scripts/bench/paced.ts", JSON.stringify(spec)])
-    let out = ""
-    let err = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-    })
-    child.stderr?.on("data", (chunk: Buffer) => {
-      err += chunk.toString()
-    })
-    child.on("exit", (code) => {
-      const line = out.trim().split("\n").pop() ?? ""
-      if (code === 0 && line.startsWith("{")) resolve(JSON.parse(line) as PacedResult)
-      else reject(new Error(`paced client exited with ${code}: ${err.trim().slice(-1000)}`))
-    })
-  })
+const runPaced = (spec: PacedSpec): Promise<PacedResult> => runChild<PacedResult>("scripts/bench/paced.ts", spec, "paced client")
 
 const symbolOf = async (engine: Engine): Promise<string> => {
   const list = (await (await fetch(`${engine.base}${engine.prefix}/stocks`, { headers: { "x-api-key": engine.apiKey } })).json()) as {
