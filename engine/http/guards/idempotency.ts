@@ -83,8 +83,8 @@ export interface Command<R> {
 /**
  * Operations that are not one unit of work. A handler that waits on a call out of the engine (the webhook test's
  * delivery, up to 8 s) would stall every other writer if it held the store's write lock across it, so it runs between
- * two transactions, the receipt's lookup and the answer's keeping, as every command did before E-289. A crash between them loses at most a
- * test event's answer: a retry sends another test, which has no business effect.
+ * two transactions, the receipt's lookup and the answer's keeping, as every command did before E-289. A crash between
+ * them loses at most a test event's answer: a retry sends another test, which has no business effect.
  */
 export const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set([
   "testWebhook",
