@@ -131,7 +131,8 @@ describe("GET /stream over node:http", () => {
     const { port, admin, partner } = await start({ clock: "follow" })
     const s = await openOn(port, `${SANDBOX}/stream`, { "x-api-key": partner.sandboxKey })
     await s.until((t) => t.startsWith("retry:"))
-    expect((await admin("POST", "/_sim/clock/advance", { seconds: 15 })).status).toBe(200)
+    const advanced = await admin("POST", "/_sim/clock/advance", { seconds: 15 })
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200)
     // The follow clock also moves with the wall: on a machine slow enough for 15 s to pass, that beat comes too.
     expect(await s.until((t) => t.includes(": keep-alive"))).toMatch(/^retry: 3000\n\n(: keep-alive\n\n)+$/)
     s.req.destroy()
