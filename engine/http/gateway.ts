@@ -138,6 +138,12 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           })
         )
 
+      /** Observes a command's answer inside its transaction (E-289); marked, so `handle` does not observe it again. */
+      const recordIn = (seen: Observed, request: EngineRequest) => (response: EngineResponse) => {
+        seen.audited = true
+        return audit.observe(request, seen, response)
+      }
+
       // Untraced: these run on every request, and a span per call is measurable on the hot path (docs/performance.md).
       const authenticate = Effect.fnUntraced(function* (request: EngineRequest, auth: Route<R>["auth"], where: Located) {
         // ID tokens and client secrets are verified by the operation itself (portalRoute): no partner key here.
@@ -246,10 +252,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           // A mutation without a key is one transaction too: its writes and its audit record (E-289).
           const unkeyed = idempotency.executeUnkeyed({
             run: Effect.suspend(() => invoke(route, input, principal, request)),
-            record: (response) => {
-              seen.audited = true
-              return audit.observe(request, seen, response)
-            }
+            record: recordIn(seen, request)
           })
           return respond(yield* unkeyed)
         }
@@ -267,10 +270,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             now,
             run: Effect.suspend(() => invoke(route, input, principal, request)),
             outside: OUTSIDE_TRANSACTION.has(route.operationId),
-            record: (response) => {
-              seen.audited = true
-              return audit.observe(request, seen, response)
-            }
+            record: recordIn(seen, request)
           })
         )
         if (executed._tag === "Failure") {
