@@ -49,7 +49,7 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import type { Schemas } from "../contract/wire.ts"
 import type { Instrument } from "../domain/instruments.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { Orders, type QuoteDoc, Quotes, timeSortKey, UNIT_CHANGES } from "./docs.ts"
+import { Orders, type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey, UNIT_CHANGES } from "./docs.ts"
 import { findSubAccount } from "./accounts.ts"
 import { applyOrderTransition, holding, type OrderTransition, walletBalance } from "./ledger.ts"
 import { Listings } from "./listings.ts"
@@ -378,7 +378,7 @@ export class TradingService extends Context.Service<
               movements: { wallet: 0, feesCollected: 0, marketNet: 0, shares: 0, sharesReserved: quantity }
             })
           }
-          yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" })
+          yield* Quotes.put(tx, quoteId, quote.partition, timeSortKey(quote.issuedAt, quoteId), { ...quote, status: "USED" }, quoteKeepUntil(quote))
           // Its expiry job would find it used and do nothing 60 s later: gone now, with the quote's use (issue 25).
           if (quote.expiryJob !== undefined) yield* tx.deleteJob(quote.expiryJob)
           yield* saveOrder(tx, order)

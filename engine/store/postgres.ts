@@ -91,6 +91,12 @@ const migrations = PgMigrator.fromRecord({
       yield* sql.unsafe(`CREATE SEQUENCE ${sequenceOf(name)}`)
       yield* sql.unsafe(`SELECT setval('${sequenceOf(name)}', COALESCE((SELECT value FROM counters WHERE name = '${name}'), 0) + 1, false)`)
     }
+  }),
+  // Retention (E-400): when the API can no longer return a document; dropExpired finds the earliest by this index.
+  "0004_documents_keep_until": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE documents ADD COLUMN keep_until bigint`
+    yield* sql`CREATE INDEX documents_keep_idx ON documents (collection, partition, keep_until) WHERE keep_until IS NOT NULL`
   })
 })
 
@@ -157,6 +163,7 @@ interface DocRow {
   readonly partition: string
   readonly sort_key: string
   readonly body: string | null
+  readonly keep_until: bigint | number | string | null
 }
 
 interface EventRow {
@@ -179,7 +186,8 @@ const docOf = (row: DocRow): Doc => ({
   id: row.id,
   partition: row.partition,
   sortKey: row.sort_key,
-  body: decodeJson(row.body)
+  body: decodeJson(row.body),
+  ...(row.keep_until === null ? {} : { keepUntil: toNumber(row.keep_until) })
 })
 
 const eventOf = (row: EventRow): LoggedEvent => ({
@@ -236,7 +244,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
-          : query("get", sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
+          : query("get", sql<DocRow>`SELECT id, partition, sort_key, body, keep_until FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
               Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))
             ),
 
@@ -244,20 +252,22 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         Effect.gen(function* () {
           yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
           const body = yield* encodeJson("put", doc.body)
+          const keepUntil = doc.keepUntil === undefined ? null : yield* requireSafeInteger("put", "keepUntil", doc.keepUntil)
           // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
           yield* query(
             "put",
             sql`
-            INSERT INTO documents (collection, id, partition, sort_key, sort_order, insert_seq, body)
+            INSERT INTO documents (collection, id, partition, sort_key, sort_order, insert_seq, body, keep_until)
             VALUES (${collection}, ${doc.id}, ${doc.partition}, ${doc.sortKey}, ${sortOrderOf(doc.sortKey)},
-                    nextval('documents_insert_seq'), ${body})
+                    nextval('documents_insert_seq'), ${body}, ${keepUntil})
             ON CONFLICT (collection, id) DO UPDATE SET
               partition = EXCLUDED.partition,
               sort_key = EXCLUDED.sort_key,
               sort_order = EXCLUDED.sort_order,
               insert_seq = CASE WHEN documents.partition = EXCLUDED.partition
                                 THEN documents.insert_seq ELSE EXCLUDED.insert_seq END,
-              body = EXCLUDED.body`
+              body = EXCLUDED.body,
+              keep_until = EXCLUDED.keep_until`
           )
         }),
 
@@ -271,7 +281,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         return query(
           "list",
           sql<DocRow>`
-          SELECT id, partition, sort_key, body FROM documents
+          SELECT id, partition, sort_key, body, keep_until FROM documents
           WHERE collection = ${collection} AND partition = ${options.partition} ${after}
           ${orderBy} ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
         ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
@@ -295,6 +305,23 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
                 OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
           )
         }),
+
+      dropExpired: (collection, partition, upTo, limit) => {
+        const sqlLim = sqlLimit(limit)
+        if (!representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0) return Effect.succeed(0)
+        return Effect.andThen(
+          requireSafeInteger("dropExpired", "upTo", upTo),
+          query(
+            "dropExpired",
+            sql<{ readonly id: string }>`
+            DELETE FROM documents WHERE collection = ${collection} AND id IN (
+              SELECT id FROM documents
+              WHERE collection = ${collection} AND partition = ${partition} AND keep_until IS NOT NULL AND keep_until <= ${upTo}
+              ORDER BY keep_until ASC LIMIT ${sqlLim}
+            ) RETURNING id`
+          )
+        ).pipe(Effect.map((rows) => rows.length))
+      },
 
       nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
 
