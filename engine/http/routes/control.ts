@@ -6,7 +6,7 @@
 import { Effect, Schema } from "effect"
 import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
 import { PartnerService } from "../../app/partners.ts"
-import { TradingService } from "../../app/trading.ts"
+import { TradingService } from "../../app/trading/service.ts"
 import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
