@@ -21,6 +21,7 @@ import {
   noCommitFaults,
   type ReadTx,
   Store,
+  StoreError,
   type Tx,
   withinPartition
 } from "./port.ts"
@@ -50,6 +51,8 @@ export interface MemoryState {
   readonly sequences: Map<string, number>
   /** `${collection}\u0000${partition}` -> its documents that carry a `keepUntil`, in drop order (E-400). */
   readonly keeps: Map<string, KeepQueue>
+  /** eventId -> the partition whose log holds it: an id is in the log once (E-342). */
+  readonly eventIds: Map<string, string>
 }
 
 export const makeMemoryState = (): MemoryState => ({
@@ -59,7 +62,8 @@ export const makeMemoryState = (): MemoryState => ({
   jobs: makeJobQueue(),
   byId: new Map(),
   sequences: new Map(),
-  keeps: new Map()
+  keeps: new Map(),
+  eventIds: new Map()
 })
 
 const docAt = (byId: MemoryState["byId"], collection: string, id: string): Doc | undefined => byId.get(collection)?.get(id)
@@ -180,10 +184,14 @@ const openOverlay = (state: MemoryState): Overlay => {
     nextId: (name) => Effect.sync(() => nextIdOf(state, name)),
     lockPartition: () => Effect.void,
     appendEvent: (partition, event) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
+        const loggedIn = state.eventIds.get(event.eventId)
+        if ((loggedIn !== undefined && !isWiped(loggedIn)) || newEvents.some((e) => e.eventId === event.eventId)) {
+          return Effect.fail(new StoreError({ message: `memory store: appendEvent: eventId ${JSON.stringify(event.eventId)} is already in the log` }))
+        }
         const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
         newEvents.push(logged)
-        return logged
+        return Effect.succeed(logged)
       }),
     readEvents: (partition, afterPosition, limit) =>
       Effect.sync(() => {
@@ -225,7 +233,11 @@ const openOverlay = (state: MemoryState): Overlay => {
         for (const id of bucket.keys()) byId.get(collection)?.delete(id)
         state.docs.delete(key)
       }
-      for (const partition of [...state.events.keys()]) if (isWiped(partition)) state.events.delete(partition)
+      for (const [partition, log] of [...state.events]) {
+        if (!isWiped(partition)) continue
+        for (const e of log) state.eventIds.delete(e.eventId)
+        state.events.delete(partition)
+      }
       for (const key of [...state.keeps.keys()]) if (isWiped(key.slice(key.indexOf("\u0000") + 1))) state.keeps.delete(key)
     }
     for (const [key, { collection, partition }] of dropped) {
@@ -248,6 +260,7 @@ const openOverlay = (state: MemoryState): Overlay => {
     for (const [name, value] of counters) state.counters.set(name, value)
     for (const e of newEvents) {
       getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
+      state.eventIds.set(e.eventId, e.partition)
     }
     for (const job of newJobs.values()) state.jobs.insert(job)
     for (const seq of deletedJobs) state.jobs.delete(seq)

@@ -118,6 +118,10 @@ export interface Tx {
    * collection keep it at what its window holds, without a sweep of its own (E-400).
    */
   readonly dropExpired: (collection: string, partition: string, upTo: number, limit: number) => Effect.Effect<number, StoreError>
+  /**
+   * Appends to `partition`'s log. An eventId is in the log once, whatever the partition (the engine draws them from its
+   * generator, E-291): appending one the log holds fails with StoreError (E-342); a wiped partition's ids are free.
+   */
   readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>
   readonly readEvents: (partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
   readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>

@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Data, Effect, type Layer, Option } from "effect"
 import { type Doc, Store, type Tx } from "../../engine/store/port.ts"
 
-class Undo extends Data.TaggedError("Undo")<{}> {}
+class Undo extends Data.TaggedError("Undo")<{ readonly reason: string }> {}
 
 const P = "keep:sandbox"
 const doc = (id: string, keepUntil?: number, partition = P): Doc => ({
@@ -71,7 +71,7 @@ export const retentionContract = (name: string, storeLayer: Layer.Layer<Store, u
             Effect.gen(function* () {
               assert.strictEqual(yield* tx.dropExpired("kt", P, 15, 10), 1)
               assert.isTrue(Option.isNone(yield* tx.get("kt", "x")))
-              return yield* new Undo()
+              return yield* new Undo({ reason: "roll back" })
             })
           )
         )

@@ -27,7 +27,7 @@ import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
 import type { ReferenceService } from "../../app/reference.ts"
-import type { TradingService } from "../../app/trading.ts"
+import type { TradingService } from "../../app/trading/service.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
 import type { KeyService } from "../../app/keys.ts"
@@ -43,6 +43,7 @@ import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
 import type { EngineReset } from "../../sim/reset.ts"
+import type { Findings } from "../../findings/findings.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
@@ -50,6 +51,7 @@ import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
+import { findingsControlRoutes } from "./control-findings.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
@@ -107,6 +109,7 @@ export type RouteServices =
   | Trace
   | ReceiverScripts
   | EngineReset
+  | Findings
   | Maintenance
   | AuditTrail
   | UsageMeter
@@ -135,6 +138,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalControlRoutes,
   ...controlRoutes,
   ...receiverControlRoutes,
+  ...findingsControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
