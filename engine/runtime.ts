@@ -141,7 +141,7 @@ export const engineLayer = (config: EngineConfig) => {
   const signatureHeaders = signatureHeadersFor(dialect, config.webhookSignatureHeaders)
   const seams = Layer.mergeAll(
     backend,
-    EngineClock.layer(config.clock, config.start),
+    EngineClock.layerDurable(config.clock, config.start).pipe(Layer.provide(backend)),
     Entropy.layerDurable(config.seed).pipe(Layer.provide(backend)),
     config.trace ?? Trace.layer,
     Maintenance.layer,
