@@ -32,8 +32,11 @@ export interface DialectNote {
   /** The contract operation the request meant. */
   readonly operation: string
   readonly message: string
-  /** Recorded only when the request was served (2xx): a note about what follows a success. */
-  readonly whenServed?: boolean
+  /**
+   * Recorded only when the request was served (2xx: a note about what follows a success), or only when it was refused
+   * (4xx: what both dialects refuse, which a client written for the public service meets all the same).
+   */
+  readonly when?: "served" | "refused"
 }
 
 const SANDBOX_ROOT = "/api/sandbox/v1"
@@ -74,6 +77,27 @@ export const publicKycBody = (body: string | undefined): Record<string, unknown>
     ...(sent.reference === undefined ? {} : { reference: sent.reference }),
     ...(sent.rejectionCode === undefined ? {} : { rejectionCode: sent.rejectionCode }),
     ...(sent.rejectionReason === undefined ? {} : { rejectionReason: sent.rejectionReason })
+  }
+}
+
+/**
+ * What a client written for the public service meets that neither dialect accepts (E-367): a sandbox register with
+ * no Authorization at all (facts 3.1) and a MARKET trade without a quote (facts 8.2). Recorded when refused.
+ */
+const refusedInBothDialects = (operationId: string, request: EngineRequest): { kind: string; message: string } | undefined => {
+  if (operationId === "registerSandbox" && request.headers.authorization === undefined)
+    return {
+      kind: "dialect.register-without-token",
+      message: `POST ${SANDBOX_ROOT}/register without Authorization: refused 401 AUTH_MISSING in both dialects, the spec registers with the portal's ID token; the public service's quick start sends none (facts 3.1). Meanwhile: POST /_sim/partners or serve --demo`
+    }
+  if (operationId !== "placeTrade" && operationId !== "placeSubAccountTrade") return undefined
+  const body = parseJsonBody(request.body)
+  if (isFailure(body) || typeof body !== "object" || body === null || "quoteId" in body) return undefined
+  const orderType = (body as { orderType?: unknown }).orderType
+  if (orderType !== undefined && orderType !== "MARKET") return undefined
+  return {
+    kind: "dialect.trade-without-quote",
+    message: `${named(operationId)} with {symbol, type, quantity} and no quoteId: refused 400 QUOTE_REQUIRED in both dialects, a MARKET trade needs a fresh quote (GET /quote/{symbol}); clients written for an older service trade without one (facts 8.2)`
   }
 }
 
@@ -136,7 +160,9 @@ export class Dialect extends Context.Service<
 
       const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
         if (operationId === "createWebhook")
-          notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), whenServed: true })
+          notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
+        const refusedInBoth = refusedInBothDialects(operationId, request)
+        if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
         if (operationId !== "assertSubAccountKyc") return request
         const kyc = publicKycBody(request.body)
         if (kyc === undefined) return request
@@ -163,7 +189,8 @@ export class Dialect extends Context.Service<
 
       const report = (notes: ReadonlyArray<DialectNote>, request: EngineRequest, principal: Principal | undefined, status: number) =>
         Effect.gen(function* () {
-          const kept = notes.filter((n) => n.whenServed !== true || (status >= 200 && status < 300))
+          const served = status >= 200 && status < 300
+          const kept = notes.filter((n) => n.when === undefined || (n.when === "served") === served)
           if (kept.length === 0) return
           const partner = yield* partnerOf(request, principal)
           for (const n of kept) yield* findings.record({ partner, kind: n.kind, operation: n.operation, message: n.message })

@@ -182,3 +182,22 @@ describe("--dialect spec (the default)", () => {
     expect((await findingsOf(engine)).findings).toEqual([])
   })
 })
+
+describe("in both dialects", () => {
+  for (const dialect of ["spec", "public-service"] as const) {
+    it(`tells a public-service client under ${dialect} what neither dialect accepts: a register with no token, a trade with no quote`, async () => {
+      const { engine, partner } = await setup(dialect)
+      const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
+      expect(refusal(register)).toEqual([401, "AUTH_MISSING"])
+      const headers = { "x-api-key": partner.sandboxKey, "idempotency-key": "trade-without-quote" }
+      const trade = await engine.call("POST", `${BASE}/trade`, { headers, body: { symbol: "SCOM.KE", type: "BUY", quantity: 1 } })
+      expect(refusal(trade)).toEqual([400, "QUOTE_REQUIRED"])
+      const { findings } = await findingsOf(engine)
+      expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([
+        ["dialect.register-without-token", "registerSandbox", null],
+        ["dialect.trade-without-quote", "placeTrade", partner.partnerId]
+      ])
+      expect(findings.every((f) => f.message.includes("in both dialects"))).toBe(true)
+    })
+  }
+})
