@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
@@ -19,6 +19,8 @@ import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, w
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
+import { injectFault } from "./guards/faults.ts"
+import { Faults } from "../sim/faults.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
@@ -79,7 +81,7 @@ export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>>
 export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail>()
+      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Faults>()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
@@ -87,6 +89,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
       const audit = yield* AuditTrail
+      const faults = yield* Faults
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
@@ -243,6 +246,11 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         if (where.environment === "sandbox" && where.mount !== "control") {
           const forced = forcedFailure(request.headers, route.statuses)
           if (forced !== undefined) return respond(errorResponse(forced, forcedHeaders(forced)))
+        }
+        // A fault plan (docs/faults.md) decides before the command runs, so an injected answer writes nothing.
+        if (where.mount !== "control" && faults.busy()) {
+          const injected = yield* injectFault(faults, { operationId: route.operationId, declared: route.statuses, request, principal, now })
+          if (injected !== undefined) return respond(injected)
         }
         const input = route.decode(request, found.params)
         if (isFailure(input)) return respond(errorResponse(input))

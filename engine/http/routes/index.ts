@@ -39,6 +39,7 @@ import type { StreamService } from "../../app/stream.ts"
 import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
+import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
@@ -49,6 +50,7 @@ import { complianceRoutes } from "./control-accounts.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { faultControlRoutes } from "./control-faults.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
@@ -108,6 +110,7 @@ export type RouteServices =
   | ReceiverScripts
   | EngineReset
   | Maintenance
+  | Faults
   | AuditTrail
   | UsageMeter
   | ReportService
@@ -134,6 +137,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
+  ...faultControlRoutes,
   ...receiverControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
