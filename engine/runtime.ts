@@ -38,6 +38,7 @@ import { WebhookService } from "./app/webhooks.ts"
 import { EventLog } from "./events/event-log.ts"
 import { WebhookDelivery } from "./events/webhook-delivery.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
+import { Findings } from "./findings/findings.ts"
 import { Gateway } from "./http/gateway.ts"
 import { Idempotency } from "./http/guards/idempotency.ts"
 import { Maintenance } from "./http/guards/maintenance.ts"
@@ -139,7 +140,7 @@ export const engineLayer = (config: EngineConfig) => {
   const backend = backendLayer(config)
   const seams = Layer.mergeAll(
     backend,
-    EngineClock.layer(config.clock, config.start),
+    EngineClock.layerDurable(config.clock, config.start).pipe(Layer.provide(backend)),
     Entropy.layerDurable(config.seed).pipe(Layer.provide(backend)),
     config.trace ?? Trace.layer,
     Maintenance.layer,
@@ -148,7 +149,8 @@ export const engineLayer = (config: EngineConfig) => {
     plantedDefectsLayer(config.plantDefects ?? [])
   )
   const withOutbound = Layer.provideMerge(config.outbound ?? Outbound.routed, seams)
-  const withFeed = Layer.provideMerge(MarketFeed.layer(config.seed), withOutbound)
+  // Findings are stamped by the clock and recorded from the gateway and anything under it.
+  const withFeed = Layer.provideMerge(Layer.mergeAll(MarketFeed.layer(config.seed), Findings.layer), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
   const withFaults = Layer.provideMerge(Faults.layer(config.faults), withScheduler)
   const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withFaults)

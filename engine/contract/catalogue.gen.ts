@@ -192,6 +192,7 @@ export const CONTROL_OPERATIONS = [
   {"operationId":"getSimDeskPolicy","method":"GET","path":"/_sim/desk/policy","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimDeskQueue","method":"GET","path":"/_sim/desk/queue","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimFaults","method":"GET","path":"/_sim/faults","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},
+  {"operationId":"getSimFindings","method":"GET","path":"/_sim/findings","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,400,401]},
   {"operationId":"getSimMaintenance","method":"GET","path":"/_sim/maintenance","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTrace","method":"GET","path":"/_sim/trace","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},
   {"operationId":"getSimTraceHash","method":"GET","path":"/_sim/trace/hash","mount":"control","environments":["production","sandbox"],"security":["adminToken"],"scopes":[],"idempotencyExempt":false,"statuses":[200,401]},

@@ -355,6 +355,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the engine noticed about the partners' integrations
+         * @description Findings recorded by this engine since it started (or was reset), oldest first seen first: each request that
+         *     relied on a leniency of the dialect the engine serves (`serve --dialect`), or that the other dialect would
+         *     refuse, and the faults a client met and how it answered. One entry per (partner, kind, operation), with how
+         *     many times it happened and when first and last, on the engine clock. Kept in memory, at most 1,000 distinct
+         *     entries (`dropped` counts those let go to stay within it). `sokoni findings` prints them; `serve` prints a
+         *     summary when it stops.
+         */
+        get: operations["getSimFindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/idp/tokens": {
         parameters: {
             query?: never;
@@ -1276,6 +1301,36 @@ export interface components {
             price?: number;
             /** @description Units to fill (default the remaining quantity). */
             quantity?: number;
+        };
+        /** @description One thing the engine noticed, and how often. */
+        Finding: {
+            /** @description How many times it happened. */
+            count: number;
+            /**
+             * Format: date-time
+             * @description First time, on the engine clock.
+             */
+            firstAt: string;
+            /** @description What was noticed, namespaced by who noticed it (`dialect.*` for the dialects, `fault.*` for faults). */
+            kind: string;
+            /**
+             * Format: date-time
+             * @description Last time, on the engine clock.
+             */
+            lastAt: string;
+            /** @description One sentence for the partner, from the first time it happened. */
+            message: string;
+            /** @description The contract operation (operationId), or `METHOD /path` when the request matched none. */
+            operation: string;
+            /** @description The partner whose requests these were (null when the request named no partner the engine knows). */
+            partner: string | null;
+        };
+        /** @description The findings of this engine, oldest first seen first. */
+        Findings: {
+            /** @description Distinct findings let go to keep at most 1,000 (0 in an ordinary run). */
+            dropped: number;
+            /** @description One entry per (partner, kind, operation). */
+            findings: components["schemas"]["Finding"][];
         };
         /** @description FX conversion applied between USD and the local currency. */
         FxConversion: {
@@ -2465,6 +2520,31 @@ export interface operations {
                     "application/json": components["schemas"]["FaultState"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getSimFindings: {
+        parameters: {
+            query?: {
+                /** @description Only this partner's findings. */
+                partnerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The findings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Findings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
         };
     };

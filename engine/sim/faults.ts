@@ -12,6 +12,8 @@
  */
 import { Context, Deferred, Effect, Layer } from "effect"
 import { type FaultKind, type FaultPlan, type FaultRule, fires, healsAt, targetOf } from "../domain/faults.ts"
+import { answerFindings, cutFinding, deliveryFinding, metFinding } from "../findings/fault-findings.ts"
+import { Findings } from "../findings/findings.ts"
 import { EngineClock, isoAt } from "./clock.ts"
 import { Entropy } from "./random.ts"
 import { Scheduler } from "./scheduler.ts"
@@ -47,6 +49,7 @@ export interface MetFault {
   readonly at: number
   readonly partnerId: string
   readonly operationId: string
+  readonly method: string
   readonly fault: FaultKind
   readonly retryAfterSeconds: number | null
   readonly idempotencyKey: string | null
@@ -120,6 +123,7 @@ export class Faults extends Context.Service<
       const entropy = yield* Entropy
       const scheduler = yield* Scheduler
       const trace = yield* Trace
+      const findings = yield* Findings
       let live: Live | undefined
       const metFaults: Array<MetFault> = []
       // How many of them still await their retry: kept as a count, as `busy` runs on every request.
@@ -228,15 +232,22 @@ export class Faults extends Context.Service<
                 ? // Held for a seeded part of the window, so deliveries sent meanwhile overtake it (E-373).
                   { fault: "reorder", holdMs: 1 + (r.draw() % (r.rule.delayMs ?? 5_000)) }
                 : { fault: r.rule.fault as "drop" | "duplicate" }
-          return Effect.as(note(r, { deliveryId, attempt, at: isoAt(now), ...("holdMs" in fault ? { holdMs: fault.holdMs } : {}) }), fault)
+          return Effect.as(
+            Effect.andThen(
+              note(r, { deliveryId, attempt, at: isoAt(now), ...("holdMs" in fault ? { holdMs: fault.holdMs } : {}) }),
+              findings.record(deliveryFinding(partnerId, fault.fault))
+            ),
+            fault
+          )
         })
 
       const streamCut: Faults["Service"]["streamCut"] = ({ partnerId, now }) =>
         Effect.suspend(() => {
           const r = firing("stream", now, (rule) => forPartner(rule, partnerId))[0]
           if (r === undefined) return Effect.succeed(undefined)
-          return Effect.as(note(r, { partnerId, at: isoAt(now), afterMessages: r.rule.afterMessages }), {
-            afterMessages: r.rule.afterMessages ?? 1,
+          const afterMessages = r.rule.afterMessages ?? 1
+          return Effect.as(Effect.andThen(note(r, { partnerId, at: isoAt(now), afterMessages }), findings.record(cutFinding(partnerId, afterMessages))), {
+            afterMessages,
             healsAt: r.healsAt
           })
         })
@@ -250,21 +261,22 @@ export class Faults extends Context.Service<
         })
 
       const observe: Faults["Service"]["observe"] = ({ partition, idempotencyKey, fingerprint, now }) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
           const m = metFaults.find(
             (f) =>
               f.answer === null &&
               f.partition === partition &&
               ((idempotencyKey !== undefined && f.idempotencyKey === idempotencyKey) || f.fingerprint === fingerprint)
           )
-          if (m === undefined) return undefined
+          if (m === undefined) return Effect.succeed(undefined)
           unanswered--
           m.answer = {
             at: now,
             sameKey: m.idempotencyKey !== null && m.idempotencyKey === idempotencyKey,
             honouredRetryAfter: m.retryAfterSeconds === null ? null : now >= m.at + m.retryAfterSeconds * 1000
           }
-          return m
+          const said = answerFindings(m, { ...m.answer, afterSeconds: Math.round((now - m.at) / 1000) })
+          return Effect.as(Effect.forEach(said, findings.record, { discard: true }), m)
         })
 
       if (initial !== undefined) install(initial, yield* clock.now)
@@ -289,11 +301,14 @@ export class Faults extends Context.Service<
         streamCut,
         wait,
         met: (fault) =>
-          Effect.sync(() => {
-            metFaults.push({ ...fault, answer: null })
-            unanswered++
-            if (metFaults.length > MAX_MET && metFaults.shift()?.answer === null) unanswered--
-          }),
+          Effect.andThen(
+            Effect.sync(() => {
+              metFaults.push({ ...fault, answer: null })
+              unanswered++
+              if (metFaults.length > MAX_MET && metFaults.shift()?.answer === null) unanswered--
+            }),
+            findings.record(metFinding(fault))
+          ),
         observe
       })
     })

@@ -48,6 +48,8 @@ describe("webhook delivery faults", () => {
     expect(s.received()).toEqual(["+0s order.pending", "+0s order.filled", "+0s trade.settled", "+0s trade.settled"])
     const settled = (await s.deliveries()).find((d: { event: string }) => d.event === "trade.settled")
     expect([settled.attempts, settled.success]).toEqual([1, true])
+    const findings = (await s.engine.admin("GET", "/_sim/findings")).body.findings
+    expect(findings.map((f: { kind: string; count: number }) => [f.kind, f.count])).toEqual([["fault.webhook.duplicate", 1]])
     await s.engine.dispose()
   })
 

@@ -3,7 +3,8 @@
  * cut after 5 messages, all healed after 60 s. One client's session (trades retried with the same key after
  * Retry-After, desk fills, a webhook receiver, a stream reader that resumes from Last-Event-ID after each cut) is run
  * twice on memory and once on PostgreSQL, and the whole observable outcome (every status, every delivery the receiver
- * got, every stream message per connection, the faults the client met, the trace's hash) must be identical. Another
+ * got, every stream message per connection, the faults the client met and the findings, the trace's hash) must be
+ * identical. Another
  * seed must change the drops, so the comparison can fail.
  */
 import { Effect, Exit, Scope } from "effect"
@@ -99,7 +100,8 @@ const session = async (engine: Engine, receivers: SimReceivers, seed: number) =>
   })
   const faults = (await engine.admin("GET", "/_sim/faults")).body
   const hash = (await engine.admin("GET", "/_sim/trace/hash")).body.hash as string
-  return { statuses, deliveries, connections, rules: faults.rules, met: faults.met, hash }
+  const findings = (await engine.admin("GET", "/_sim/findings")).body.findings
+  return { statuses, deliveries, connections, rules: faults.rules, met: faults.met, findings, hash }
 }
 
 const runOn = async (store: "memory" | "postgres", seed: number) => {
@@ -138,6 +140,9 @@ describe("a fault plan replays from its seed", () => {
       [true, 5],
       [false, 26]
     ])
+    expect(first.findings.map((f: { kind: string }) => f.kind)).toEqual(
+      expect.arrayContaining(["fault.503", "fault.retry.same-key", "fault.retry-after.honoured", "fault.webhook.drop", "fault.stream.cut"])
+    )
     const ids = first.connections.flatMap((c) => c.messages.map((m) => Number(m.split(" ")[0])))
     expect(ids).toEqual(ids.map((_, i) => i + 1))
     // A drop loses an attempt (the receiver never sees it); the retry brings it: every event arrives once.

@@ -78,6 +78,12 @@ describe("request faults", () => {
         answer: expect.objectContaining({ sameKey: true, honouredRetryAfter: true })
       })
     ])
+    const findings = (await e.admin("GET", `/_sim/findings?partnerId=${e.p.partnerId}`)).body.findings
+    expect(findings.map((f: { kind: string; operation: string; count: number }) => [f.kind, f.operation, f.count])).toEqual([
+      ["fault.503", "placeTrade", 1],
+      ["fault.retry.same-key", "placeTrade", 1],
+      ["fault.retry-after.honoured", "placeTrade", 1]
+    ])
     await e.dispose()
   })
 
@@ -92,6 +98,12 @@ describe("request faults", () => {
     const state = (await e.admin("GET", "/_sim/faults")).body
     expect(state.rules[0]).toMatchObject({ healed: true, injected: 1 })
     expect(state.met[0].answer).toMatchObject({ sameKey: false, honouredRetryAfter: false })
+    const findings = (await e.admin("GET", `/_sim/findings?partnerId=${e.p.partnerId}`)).body.findings
+    expect(findings.map((f: { kind: string; message: string }) => `${f.kind}: ${f.message}`)).toEqual([
+      "fault.429: met an injected 429 RATE_LIMITED with Retry-After 5 s: nothing was processed; retry the same request with the same Idempotency-Key once Retry-After has passed",
+      "fault.retry.new-key: retried after an injected 429 under a new Idempotency-Key: had the first request run, the retry would have run it twice; resend the same key",
+      "fault.retry-after.ignored: retried 1 s after an injected 429 that said Retry-After 5 s: too early, a real outage would answer it again"
+    ])
     await e.dispose()
   })
 

@@ -64,6 +64,7 @@ export const injectFault = (
         at: now,
         partnerId: principal.partnerId,
         operationId,
+        method: request.method,
         fault: answer.fault,
         retryAfterSeconds: "retryAfterSeconds" in answer ? (answer.retryAfterSeconds ?? null) : null,
         idempotencyKey: key ?? null,

@@ -44,6 +44,7 @@ import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
 import type { EngineReset } from "../../sim/reset.ts"
+import type { Findings } from "../../findings/findings.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
@@ -52,6 +53,7 @@ import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
 import { faultControlRoutes } from "./control-faults.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
+import { findingsControlRoutes } from "./control-findings.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
@@ -109,6 +111,7 @@ export type RouteServices =
   | Trace
   | ReceiverScripts
   | EngineReset
+  | Findings
   | Maintenance
   | Faults
   | AuditTrail
@@ -139,6 +142,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...controlRoutes,
   ...faultControlRoutes,
   ...receiverControlRoutes,
+  ...findingsControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
