@@ -1,5 +1,6 @@
 /**
  * `sokoni`: the command line. `serve` runs the engine over HTTP; `scenario run` runs a scenario file in-process;
+ * `simulate` runs a seeded trading week in-process (simulate.ts);
  * `webhooks check` grades a partner's webhook receiver; `conform` checks a target over the wire.
  * Owns flag parsing and what is printed; the work is the runtime's and the runner's.
  */
@@ -10,6 +11,7 @@ import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from 
 import { load } from "./load.ts"
 import { root, runCli, VERSION } from "./program.ts"
 import { serve } from "./serve.ts"
+import { simulate } from "./simulate.ts"
 import { wallClockNow, wallSleep } from "../sim/clock.ts"
 import { freshSeed } from "../sim/random.ts"
 
@@ -277,4 +279,4 @@ const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooks
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
-root.pipe(Command.withSubcommands([serve, scenario, load, webhooks, conform, history]), Command.run({ version: VERSION }), runCli)
+root.pipe(Command.withSubcommands([serve, scenario, simulate, load, webhooks, conform, history]), Command.run({ version: VERSION }), runCli)

@@ -3053,7 +3053,10 @@ export interface operations {
     };
     getSimTrace: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only the lines from this position on (0 is the first line of the run; positions count every line recorded, including those a bounded trace no longer keeps). A client that remembers the `lines` of `GET /_sim/trace/hash` reads only what came since. */
+                from?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3069,6 +3072,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
         };
     };
