@@ -11,6 +11,7 @@ import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from 
 import { load } from "./load.ts"
 import { root, runCli, VERSION } from "./program.ts"
 import { serve } from "./serve.ts"
+import { findings } from "./findings.ts"
 import { simulate } from "./simulate.ts"
 import { wallClockNow, wallSleep } from "../sim/clock.ts"
 import { freshSeed } from "../sim/random.ts"
@@ -279,4 +280,4 @@ const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooks
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
-root.pipe(Command.withSubcommands([serve, scenario, simulate, load, webhooks, conform, history]), Command.run({ version: VERSION }), runCli)
+root.pipe(Command.withSubcommands([serve, scenario, simulate, load, webhooks, conform, history, findings]), Command.run({ version: VERSION }), runCli)

@@ -1327,6 +1327,11 @@ export interface components {
         };
         /** @description The findings of this engine, oldest first seen first. */
         Findings: {
+            /**
+             * @description The dialect this engine serves (`serve --dialect`).
+             * @enum {string}
+             */
+            dialect: "spec" | "public-service";
             /** @description Distinct findings let go to keep at most 1,000 (0 in an ordinary run). */
             dropped: number;
             /** @description One entry per (partner, kind, operation). */

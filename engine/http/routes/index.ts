@@ -45,6 +45,7 @@ import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
 import type { EngineReset } from "../../sim/reset.ts"
 import type { Findings } from "../../findings/findings.ts"
+import type { Dialect } from "../dialect.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
@@ -112,6 +113,7 @@ export type RouteServices =
   | ReceiverScripts
   | EngineReset
   | Findings
+  | Dialect
   | Maintenance
   | Faults
   | AuditTrail
