@@ -50,6 +50,8 @@ import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
 import { MarketFeed } from "./sim/market-feed.ts"
 import { Outbound, Receivers, type SimReceivers } from "./sim/outbound.ts"
 import { EngineReset } from "./sim/reset.ts"
+import { Faults } from "./sim/faults.ts"
+import type { FaultPlan } from "./domain/faults.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
@@ -98,6 +100,8 @@ export interface EngineConfig {
   readonly streamRetryMs?: number | undefined
   /** Who can start this engine over (`POST /_sim/reset`): its host (http/engine-host.ts); nobody by default (E-242). */
   readonly reset?: EngineReset["Service"] | undefined
+  /** The fault plan in force from the start (`serve --faults FILE`, docs/faults.md); none by default. */
+  readonly faults?: FaultPlan | undefined
   /** TEST ONLY (E-190): faults the conformance harness must catch by name (`serve --plant-defect`); none by default. */
   readonly plantDefects?: ReadonlyArray<PlantedDefect> | undefined
   /**
@@ -153,7 +157,8 @@ export const engineLayer = (config: EngineConfig) => {
   // Findings are stamped by the clock and recorded from the gateway and anything under it.
   const withFeed = Layer.provideMerge(Layer.mergeAll(MarketFeed.layer(config.seed), Findings.layer), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
-  const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
+  const withFaults = Layer.provideMerge(Faults.layer(config.faults), withScheduler)
+  const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withFaults)
   const withDelivery = Layer.provideMerge(
     WebhookDelivery.layer({
       extraSignatureHeaders: signatureHeaders,
@@ -253,7 +258,15 @@ export const makeInProcessEngine = (config: EngineConfig) => {
   /** `remoteAddress` stands for the caller's address (tests of the ipAllowlist); loopback by default. */
   const fetch = async (request: Request, remoteAddress?: string): Promise<Response> => {
     const exchange = await fromWebRequest(request, remoteAddress)
-    return toWebResponse(await runtime.runPromise(Gateway.use((gateway) => gateway.handle(exchange))))
+    // A caller that gives up (its signal aborts) interrupts the request, as a closed socket would.
+    const response = await runtime.runPromise(
+      Gateway.use((gateway) => gateway.handle(exchange)),
+      { signal: request.signal }
+    )
+    // A timeout fault ends with no answer: fetch fails as it does when a server closes the connection (E-372).
+    if (response.hangUp === true)
+      throw new TypeError("fetch failed", { cause: new Error("the engine closed the connection without answering (a timeout fault)") })
+    return toWebResponse(response)
   }
   return { runtime, fetch, dispose: () => runtime.dispose() }
 }

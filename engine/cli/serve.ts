@@ -18,6 +18,7 @@ import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
 import { freshSeed } from "../sim/random.ts"
+import { loadFaultPlan } from "./fault-file.ts"
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -87,6 +88,10 @@ export const serve = Command.make(
         "Also send each webhook's signature under this header name (repeatable), e.g. x-mystocks-signature for receivers written against the public service; x-service-signature is always sent"
       )
     ),
+    faults: Flag.String("faults").pipe(
+      Flag.optional,
+      Flag.withDescription("A fault plan (JSON or YAML, docs/faults.md) in force from the start; PUT /_sim/faults replaces it (default: none)")
+    ),
     dialect: Flag.Literals("dialect", DIALECTS).pipe(
       Flag.withDefault("spec" as const),
       Flag.withDescription(
@@ -123,7 +128,10 @@ export const serve = Command.make(
     if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
     const signatureHeaders = signatureHeaderNames(flags.signatureHeaders)
     if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem)
+    const faultsFile = Option.getOrUndefined(flags.faults)
+    const faults = faultsFile === undefined ? undefined : yield* Effect.tryPromise({ try: () => loadFaultPlan(faultsFile), catch: (e) => e as Error })
     const config = {
+      faults,
       store: flags.store,
       databaseUrl: databaseUrlOf(flags.databaseUrl),
       clock: flags.clock,
@@ -155,6 +163,7 @@ export const serve = Command.make(
     )
     for (const d of plantDefects.filter(isPlantedDefect)) yield* Console.log(`PLANTED DEFECT ${d} (test only): ${DEFECT_DESCRIPTIONS[d]}`)
     if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
+    if (faults !== undefined) yield* Console.log(`fault plan ${faultsFile}: ${faults.rules.length} rule(s) in force (GET /_sim/faults; docs/faults.md)`)
     const sentAs = signatureHeadersFor(flags.dialect, signatureHeaders)
     yield* Console.log(
       `dialect ${flags.dialect}${flags.dialect === "spec" ? "" : " (leniencies and what relied on them: GET /_sim/findings, sokoni findings)"}`

@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
@@ -20,6 +20,8 @@ import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, w
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
+import { injectFault } from "./guards/faults.ts"
+import { Faults } from "../sim/faults.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
@@ -80,7 +82,9 @@ export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>>
 export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect>()
+      const context = yield* Effect.context<
+        R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect | Faults
+      >()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
@@ -88,6 +92,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
       const audit = yield* AuditTrail
+      const faults = yield* Faults
       // Consulted where the dialects differ: the legacy root, the body decoded, a missing key (http/dialect.ts).
       const dialect = yield* Dialect
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
@@ -246,6 +251,11 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         if (where.environment === "sandbox" && where.mount !== "control") {
           const forced = forcedFailure(request.headers, route.statuses)
           if (forced !== undefined) return respond(errorResponse(forced, forcedHeaders(forced)))
+        }
+        // A fault plan (docs/faults.md) decides before the command runs, so an injected answer writes nothing.
+        if (where.mount !== "control" && faults.busy()) {
+          const injected = yield* injectFault(faults, { operationId: route.operationId, declared: route.statuses, request, principal, now })
+          if (injected !== undefined) return respond(injected)
         }
         // Asked before decoding, so a request the spec refuses for its body is also told about its missing key.
         const keyless =

@@ -44,6 +44,8 @@ const rawResponse = (response: EngineResponse) => {
 
 /** Writes the answer's bytes (encoded once per answer object, see exchange.ts) with their exact length. */
 const write = (res: ServerResponse, response: EngineResponse) => {
+  // A timeout fault's end: the connection closes with no answer, as a server that gave up would (E-372).
+  if (response.hangUp === true) return void res.destroy()
   const bytes = bytesOf(response)
   res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
   res.end(bytes)

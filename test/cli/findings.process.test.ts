@@ -39,7 +39,11 @@ describe("sokoni findings and serve's summary when it stops", () => {
     expect(out).toContain("dialect spec")
 
     const admin = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }
-    const partner = await fetch(`${base}/_sim/partners`, { method: "POST", headers: admin, body: JSON.stringify({ businessName: "Findings Partner", email: "p@partner.test", tier: "starter" }) })
+    const partner = await fetch(`${base}/_sim/partners`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ businessName: "Findings Partner", email: "p@partner.test", tier: "starter" })
+    })
     expect(partner.status).toBe(201)
     const { partnerId, sandboxKey } = (await partner.json()) as { partnerId: string; sandboxKey: string }
     const body = JSON.stringify({ externalId: "x", displayName: "Xavier", email: "x@partner.test" })

@@ -39,6 +39,7 @@ import type { StreamService } from "../../app/stream.ts"
 import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
+import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
@@ -51,6 +52,7 @@ import { complianceRoutes } from "./control-accounts.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { faultControlRoutes } from "./control-faults.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
 import { findingsControlRoutes } from "./control-findings.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
@@ -113,6 +115,7 @@ export type RouteServices =
   | Findings
   | Dialect
   | Maintenance
+  | Faults
   | AuditTrail
   | UsageMeter
   | ReportService
@@ -139,6 +142,7 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
+  ...faultControlRoutes,
   ...receiverControlRoutes,
   ...findingsControlRoutes,
   ...complianceRoutes,
