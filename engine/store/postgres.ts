@@ -209,12 +209,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("scheduleJob", { kind: job.kind })
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
-          const seq = yield* nextval("scheduleJob", "jobs")
-          yield* query(
+          // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
+          const rows = yield* query(
             "scheduleJob",
-            sql`INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)})`
+            sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
+              VALUES (nextval(${sequenceOf("jobs")}), ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)}) RETURNING seq`
           )
-          const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+          const scheduled: Job = { seq: Number(rows[0]?.seq), kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
           return scheduled
         }),
 
