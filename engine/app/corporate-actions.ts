@@ -39,7 +39,7 @@ import { allotmentAt, entitleIn } from "./rights.ts"
 import { Symbols } from "./symbols.ts"
 import { SYMBOL_CHANGE_JOB, symbolChanges } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
-import { TradingService } from "./trading.ts"
+import { TradingService } from "./trading/service.ts"
 
 const GLOBAL = "global"
 
