@@ -275,7 +275,17 @@ export const putStatement = (collection: string, doc: Doc, sortOrder: string, bo
 const putText = (table: Table): string => {
   const { add } = parameters()
   const typed = table.columns.map((c) => c.name)
-  const columns = [...(table.collection === undefined ? ["collection"] : []), "id", "partition", "sort_key", "sort_order", "insert_seq", "body", "shape_version", ...typed]
+  const columns = [
+    ...(table.collection === undefined ? ["collection"] : []),
+    "id",
+    "partition",
+    "sort_key",
+    "sort_order",
+    "insert_seq",
+    "body",
+    "shape_version",
+    ...typed
+  ]
   const values = [
     ...(table.collection === undefined ? [add("collection")] : []),
     add("id"),
