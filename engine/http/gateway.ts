@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > faults > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode (read in the engine's dialect, http/dialect.ts) > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
@@ -299,10 +299,25 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
       })
 
+      /**
+       * Answer values already scanned for credentials: a value answered again (the stock page of one second, 33 KB)
+       * is not scanned again. The same value always serialises to the same text (exchange.ts), so the verdict holds.
+       */
+      const scanned = new WeakMap<object, boolean>()
+      const holdsSecret = (text: string, value: unknown) => {
+        if (typeof value !== "object" || value === null) return mayHoldSecret(text)
+        let secret = scanned.get(value)
+        if (secret === undefined) {
+          secret = mayHoldSecret(text)
+          scanned.set(value, secret)
+        }
+        return secret
+      }
+
       /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
       const traceValue = (text: string | undefined, value: unknown) => {
         // Only a body that holds a credential is walked again (E-030): most hold none.
-        const secret = text !== undefined && mayHoldSecret(text)
+        const secret = text !== undefined && holdsSecret(text, value)
         if (value !== undefined) return secret ? redactSecrets(value) : value
         const parsed = parseJsonBody(text)
         const kept = isFailure(parsed) ? text : (parsed ?? null)
