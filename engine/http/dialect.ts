@@ -115,6 +115,7 @@ const sentences = {
     lenient
       ? `${named("assertSubAccountKyc")} with {status, level}: the spec's body is {kycStatus, kycLevel} (400 MISSING_PARAM: kycStatus); read as kycStatus and kycLevel, as the public service's clients send it (facts 6.1, 6.2)`
       : `${named("assertSubAccountKyc")} with {status, level}: refused 400 MISSING_PARAM (kycStatus), the spec's body is {kycStatus, kycLevel}; the public service's clients send {status, level} (facts 6.1, 6.2)`,
+  usersListKey: `${named("listSubAccounts")}?externalId=: answered as users[] in both dialects (the contract's D-020); a client that looks for accounts[] or data[] (facts 4.4, one client's unconfirmed guess) finds nothing there`,
   signature: (headers: ReadonlyArray<string>) =>
     headers.includes(PUBLIC_SIGNATURE_HEADER)
       ? `${named("createWebhook")}: deliveries are signed under ${PUBLIC_SIGNATURE_HEADER}, the public service's header (facts 11.2), besides the spec's ${SIGNATURE_HEADER}; a receiver that reads only ${PUBLIC_SIGNATURE_HEADER} fails against the spec's deliveries`
@@ -161,6 +162,9 @@ export class Dialect extends Context.Service<
       const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
         if (operationId === "createWebhook")
           notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
+        // A public-service client's recovery lookup may read a list key the service was never shown to send (E-366).
+        if (lenient && operationId === "listSubAccounts" && request.query.has("externalId"))
+          notes.push({ kind: "dialect.users-list-key", operation: operationId, message: sentences.usersListKey, when: "served" })
         const refusedInBoth = refusedInBothDialects(operationId, request)
         if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
         if (operationId !== "assertSubAccountKyc") return request

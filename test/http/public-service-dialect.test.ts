@@ -51,6 +51,8 @@ const publicServiceClient = (engine: Engine, apiKey: string) => {
       return send("POST", `${BASE}/users/${userId}/trade`, { symbol: "SCOM", type: "BUY", quantity: 10, quoteId: quote.body.quoteId }, true)
     },
     orders: (userId: string) => send("GET", `${LEGACY_ROOT}/users/${userId}/orders`),
+    /** The recovery lookup of facts 4.4: the client then looks for accounts[] or data[]. */
+    findAccount: (externalId: string) => send("GET", `${BASE}/users?externalId=${externalId}`),
     /** The receiver's check: HMAC-SHA256 of the raw body, hex, under x-mystocks-signature. */
     verifies: (delivery: { headers: Readonly<Record<string, string>>; body: string }) =>
       delivery.headers["x-mystocks-signature"] === createHmac("sha256", SECRET).update(delivery.body).digest("hex")
@@ -89,6 +91,8 @@ for (const store of STORES)
         const created = await client.createAccount(externalId)
         expect(created.status).toBe(201)
         const userId = created.body.userId as string
+        const found = await client.findAccount(externalId)
+        expect(found.body.users.map((u: { userId: string }) => u.userId)).toEqual([userId])
         expect((await client.assertKyc(userId)).body).toMatchObject({ kycStatus: "VERIFIED", kycLevel: "BASIC" })
         expect((await client.deposit(userId)).status).toBe(200)
         const trade = await client.trade(userId)
@@ -111,7 +115,8 @@ for (const store of STORES)
         "dialect.missing-idempotency-key assertSubAccountKyc",
         "dialect.missing-idempotency-key createSubAccount",
         "dialect.missing-idempotency-key createWebhook",
-        "dialect.signature-header createWebhook"
+        "dialect.signature-header createWebhook",
+        "dialect.users-list-key listSubAccounts"
       ])
       expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
       const count = (kind: string, operation: string) => findings.find((f) => f.kind === kind && f.operation === operation)?.count
