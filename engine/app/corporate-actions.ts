@@ -24,6 +24,7 @@ import type { DividendRecord } from "../domain/reference/dividends.ts"
 import { addWeekdays, dateMs, dayStart, isCalendarDate, isoDate } from "../domain/reference/seeded.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
+import { rememberRescale } from "../sim/durable-time.ts"
 import { MarketFeed, type PinResult } from "../sim/market-feed.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
@@ -38,7 +39,7 @@ import { allotmentAt, entitleIn } from "./rights.ts"
 import { Symbols } from "./symbols.ts"
 import { SYMBOL_CHANGE_JOB, symbolChanges } from "./symbol-change.ts"
 import { ReferenceData, localDate } from "./reference-data.ts"
-import { TradingService } from "./trading.ts"
+import { TradingService } from "./trading/service.ts"
 
 const GLOBAL = "global"
 
@@ -374,9 +375,11 @@ export class CorporateActions extends Context.Service<
             }
           })
       )
-      // The price path follows a split once the holdings did (process-local, like a pin: D-240, E-182).
+      // The price path follows a split once the holdings did; kept in the store like a pin (E-182, E-298).
       const repriced: PinResult | undefined =
         outcome.rescale === undefined ? undefined : yield* feed.rescale(instrument, outcome.rescale.ratioFrom, outcome.rescale.ratioTo)
+      if (repriced !== undefined && outcome.rescale !== undefined)
+        yield* rememberRescale(store, instrument, repriced.index, outcome.rescale.ratioFrom, outcome.rescale.ratioTo)
       const now = yield* clock.now
       const a = outcome.action
       const d = outcome.dividend

@@ -251,7 +251,8 @@ export interface DeliveryDoc {
 export interface AttemptRecord {
   readonly attempt: number
   readonly at: number
-  readonly outcome: "answered" | "timeout" | "unreachable" | "lost"
+  /** `dropped`: a fault plan dropped it unsent (docs/faults.md); `lost`: its outcome was never written (a crash). */
+  readonly outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost"
   readonly status: number | null
   readonly latencyMs: number | null
   readonly bytes: number | null

@@ -28,7 +28,8 @@ import {
   walletOwner
 } from "../domain/ledger.ts"
 import { centsToWire } from "../domain/money.ts"
-import type { Movements, Side } from "../domain/order.ts"
+import type { Side } from "../domain/order.ts"
+import type { OrderTransition } from "../domain/trading/plan.ts"
 import type { ReadTx, StoreError, Tx } from "../store/port.ts"
 import { accountPartition, balanceId, Balances, type HoldingDoc, Holdings, holdingId, Journal, type JournalEntryDoc, timeSortKey, WalletTxns } from "./docs.ts"
 
@@ -180,17 +181,7 @@ export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, 
   return posted.after.get(walletAccount(MASTER)) ?? 0
 })
 
-export interface OrderTransition {
-  readonly account: string
-  readonly symbol: string
-  readonly orderId: string
-  readonly side: Side
-  readonly kind: "ORDER_PLACED" | "ORDER_FILLED" | "ORDER_REJECTED" | "ORDER_CANCELLED" | "ORDER_EXPIRED" | "ORDER_REPLACED"
-  readonly movements: Movements
-  /** The order's escrow after the transition minus before. */
-  readonly escrowDelta: number
-  readonly at: number
-}
+export type { OrderTransition }
 
 const orderDescription = (t: OrderTransition) => {
   const what = `${t.side} ${t.symbol} (order ${t.orderId})`

@@ -9,7 +9,9 @@ import { findExchange } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { parseScaled, price4ToWire } from "../domain/money.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
+import { rememberPin } from "../sim/durable-time.ts"
 import { MarketFeed } from "../sim/market-feed.ts"
+import { Store, type StoreError } from "../store/port.ts"
 import { Symbols } from "./symbols.ts"
 
 /** Largest price accepted, in local units: keeps the path's integer arithmetic exact (price4 x 10^4 < 2^53). */
@@ -17,12 +19,13 @@ export const MAX_PIN_PRICE = 100_000_000
 
 export class PricePins extends Context.Service<
   PricePins,
-  { readonly setPrice: (symbol: string, price: number) => Effect.Effect<ControlSchemas["MarketPrice"], ApiFailure> }
+  { readonly setPrice: (symbol: string, price: number) => Effect.Effect<ControlSchemas["MarketPrice"], ApiFailure | StoreError> }
 >()("sokoni/PricePins") {
   static readonly make = Effect.gen(function* () {
     const feed = yield* MarketFeed
     const clock = yield* EngineClock
     const symbols = yield* Symbols
+    const store = yield* Store
     const setPrice = Effect.fn("PricePins.setPrice")(function* (symbol: string, price: number) {
       const instrument = yield* liftFailure(symbols.resolve(symbol))
       const price4 = parseScaled(price, 4)
@@ -32,6 +35,8 @@ export class PricePins extends Context.Service<
       }
       const setAt = yield* clock.now
       const pinned = yield* feed.pin(instrument, price4)
+      // Kept with the request's writes, so a restarted engine's feed holds it too (E-298).
+      yield* rememberPin(store, instrument, pinned.index, pinned.price)
       const answer: ControlSchemas["MarketPrice"] = {
         symbol: instrument.symbol,
         exchange: instrument.exchange,

@@ -20,6 +20,7 @@ import { frame, KEEP_ALIVE, KEEP_ALIVE_MS, RETRY_MS, retryField, SLOT_LEASE_MS, 
 import { envelopeOf, EventLog, logHead } from "../events/event-log.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { PlantedDefects } from "../sim/defects.ts"
+import { Faults } from "../sim/faults.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
@@ -57,11 +58,12 @@ interface Connection {
   /** Engine time it opened at (the console shows it). */
   readonly openedAt: number
   cursor: number
-  /** Events sent on it so far. */
-  sent: number
   beats: number
   ended: boolean
   cancelBeat: Effect.Effect<void>
+  /** A fault plan's cut (docs/faults.md): the stream ends after this many event messages, unless healed by then. */
+  readonly cut: { readonly afterMessages: number; readonly healsAt: number | undefined } | undefined
+  sent: number
 }
 
 /** What the console shows of an open stream. */
@@ -91,6 +93,7 @@ export class StreamService extends Context.Service<
       const entropy = yield* Entropy
       const scheduler = yield* Scheduler
       const events = yield* EventLog
+      const faults = yield* Faults
       const duplicate = (yield* PlantedDefects).has("stream-duplicate")
       const retry = retryField(options.retryMs ?? RETRY_MS)
       const open = new Map<string, Set<Connection>>()
@@ -205,6 +208,7 @@ export class StreamService extends Context.Service<
               c.beats = 0
             }
             const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
+            const cutting = c.cut !== undefined && (c.cut.healsAt === undefined || (yield* clock.now) < c.cut.healsAt)
             for (const event of page) {
               c.cursor = event.position
               if (c.names === undefined || c.names.has(event.name)) {
@@ -212,6 +216,11 @@ export class StreamService extends Context.Service<
                 // TEST ONLY (sim/defects.ts, E-190): false unless `serve --plant-defect stream-duplicate`.
                 out += duplicate ? framed + framed : framed
                 c.sent++
+                if (cutting && c.sent >= (c.cut?.afterMessages ?? 0)) {
+                  // The cut: this message is the last; the client resumes from its id (Last-Event-ID).
+                  c.ended = true
+                  break
+                }
               }
             }
             if (out !== "") return out
@@ -247,10 +256,11 @@ export class StreamService extends Context.Service<
           slot,
           openedAt: now,
           cursor: after,
-          sent: 0,
           beats: 0,
           ended: false,
-          cancelBeat: Effect.void
+          cancelBeat: Effect.void,
+          cut: faults.busy() ? yield* faults.streamCut({ partnerId: principal.partnerId, now }) : undefined,
+          sent: 0
         }
         const streams = open.get(c.partition) ?? new Set<Connection>()
         streams.add(c)

@@ -416,6 +416,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/faults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the fault plan in force
+         * @description The plan's rules with what each has matched and injected and when it heals, and the faults clients met with
+         *     how each answered (retried with the same Idempotency-Key? after the Retry-After on the engine clock?).
+         */
+        get: operations["getSimFaults"];
+        /**
+         * Set the fault plan
+         * @description Replaces the plan (docs/faults.md): per operation or for all, every Nth or seeded-probability 429 (with
+         *     `Retry-After`), 500, 503 (with `Retry-After`), latency and timeouts on requests; dropped, duplicated,
+         *     reordered and delayed webhook delivery attempts; streams cut after N messages; each rule healed
+         *     `healAfterSeconds` of engine time after the plan is set. An injected answer is decided before the request
+         *     runs: nothing is processed and no Idempotency-Key receipt is kept. Draws come from the plan's `seed` (default
+         *     the engine's), a stream of their own: the same seed and traffic give the same faults. Held by this engine
+         *     process, like the maintenance mode; the control API itself is never faulted.
+         */
+        put: operations["setSimFaults"];
+        post?: never;
+        /**
+         * Clear the fault plan
+         * @description Removes every rule; the faults clients met stay readable.
+         */
+        delete: operations["clearSimFaults"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the engine noticed about the partners' integrations
+         * @description Findings recorded by this engine since it started (or was reset), oldest first seen first: each request that
+         *     relied on a leniency of the dialect the engine serves (`serve --dialect`), or that the other dialect would
+         *     refuse, and the faults a client met and how it answered. One entry per (partner, kind, operation), with how
+         *     many times it happened and when first and last, on the engine clock. Kept in memory, at most 1,000 distinct
+         *     entries (`dropped` counts those let go to stay within it). `sokoni findings` prints them; `serve` prints a
+         *     summary when it stops.
+         */
+        get: operations["getSimFindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/idp/tokens": {
         parameters: {
             query?: never;
@@ -1040,10 +1100,10 @@ export interface components {
             /** @description How long the receiver took, when it answered. */
             latencyMs: number | null;
             /**
-             * @description `lost`: no outcome was recorded (the engine stopped while it was on the wire).
+             * @description `dropped`: a fault plan dropped it unsent; `lost`: no outcome was recorded (the engine stopped while it was on the wire).
              * @enum {string}
              */
-            outcome: "answered" | "timeout" | "unreachable" | "lost";
+            outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost";
             /** @description The receiver's HTTP status, when it answered. */
             status: number | null;
         };
@@ -1543,12 +1603,108 @@ export interface components {
             /** @description Free text (default "Custody settlement failed; the trade was unwound"). */
             rejectionReason?: string;
         };
+        /** @description A fault plan. */
+        FaultPlan: {
+            /** @description The rules, in the order they are asked. */
+            rules: components["schemas"]["FaultRule"][];
+            /** @description The seed of the plan's draws (default the engine's). */
+            seed?: number;
+        };
+        /** @description One rule of a fault plan (docs/faults.md). A field not listed here is refused (400). */
+        FaultRule: {
+            /** @description cut, the stream ends after this many event messages. */
+            afterMessages?: number;
+            /** @description delay, engine milliseconds an attempt is held; reorder, the window a seeded hold is drawn from (default 5000). */
+            delayMs?: number;
+            /** @description Fires on the Nth, 2Nth, ... matching target (default 1). Not with probability. */
+            every?: number;
+            /**
+             * @description What is injected. 429, 500, 503, latency and timeout act on requests; drop, duplicate, reorder and delay on webhook delivery attempts; cut on streams.
+             * @enum {string}
+             */
+            fault: "429" | "500" | "503" | "latency" | "timeout" | "drop" | "duplicate" | "reorder" | "delay" | "cut";
+            /** @description Engine seconds after the plan is set from which the rule no longer fires (default never). */
+            healAfterSeconds?: number;
+            /** @description timeout, engine seconds the connection is held with no answer before it is closed (default 30). */
+            holdSeconds?: number;
+            /** @description latency, engine milliseconds waited before the request runs. */
+            latencyMs?: number;
+            /** @description Request faults only, the partner-contract operationIds hit (default every operation that declares the status). */
+            operations?: string[];
+            /** @description Only this partner's requests, deliveries or streams (default every partner's). */
+            partnerId?: string;
+            /** @description Fires on each matching target with this probability, from the plan's seeded stream (0 never fires). Not with every. */
+            probability?: number;
+            /** @description 429 and 503, the Retry-After announced (default 1). */
+            retryAfterSeconds?: number;
+        };
+        /** @description The fault plan in force and the faults clients met. */
+        FaultState: {
+            /** @description Faults clients met (the latest 1000), with how each answered. */
+            met: components["schemas"]["MetFault"][];
+            /** @description The plan's rules, each with its counters. */
+            rules: (components["schemas"]["FaultRule"] & {
+                /** @description Whether the engine clock has passed healsAt. */
+                healed: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the rule heals (null never).
+                 */
+                healsAt: string | null;
+                /** @description Faults it injected so far. */
+                injected: number;
+                /** @description Targets the rule applied to so far. */
+                matched: number;
+            })[];
+            /** @description The seed of the plan's draws (null without a plan). */
+            seed: number | null;
+            /**
+             * Format: date-time
+             * @description When the plan was set, on the engine clock (null without a plan).
+             */
+            setAt: string | null;
+        };
         /** @description Fill parameters (all optional). */
         FillRequest: {
             /** @description Fill price, local currency (default the order's priceAtOrder). */
             price?: number;
             /** @description Units to fill (default the remaining quantity). */
             quantity?: number;
+        };
+        /** @description One thing the engine noticed, and how often. */
+        Finding: {
+            /** @description How many times it happened. */
+            count: number;
+            /**
+             * Format: date-time
+             * @description First time, on the engine clock.
+             */
+            firstAt: string;
+            /** @description What was noticed, namespaced by who noticed it (`dialect.*` for the dialects, `fault.*` for faults). */
+            kind: string;
+            /**
+             * Format: date-time
+             * @description Last time, on the engine clock.
+             */
+            lastAt: string;
+            /** @description One sentence for the partner, from the first time it happened. */
+            message: string;
+            /** @description The contract operation (operationId), or `METHOD /path` when the request matched none. */
+            operation: string;
+            /** @description The partner whose requests these were (null when the request named no partner the engine knows). */
+            partner: string | null;
+        };
+        /** @description The findings of this engine, oldest first seen first. */
+        Findings: {
+            /**
+             * @description The dialect this engine serves (`serve --dialect`).
+             * @enum {string}
+             */
+            dialect: "spec" | "public-service";
+            /** @description Distinct findings let go to keep at most 1,000 (0 in an ordinary run). */
+            dropped: number;
+            /** @description One entry per (partner, kind, operation). */
+            findings: components["schemas"]["Finding"][];
         };
         /** @description FX conversion applied between USD and the local currency. */
         FxConversion: {
@@ -1683,6 +1839,36 @@ export interface components {
              * @description When the API first shows the price (effectiveAt plus the 15-minute delay).
              */
             visibleFrom: string;
+        };
+        /** @description A fault a client met and its answer to it. */
+        MetFault: {
+            /** @description The client's retry (null until it retries). */
+            answer: null | {
+                /**
+                 * Format: date-time
+                 * @description When the retry came (engine clock).
+                 */
+                at: string;
+                /** @description It came after the Retry-After had passed on the engine clock (null when none was announced). */
+                honouredRetryAfter: boolean | null;
+                /** @description It carried the same Idempotency-Key. */
+                sameKey: boolean;
+            };
+            /**
+             * Format: date-time
+             * @description When it was injected (engine clock).
+             */
+            at: string;
+            /** @description 429, 500, 503 or timeout. */
+            fault: string;
+            /** @description The request's Idempotency-Key (null without one). */
+            idempotencyKey: string | null;
+            /** @description The operation. */
+            operationId: string;
+            /** @description The partner whose request met it. */
+            partnerId: string;
+            /** @description The Retry-After announced (null for 500 and timeout). */
+            retryAfterSeconds: number | null;
         };
         /** @description An order of the master account or of a sub-account. */
         Order: {
@@ -2740,6 +2926,102 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
         };
     };
+    getSimFaults: {
+        parameters: {
+            query?: {
+                /** @description Only the faults this partner met. */
+                partnerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fault state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    setSimFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FaultPlan"];
+            };
+        };
+        responses: {
+            /** @description The fault state now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    clearSimFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fault state, without a plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getSimFindings: {
+        parameters: {
+            query?: {
+                /** @description Only this partner's findings. */
+                partnerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The findings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Findings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
     issueSimIdToken: {
         parameters: {
             query?: never;
@@ -3245,7 +3527,10 @@ export interface operations {
     };
     getSimTrace: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only the lines from this position on (0 is the first line of the run; positions count every line recorded, including those a bounded trace no longer keeps). A client that remembers the `lines` of `GET /_sim/trace/hash` reads only what came since. */
+                from?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3261,6 +3546,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
         };
     };

@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
@@ -16,10 +16,13 @@ import { ConsoleFeed } from "../events/console-feed.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
+import { Dialect, type DialectNote } from "./dialect.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
+import { injectFault } from "./guards/faults.ts"
+import { Faults } from "../sim/faults.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
@@ -96,7 +99,9 @@ export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>>
 export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | ConsoleFeed>()
+      const context = yield* Effect.context<
+        R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect | Faults | ConsoleFeed
+      >()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
@@ -104,6 +109,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
       const audit = yield* AuditTrail
+      const faults = yield* Faults
+      // Consulted where the dialects differ: the legacy root, the body decoded, a missing key (http/dialect.ts).
+      const dialect = yield* Dialect
       const consoleFeed = yield* ConsoleFeed
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
@@ -185,7 +193,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), { "retry-after": "1" })
         )
 
-      const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed) {
+      const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed, notes: Array<DialectNote>) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
         const where = locate(request.path)
@@ -262,9 +270,17 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           const forced = forcedFailure(request.headers, route.statuses)
           if (forced !== undefined) return respond(errorResponse(forced, forcedHeaders(forced)))
         }
-        const input = route.decode(request, found.params)
+        // A fault plan (docs/faults.md) decides before the command runs, so an injected answer writes nothing.
+        if (where.mount !== "control" && faults.busy()) {
+          const injected = yield* injectFault(faults, { operationId: route.operationId, declared: route.statuses, request, principal, now })
+          if (injected !== undefined) return respond(injected)
+        }
+        // Asked before decoding, so a request the spec refuses for its body is also told about its missing key.
+        const keyless =
+          route.idempotent && principal !== undefined && request.headers["idempotency-key"] === undefined && dialect.keyless(route.operationId, notes)
+        const input = route.decode(dialect.adapt(route.operationId, request, notes), found.params)
         if (isFailure(input)) return respond(errorResponse(input))
-        if (!route.idempotent || principal === undefined) {
+        if (!route.idempotent || principal === undefined || keyless) {
           if (!MUTATING_METHODS.has(request.method) || OUTSIDE_TRANSACTION.has(route.operationId))
             return respond(yield* invoke(route, input, principal, request))
           // A mutation without a key is one transaction too: its writes and its audit record (E-289).
@@ -311,9 +327,11 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return secret ? redactSecrets(kept) : kept
       }
 
-      const handle = (request: EngineRequest): Effect.Effect<EngineResponse> => {
+      const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
         const seen: Observed = {}
-        return serve(request, seen).pipe(
+        const notes: Array<DialectNote> = []
+        const request = dialect.enter(sent, notes)
+        return serve(request, seen, notes).pipe(
           Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
             failure instanceof ApiFailure
               ? Effect.succeed(errorResponse(failure))
@@ -329,9 +347,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
               : trace
                   .record({
                     kind: "http",
-                    method: request.method,
-                    path: request.path + request.search,
-                    request: traceValue(request.body, undefined),
+                    method: sent.method,
+                    path: sent.path + sent.search,
+                    request: traceValue(sent.body, undefined),
                     status: response.status,
                     response: traceValue(response.body, response.value)
                   })
@@ -340,6 +358,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
                     Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
                   )
           ),
+          Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
           Effect.provideContext(context)
         )
       }

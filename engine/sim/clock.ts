@@ -8,6 +8,8 @@
  */
 import { Clock, Context, Effect, Layer, Ref } from "effect"
 import { fail, type ApiFailure } from "../domain/errors.ts"
+import { Store } from "../store/port.ts"
+import { readClockMark, resumedStart, writeClockMark } from "./durable-time.ts"
 
 export type ClockMode = "system" | "follow" | "manual"
 export const CLOCK_MODES: ReadonlyArray<ClockMode> = ["system", "follow", "manual"]
@@ -55,6 +57,22 @@ export class EngineClock extends Context.Service<
   })
 
   static readonly layer = (mode: ClockMode, start?: number) => Layer.effect(EngineClock, EngineClock.make(mode, start))
+
+  /**
+   * The clock of an engine on a store: a restart continues where the store's clock stood, never before it (a follow
+   * clock counts the real time that passed meanwhile), and never before `start` (E-298). Marks its start.
+   */
+  static readonly layerDurable = (mode: ClockMode, start?: number) =>
+    Layer.effect(
+      EngineClock,
+      Effect.gen(function* () {
+        const real = yield* Clock.currentTimeMillis
+        const initial = resumedStart(mode, start ?? real, real, yield* readClockMark())
+        const clock = yield* EngineClock.make(mode, initial)
+        if (mode !== "system") yield* writeClockMark(yield* Store, initial, real)
+        return clock
+      })
+    )
 }
 
 export const isoAt = (ms: number): string => new Date(ms).toISOString()

@@ -18,6 +18,7 @@ import { type Exchange, findExchange, isOpen } from "../domain/calendar.ts"
 import type { Instrument } from "../domain/instruments.ts"
 import type { Price4 } from "../domain/money.ts"
 import { EngineClock } from "./clock.ts"
+import { type FeedMemory, feedMemory } from "./durable-time.ts"
 
 export const REFRESH_SECONDS = 900
 export const DELAY_SECONDS = 900
@@ -62,6 +63,8 @@ export interface Step {
 
 /** What a pin did: the price it set, the exchange instant it takes effect at, and when the API first shows it. */
 export interface PinResult {
+  /** The instant's index on the feed's path (what a restart replays: durable-time.ts). */
+  readonly index: number
   readonly price: Price4
   readonly effectiveAt: number
   readonly visibleFrom: number
@@ -111,7 +114,7 @@ export class MarketFeed extends Context.Service<
     seed: number,
     start: number,
     now: Effect.Effect<number> = Effect.succeed(start),
-    options: { readonly maxLongHistories?: number } = {}
+    options: { readonly maxLongHistories?: number; readonly replay?: Omit<FeedMemory, "origin"> } = {}
   ) =>
     Effect.sync(() => {
       const origin = Math.floor(start / BUCKET_MS) * BUCKET_MS
@@ -269,47 +272,62 @@ export class MarketFeed extends Context.Service<
         return openAt(exchange, k) ? k : from
       }
 
+      const rescaleAt = (instrumentId: string, k: number, ratioFrom: number, ratioTo: number) => {
+        const entry = scales.get(instrumentId) ?? new Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>()
+        const prior = entry.get(k)
+        entry.set(k, prior === undefined ? { ratioFrom, ratioTo } : { ratioFrom: prior.ratioFrom * ratioFrom, ratioTo: prior.ratioTo * ratioTo })
+        scales.set(instrumentId, entry)
+      }
+
       const rescale = (instrument: Instrument, ratioFrom: number, ratioTo: number) =>
         Effect.map(now, (t): PinResult => {
           // From instant 1 at the earliest: path[0] is the base price, never rescaled.
           const k = nextOpenInstant(findExchange(instrument.exchange), t, 1)
-          const entry = scales.get(instrument.id) ?? new Map<number, { readonly ratioFrom: number; readonly ratioTo: number }>()
-          const prior = entry.get(k)
-          entry.set(k, prior === undefined ? { ratioFrom, ratioTo } : { ratioFrom: prior.ratioFrom * ratioFrom, ratioTo: prior.ratioTo * ratioTo })
-          scales.set(instrument.id, entry)
+          rescaleAt(instrument.id, k, ratioFrom, ratioTo)
           const line = paths.get(instrument.id)
           if (line !== undefined && line.up.length > k) line.up.length = k
           observed.delete(instrument.id)
           const price = priceAt(instrument, k)
-          return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
+          return { index: k, price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
         })
+
+      const pinAt = (instrumentId: string, k: number, price: Price4) => {
+        const entry = pins.get(instrumentId) ?? { at: new Map<number, Price4>(), first: k }
+        entry.at.set(k, price)
+        entry.first = Math.min(entry.first, k)
+        pins.set(instrumentId, entry)
+      }
 
       const pin = (instrument: Instrument, price: Price4) =>
         Effect.map(now, (t): PinResult => {
           const exchange = findExchange(instrument.exchange)
           const k = nextOpenInstant(exchange, t, Number.NEGATIVE_INFINITY)
-          const entry = pins.get(instrument.id) ?? { at: new Map<number, Price4>(), first: k }
-          entry.at.set(k, price)
-          entry.first = Math.min(entry.first, k)
-          pins.set(instrument.id, entry)
+          pinAt(instrument.id, k, price)
           // Nothing at or after k can have been published yet; drop any value computed ahead so the pin applies.
           const line = paths.get(instrument.id)
           if (line !== undefined && line.up.length > k) line.up.length = Math.max(1, k)
           if (line !== undefined && k === 0) line.up[0] = price
           observed.delete(instrument.id)
-          return { price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
+          return { index: k, price, effectiveAt: instant(k), visibleFrom: instant(k) + DELAY_MS }
         })
 
+      // A restarted engine's feed: the marks made before, in the order they were made, before anything is computed.
+      for (const mark of options.replay?.rescales ?? []) rescaleAt(mark.instrumentId, mark.k, mark.ratioFrom, mark.ratioTo)
+      for (const mark of options.replay?.pins ?? []) pinAt(mark.instrumentId, mark.k, mark.price as Price4)
       return MarketFeed.of({ origin, observe, steps, coverageStart: instant(minK), pin, rescale })
     })
 
-  /** The path starts at the engine clock's time when the feed is built; pins are set at the clock's now. */
+  /**
+   * The path starts at the engine clock's time when the feed is first built on its store, and continues from there
+   * after a restart, with the pins and rescales made before it (E-298); pins are set at the clock's now.
+   */
   static readonly layer = (seed: number) =>
     Layer.effect(
       MarketFeed,
       Effect.gen(function* () {
         const clock = yield* EngineClock
-        return yield* MarketFeed.make(seed, yield* clock.now, clock.now)
+        const memory = yield* feedMemory(yield* clock.now)
+        return yield* MarketFeed.make(seed, memory.origin, clock.now, { replay: memory })
       })
     )
 }

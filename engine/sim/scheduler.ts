@@ -14,10 +14,11 @@
  * process. They are kept in memory, run on the same clock and in the same walk as jobs (a job first when both fall
  * at one instant), and are not counted in `jobsRun`.
  */
-import { Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EngineClock, isoAt } from "./clock.ts"
+import { writeClockMark } from "./durable-time.ts"
 
 /**
  * Runs a job inside its transaction. It may return a follow-up effect, run once that transaction has committed and
@@ -161,7 +162,10 @@ export class Scheduler extends Context.Service<
         else yield* Effect.yieldNow
       }
       yield* clock.moveTo(to)
-      return { now: yield* clock.now, jobsRun }
+      const now = yield* clock.now
+      // A restart continues from here, not from where this process started (E-298).
+      yield* writeClockMark(store, now, yield* Clock.currentTimeMillis)
+      return { now, jobsRun }
     })
 
     return Scheduler.of({

@@ -21,6 +21,7 @@ import {
   noCommitFaults,
   type ReadTx,
   Store,
+  StoreError,
   type Tx,
   withinPartition
 } from "./port.ts"
@@ -47,6 +48,8 @@ export interface MemoryState {
   readonly byId: Map<string, Doc>
   /** Id sequences: taken at once, kept whatever becomes of the transaction (a rolled-back one leaves a gap). */
   readonly sequences: Map<string, number>
+  /** eventId -> the partition whose log holds it: an id is in the log once (E-342). */
+  readonly eventIds: Map<string, string>
 }
 
 export const makeMemoryState = (): MemoryState => ({
@@ -55,7 +58,8 @@ export const makeMemoryState = (): MemoryState => ({
   events: new Map(),
   jobs: makeJobQueue(),
   byId: new Map(),
-  sequences: new Map()
+  sequences: new Map(),
+  eventIds: new Map()
 })
 
 const nextIdOf = (state: MemoryState, name: string) => {
@@ -149,10 +153,14 @@ const openOverlay = (state: MemoryState): Overlay => {
     nextId: (name) => Effect.sync(() => nextIdOf(state, name)),
     lockPartition: () => Effect.void,
     appendEvent: (partition, event) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
+        const loggedIn = state.eventIds.get(event.eventId)
+        if ((loggedIn !== undefined && !isWiped(loggedIn)) || newEvents.some((e) => e.eventId === event.eventId)) {
+          return Effect.fail(new StoreError({ message: `memory store: appendEvent: eventId ${JSON.stringify(event.eventId)} is already in the log` }))
+        }
         const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
         newEvents.push(logged)
-        return logged
+        return Effect.succeed(logged)
       }),
     readEvents: (partition, afterPosition, limit) =>
       Effect.sync(() => {
@@ -194,7 +202,11 @@ const openOverlay = (state: MemoryState): Overlay => {
         for (const id of bucket.keys()) byId.delete(`${collection}\u0000${id}`)
         state.docs.delete(key)
       }
-      for (const partition of [...state.events.keys()]) if (isWiped(partition)) state.events.delete(partition)
+      for (const [partition, log] of [...state.events]) {
+        if (!isWiped(partition)) continue
+        for (const e of log) state.eventIds.delete(e.eventId)
+        state.events.delete(partition)
+      }
     }
     for (const { collection, doc } of putDocs.values()) {
       const previous = byId.get(`${collection}\u0000${doc.id}`)
@@ -206,6 +218,7 @@ const openOverlay = (state: MemoryState): Overlay => {
     for (const [name, value] of counters) state.counters.set(name, value)
     for (const e of newEvents) {
       getOrCreate(state.events, e.partition, (): Array<LoggedEvent> => []).push(e)
+      state.eventIds.set(e.eventId, e.partition)
     }
     for (const job of newJobs.values()) state.jobs.insert(job)
     for (const seq of deletedJobs) state.jobs.delete(seq)

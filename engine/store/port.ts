@@ -107,6 +107,10 @@ export interface Tx {
    * known, spares the adapter a lock taken late, which may make it run the transaction again (E-320).
    */
   readonly lockPartition: (partition: string) => Effect.Effect<void, StoreError>
+  /**
+   * Appends to `partition`'s log. An eventId is in the log once, whatever the partition (the engine draws them from its
+   * generator, E-291): appending one the log holds fails with StoreError (E-342); a wiped partition's ids are free.
+   */
   readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>
   readonly readEvents: (partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
   readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>

@@ -1,7 +1,8 @@
 /**
- * The postgres adapter of the store port: durable documents, gapless counters, the event log rows and due jobs in
- * generic tables. Owns: the schema (migrated at startup), the SQL of each port operation and the mapping of driver
- * failures to `StoreError`. Does not own: the meaning of documents, nor the connection settings beyond the URL.
+ * The postgres adapter of the store port: durable documents, gapless counters, the event log rows and due jobs.
+ * Owns: running the schema's migrations at startup (migrations/), the SQL of each port operation and the mapping of
+ * driver failures to `StoreError`. Does not own: the meaning of documents, which table a collection lives in and its
+ * typed columns (pg-tables.ts), nor the connection settings beyond the URL.
  *
  * Semantics follow the memory adapter (memory.ts), which is the reference:
  * - `transact` runs `work` in ONE SQL transaction holding the locks of the partitions it touches: in this process a
@@ -10,7 +11,9 @@
  * - Counters (`nextSeq`, event positions under `log:<partition>`) are rows updated inside the transaction, under
  *   their partition's lock, so a rollback leaves no gap and values follow commit order. Job seqs and `nextId` are PG
  *   sequences: taken without waiting, not rolled back (E-321).
- * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order.
+ * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order. The money
+ *   path's collections (orders, balances, journal, wallet history, idempotency receipts) have tables of their own
+ *   whose typed columns the database constrains; the write of a document stays one statement (docs/storage.md).
  * - Lists order by the sort key compared by UTF-16 code units, as JavaScript's `<` does (the `sort_order` column holds
  *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
  *   adapter's Map buckets (`insert_seq`).
@@ -18,11 +21,30 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
-import { PgClient, PgMigrator } from "@effect/sql-pg"
+import { PgClient } from "@effect/sql-pg"
+import { migrations } from "./migrations/index.ts"
+import {
+  ALL_SEQUENCES,
+  type DocRow,
+  decodeJson,
+  docOf,
+  encodeJson,
+  type EventRow,
+  eventOf,
+  type JobRow,
+  jobOf,
+  representable,
+  requireSafeInteger,
+  requireText,
+  sequenceOf,
+  sortOrderOf,
+  sqlLimit,
+  toNumber,
+  toStoreError
+} from "./pg-codec.ts"
+import { DOCUMENTS, getStatement, listStatement, putStatement, TYPED_TABLES } from "./pg-tables.ts"
 import {
   type CommitFaults,
-  type Doc,
-  ID_SEQUENCES,
   type IdSequence,
   isIdSequence,
   type Job,
@@ -36,63 +58,7 @@ import {
 import { makeLockingTransact } from "./pg-locking.ts"
 import { makeLockTable } from "./partition-locks.ts"
 
-/** The PG sequence behind a `nextId` sequence or the job seqs. */
-const sequenceOf = (name: IdSequence | "jobs"): string => `ids_${name.toLowerCase().replace(/[^a-z0-9]/g, "_")}`
-const ALL_SEQUENCES = ["jobs" as const, ...ID_SEQUENCES].map(sequenceOf)
-
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
-
-const migrations = PgMigrator.fromRecord({
-  "0001_store_tables": Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`CREATE TABLE documents (
-      collection text NOT NULL,
-      id text NOT NULL,
-      partition text NOT NULL,
-      sort_key text NOT NULL,
-      sort_order text COLLATE "C" NOT NULL,
-      insert_seq bigint NOT NULL,
-      body text,
-      PRIMARY KEY (collection, id)
-    )`
-    yield* sql`CREATE INDEX documents_list_idx ON documents (collection, partition, sort_order, insert_seq)`
-    yield* sql`CREATE SEQUENCE documents_insert_seq`
-    yield* sql`CREATE TABLE counters (
-      name text PRIMARY KEY,
-      value bigint NOT NULL
-    )`
-    yield* sql`CREATE TABLE events (
-      partition text NOT NULL,
-      position bigint NOT NULL,
-      event_id text NOT NULL,
-      name text NOT NULL,
-      timestamp bigint NOT NULL,
-      payload text,
-      PRIMARY KEY (partition, position)
-    )`
-    yield* sql`CREATE TABLE jobs (
-      seq bigint PRIMARY KEY,
-      kind text NOT NULL,
-      due_at bigint NOT NULL,
-      payload text
-    )`
-    yield* sql`CREATE INDEX jobs_due_idx ON jobs (due_at, seq)`
-  }),
-  // deletePartition finds a partition and its children (`p/...`) by range in byte order: `p/` <= child < `p0`.
-  "0002_partition_idx": Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`CREATE INDEX documents_partition_idx ON documents ((partition COLLATE "C"))`
-  }),
-  // Job seqs and id sequences leave the counters table (E-321): a row there is a lock every partition waits on.
-  "0003_id_sequences": Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    // Each sequence continues from its counter row, if a database from before kept one.
-    for (const name of ["jobs" as const, ...ID_SEQUENCES]) {
-      yield* sql.unsafe(`CREATE SEQUENCE ${sequenceOf(name)}`)
-      yield* sql.unsafe(`SELECT setval('${sequenceOf(name)}', COALESCE((SELECT value FROM counters WHERE name = '${name}'), 0) + 1, false)`)
-    }
-  })
-})
 
 /** Runs the store's migrations with the current SqlClient (idempotent; bookkeeping in `sokoni_store_migrations`). */
 export const migrate: Effect.Effect<void, StoreError, SqlClient.SqlClient> = Migrator.make({})({
@@ -103,100 +69,22 @@ export const migrate: Effect.Effect<void, StoreError, SqlClient.SqlClient> = Mig
   Effect.mapError((cause) => new StoreError({ message: `postgres store: migration failed: ${cause.message}`, cause }))
 )
 
-const toStoreError = (operation: string) => (cause: SqlError.SqlError) =>
-  new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
+/** Every table a partition's rows live in: a partition wipe deletes from each, in one statement. */
+const PARTITIONED_TABLES = [...TYPED_TABLES.map((t) => t.name), "events", DOCUMENTS.name]
 
-/** JSON text of a value; `undefined` (what JSON.stringify gives for undefined) is stored as SQL NULL. */
-const encodeJson = (operation: string, value: unknown): Effect.Effect<string | null, StoreError> =>
-  Effect.try({
-    try: () => JSON.stringify(value) ?? null,
-    catch: (cause) => new StoreError({ message: `postgres store: ${operation}: value is not JSON: ${String(cause)}`, cause })
-  })
+/** A partition and its children (`p/...`): in "C" (byte) order those sort from `p/` up to, not including, `p0`. */
+const DELETE_PARTITION = (() => {
+  const where = `WHERE partition = $1 OR ((partition COLLATE "C") >= $2 AND (partition COLLATE "C") < $3)`
+  const last = PARTITIONED_TABLES.at(-1) as string
+  const ctes = PARTITIONED_TABLES.slice(0, -1).map((table, i) => `wipe_${i} AS (DELETE FROM ${table} ${where})`)
+  return `WITH ${ctes.join(", ")} DELETE FROM ${last} ${where}`
+})()
 
-const decodeJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
-
-/** The string's UTF-16 code units as 4 hex digits each: "C"-collation order on it is JavaScript's `<` order. */
-export const sortOrderOf = (sortKey: string): string => {
-  let out = ""
-  for (let i = 0; i < sortKey.length; i++) out += sortKey.charCodeAt(i).toString(16).padStart(4, "0")
-  return out
+/** The partition a job's payload names (its `partition` field), for inspection in SQL; null when it names none. */
+const jobPartitionOf = (payload: unknown): string | null => {
+  const partition = typeof payload === "object" && payload !== null ? (payload as { readonly partition?: unknown }).partition : undefined
+  return typeof partition === "string" && representable(partition) ? partition : null
 }
-
-const requireSafeInteger = (operation: string, field: string, value: number): Effect.Effect<number, StoreError> =>
-  Number.isSafeInteger(value)
-    ? Effect.succeed(value)
-    : Effect.fail(new StoreError({ message: `postgres store: ${operation}: ${field} must be a safe integer, got ${value}` }))
-
-/** LIMIT in SQL when it means the same as `Array.prototype.slice(0, limit)`, otherwise slice in JavaScript. */
-const sqlLimit = (limit: number): number | undefined => (Number.isSafeInteger(limit) && limit >= 0 ? limit : undefined)
-
-/**
- * PostgreSQL text holds neither NUL nor lone surrogates (the driver would turn those into U+FFFD). Writes of such
- * strings fail with StoreError before reaching the server (so the transaction stays usable); reads of them find nothing,
- * as nothing can have been stored under them.
- */
-const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
-
-const requireText = (operation: string, fields: Record<string, string>): Effect.Effect<void, StoreError> => {
-  for (const [field, value] of Object.entries(fields)) {
-    if (!representable(value)) {
-      return Effect.fail(
-        new StoreError({
-          message: `postgres store: ${operation}: ${field} ${JSON.stringify(value)} contains NUL or a lone surrogate`
-        })
-      )
-    }
-  }
-  return Effect.void
-}
-
-const toNumber = (value: unknown): number => (typeof value === "number" ? value : Number(value))
-
-interface DocRow {
-  readonly id: string
-  readonly partition: string
-  readonly sort_key: string
-  readonly body: string | null
-}
-
-interface EventRow {
-  readonly partition: string
-  readonly position: bigint | number | string
-  readonly event_id: string
-  readonly name: string
-  readonly timestamp: bigint | number | string
-  readonly payload: string | null
-}
-
-interface JobRow {
-  readonly seq: bigint | number | string
-  readonly kind: string
-  readonly due_at: bigint | number | string
-  readonly payload: string | null
-}
-
-const docOf = (row: DocRow): Doc => ({
-  id: row.id,
-  partition: row.partition,
-  sortKey: row.sort_key,
-  body: decodeJson(row.body)
-})
-
-const eventOf = (row: EventRow): LoggedEvent => ({
-  position: toNumber(row.position),
-  partition: row.partition,
-  eventId: row.event_id,
-  name: row.name,
-  timestamp: toNumber(row.timestamp),
-  payload: decodeJson(row.payload)
-})
-
-const jobOf = (row: JobRow): Job => ({
-  seq: toNumber(row.seq),
-  kind: row.kind,
-  dueAt: toNumber(row.due_at),
-  payload: decodeJson(row.payload)
-})
 
 /** The store on the current SqlClient, after running the migrations; `faults` inject crashes around commits (E-290). */
 export const makePostgresStoreWith = (faults: CommitFaults) =>
@@ -206,6 +94,11 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
     const locks = makeLockTable()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
+    /** A statement of pg-tables.ts, which names the table of the collection. */
+    const statement = <A extends object = Record<string, unknown>>(
+      operation: string,
+      built: { readonly text: string; readonly params: ReadonlyArray<unknown> }
+    ) => query(operation, sql.unsafe<A>(built.text, built.params))
 
     const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
       Effect.andThen(
@@ -236,65 +129,29 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
-          : query("get", sql<DocRow>`SELECT id, partition, sort_key, body FROM documents WHERE collection = ${collection} AND id = ${id}`).pipe(
-              Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))
-            ),
+          : statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))),
 
       put: (collection, doc) =>
         Effect.gen(function* () {
           yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
           const body = yield* encodeJson("put", doc.body)
-          // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
-          yield* query(
-            "put",
-            sql`
-            INSERT INTO documents (collection, id, partition, sort_key, sort_order, insert_seq, body)
-            VALUES (${collection}, ${doc.id}, ${doc.partition}, ${doc.sortKey}, ${sortOrderOf(doc.sortKey)},
-                    nextval('documents_insert_seq'), ${body})
-            ON CONFLICT (collection, id) DO UPDATE SET
-              partition = EXCLUDED.partition,
-              sort_key = EXCLUDED.sort_key,
-              sort_order = EXCLUDED.sort_order,
-              insert_seq = CASE WHEN documents.partition = EXCLUDED.partition
-                                THEN documents.insert_seq ELSE EXCLUDED.insert_seq END,
-              body = EXCLUDED.body`
-          )
+          yield* statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body))
         }),
 
       list: (collection, options) => {
         if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
-        const asc = options.order === "asc"
         const limit = sqlLimit(options.limit)
-        const after =
-          options.after === undefined ? sql`` : asc ? sql`AND sort_order > ${sortOrderOf(options.after)}` : sql`AND sort_order < ${sortOrderOf(options.after)}`
-        const orderBy = asc ? sql`ORDER BY sort_order ASC, insert_seq ASC` : sql`ORDER BY sort_order DESC, insert_seq DESC`
-        return query(
-          "list",
-          sql<DocRow>`
-          SELECT id, partition, sort_key, body FROM documents
-          WHERE collection = ${collection} AND partition = ${options.partition} ${after}
-          ${orderBy} ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
-        ).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
+        const after = options.after === undefined ? undefined : sortOrderOf(options.after)
+        return statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after, limit })).pipe(
+          Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf))
+        )
       },
 
       deletePartition: (partition) =>
-        Effect.gen(function* () {
-          yield* requireText("deletePartition", { partition })
-          // Children are `partition/...`: in "C" (byte) order they sort from `partition/` up to, not including,
-          // `partition0` ('0' follows '/'), so one index range finds them without LIKE's wildcards.
-          const from = `${partition}/`
-          const to = `${partition}0`
-          yield* query(
-            "deletePartition",
-            sql`DELETE FROM documents WHERE partition = ${partition}
-                OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
-          )
-          yield* query(
-            "deletePartition",
-            sql`DELETE FROM events WHERE partition = ${partition}
-                OR ((partition COLLATE "C") >= ${from} AND (partition COLLATE "C") < ${to})`
-          )
-        }),
+        Effect.andThen(
+          requireText("deletePartition", { partition }),
+          query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))
+        ),
 
       nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
 
@@ -343,9 +200,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("scheduleJob", { kind: job.kind })
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
-          const seq = yield* nextval("scheduleJob", "jobs")
-          yield* query("scheduleJob", sql`INSERT INTO jobs (seq, kind, due_at, payload) VALUES (${seq}, ${job.kind}, ${dueAt}, ${payload})`)
-          const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+          // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
+          const rows = yield* query(
+            "scheduleJob",
+            sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
+              VALUES (nextval(${sequenceOf("jobs")}), ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)}) RETURNING seq`
+          )
+          const scheduled: Job = { seq: Number(rows[0]?.seq), kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
           return scheduled
         }),
 
@@ -408,6 +269,9 @@ export const wipePostgresStore = (databaseUrl: string): Effect.Effect<void, Stor
     Effect.gen(function* () {
       const sql = yield* PgClient.makeClient({ url: Redacted.make(databaseUrl) })
       yield* sql.unsafe(`DO $$ BEGIN
+        IF to_regclass('ledger_postings') IS NOT NULL THEN
+          TRUNCATE ${TYPED_TABLES.map((t) => t.name).join(", ")}, ledger_postings;
+        END IF;
         IF to_regclass('documents') IS NOT NULL THEN
           TRUNCATE documents, counters, events, jobs;
           ALTER SEQUENCE documents_insert_seq RESTART;

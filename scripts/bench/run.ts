@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --store memory|postgres|both] [-- --only stocks,trade,rss,startup,isolation,processes]
+ * `npm run bench [-- --quick] [-- --store memory|postgres|both] [-- --only stocks,trade,rss,startup,isolation,processes,week]
  * [-- --baseline DIR] [-- --strict] [-- --out FILE]`: engine vs bare node:http vs Prism, RSS growth, `serve` start-up,
  * and on postgres whether tenants wait on each other (tenants.ts); prints tables as it goes and writes
- * docs/performance.md. `--baseline DIR` (another checkout of the engine, e.g. `git worktree add /tmp/base main`) runs
+ * docs/performance.md; `week` is the simulated week (week.ts: `sokoni simulate` at 1k..20k orders and a 1,000-order scenario
+ * file). `--baseline DIR` (another checkout of the engine, e.g. `git worktree add /tmp/base main`) runs
  * its postgres engine beside this one in the same interleaved rounds: before and after a change, on one machine state.
  * A missed target prints `TARGET MISSED: …` (exit 1 only with --strict).
  */
@@ -28,12 +29,13 @@ import {
 } from "./report.ts"
 import { capture, cleanup, type Engine, LOAD_CORE, root, SERVER_CORE, type Server, type Store, startBare, startEngine, startPrism, stop } from "./targets.ts"
 import { isolation, isolationRatio, isolationTable, processes, processesRatio, processesTable, type Variant } from "./tenants.ts"
+import { measureWeek, weekTable, weekVerdicts } from "./week.ts"
 
 const { values: flags } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     store: { type: "string", default: "both" },
-    only: { type: "string", default: "stocks,trade,rss,startup,isolation,processes" },
+    only: { type: "string", default: "stocks,trade,rss,startup,isolation,processes,week" },
     baseline: { type: "string" },
     strict: { type: "boolean", default: false },
     out: { type: "string", default: join(root, "docs/performance.md") }
@@ -41,16 +43,25 @@ const { values: flags } = parseArgs({
 })
 const stores: Store[] = flags.store === "both" ? ["memory", "postgres"] : flags.store === "memory" || flags.store === "postgres" ? [flags.store] : []
 const only = new Set(flags.only.split(","))
-const unknown = [...only].filter((o) => !["stocks", "trade", "rss", "startup", "isolation", "processes"].includes(o))
+const unknown = [...only].filter((o) => !["stocks", "trade", "rss", "startup", "isolation", "processes", "week"].includes(o))
 if (stores.length === 0 || unknown.length > 0) {
   console.error(
-    "usage: npm run bench -- [--quick] [--store memory|postgres|both] [--only stocks,trade,rss,startup,isolation,processes] [--baseline DIR] [--strict] [--out FILE]"
+    "usage: npm run bench -- [--quick] [--store memory|postgres|both] [--only stocks,trade,rss,startup,isolation,processes,week] [--baseline DIR] [--strict] [--out FILE]"
   )
   process.exit(2)
 }
 const settings = flags.quick
-  ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 50, rssWarmup: 5_000, rssRequests: 20_000, startupRuns: 5 }
-  : { rounds: 3, seconds: 5, warmupSeconds: 2, connections: 50, rssWarmup: 300_000, rssRequests: 200_000, startupRuns: 5 }
+  ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 50, rssWarmup: 5_000, rssRequests: 20_000, startupRuns: 5, weekOrders: [1_000, 5_000, 10_000] }
+  : {
+      rounds: 3,
+      seconds: 5,
+      warmupSeconds: 2,
+      connections: 50,
+      rssWarmup: 300_000,
+      rssRequests: 200_000,
+      startupRuns: 5,
+      weekOrders: [1_000, 5_000, 10_000, 20_000]
+    }
 
 const log = (line: string) => console.log(line)
 const sh = (command: string, args: readonly string[]) => execFileSync(command, args, { encoding: "utf8" }).trim()
@@ -291,6 +302,16 @@ const main = async () => {
       target: "≤ 400 ms",
       pass: warm <= 400
     })
+  }
+
+  if (only.has("week")) {
+    log("a simulated week (`sokoni simulate`, memory store, in-process, CPU time) and a 1,000-order scenario file")
+    const week = measureWeek(settings.weekOrders, log)
+    log(`\n${weekTable(week.rows)}\n`)
+    sections.push(
+      `### A simulated week (sokoni simulate --seed 1, 10 partners, one sub-account per 10 orders, 5 trading days)\n\n${weekTable(week.rows)}\n\nA 1,000-order scenario file (scenarios/generate.ts) through \`sokoni scenario run\`: ${week.scenarioCpu.toFixed(2)} s of process CPU; the 1,000-order week's process: ${week.weekProcessCpu.toFixed(2)} s.`
+    )
+    for (const verdict of weekVerdicts(week)) verdicts.push(verdict)
   }
 
   const load = `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min)`

@@ -11,7 +11,7 @@ const mutants = (counts: Record<string, number>) => Object.entries(counts).flatM
 
 const report: MutationReport = {
   files: {
-    "engine/app/trading.ts": { mutants: mutants({ Killed: 60, Timeout: 2, Survived: 10, NoCoverage: 8, CompileError: 3, Ignored: 4 }) },
+    "engine/app/trading/service.ts": { mutants: mutants({ Killed: 60, Timeout: 2, Survived: 10, NoCoverage: 8, CompileError: 3, Ignored: 4 }) },
     "engine/app/ledger.ts": { mutants: mutants({ Killed: 10 }) },
     "engine/http/routes/orders.ts": { mutants: mutants({ Killed: 8, Survived: 2 }) },
     "engine/http/gateway.ts": { mutants: mutants({ Killed: 70, NoCoverage: 20 }) },

@@ -7,7 +7,7 @@
 import { type Effect, Exit } from "effect"
 import { afterEach, expect } from "vitest"
 import type { Principal } from "../../engine/app/principal.ts"
-import { TradingService } from "../../engine/app/trading.ts"
+import { TradingService } from "../../engine/app/trading/service.ts"
 import { Store } from "../../engine/store/port.ts"
 import { type Reply, startEngine } from "./harness.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { TradingService } from "../../engine/app/trading.ts"
+import { TradingService } from "../../engine/app/trading/service.ts"
 import { fail } from "../../engine/domain/errors.ts"
 import { Gateway } from "../../engine/http/gateway.ts"
 import { partnerRoute, type Route } from "../../engine/http/route.ts"

@@ -70,6 +70,8 @@ export const startEngine = (
     store?: "memory" | "postgres"
     databaseUrl?: string
     webhookSignatureHeaders?: ReadonlyArray<string>
+    /** The gateway's dialect (http/dialect.ts); the spec's by default. */
+    dialect?: "spec" | "public-service"
   } = {}
 ) => {
   // The engine's log: printed as usual, except what a test captures with `log.during` (an error it provokes on purpose).
@@ -80,6 +82,7 @@ export const startEngine = (
     ...(options.receivers === undefined ? {} : { outbound: Outbound.simulated(options.receivers) }),
     ...(options.outbound === undefined ? {} : { outbound: options.outbound }),
     webhookSignatureHeaders: options.webhookSignatureHeaders,
+    dialect: options.dialect,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,

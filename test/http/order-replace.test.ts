@@ -9,7 +9,7 @@
  * checked against the contract by the harness.
  */
 import { describe, expect, it } from "vitest"
-import { replaceFields, restingFields } from "../../engine/app/trading.ts"
+import { replaceFields, restingFields } from "../../engine/domain/trading/order-fields.ts"
 import { ApiFailure } from "../../engine/domain/errors.ts"
 import type { OrderRecord } from "../../engine/domain/order.ts"
 import { freshTraders } from "./accounts-kit.ts"

@@ -14,6 +14,9 @@ import { createHmac } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import { expect } from "vitest"
 import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
+import type { EngineConfig } from "../../engine/runtime.ts"
+import type { CrashPoint } from "../../engine/sim/crashes.ts"
+import { makeCrashSwitch } from "./crash-wire.ts"
 import { contractProblems } from "../http/harness.ts"
 
 export const ADMIN_TOKEN = "model-admin"
@@ -308,21 +311,26 @@ let idempotencySeq = 0
 
 /** An engine on a free port, a partner of it, and calls over the wire whose every answer is checked against the contract. */
 export const startWire = async (options: EngineOptions) => {
-  const server: RunningServer = await startServer(
-    {
-      store: options.store,
-      databaseUrl: options.databaseUrl,
-      clock: "manual",
-      start: START,
-      seed: options.seed,
-      desk: "manual",
-      adminToken: ADMIN_TOKEN,
-      // E-201: a run's few hundred requests fall in one virtual minute; tier limits are tested elsewhere.
-      rateLimit: "off"
-    },
-    0
-  )
-  const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> => {
+  // On the memory store the engine can crash and restart on its committed state (crash-wire.ts).
+  const crash = options.store === "memory" ? makeCrashSwitch() : undefined
+  const config: EngineConfig = {
+    store: options.store,
+    databaseUrl: options.databaseUrl,
+    clock: "manual",
+    start: START,
+    seed: options.seed,
+    desk: "manual",
+    adminToken: ADMIN_TOKEN,
+    // E-201: a run's few hundred requests fall in one virtual minute; tier limits are tested elsewhere.
+    rateLimit: "off",
+    ...(crash === undefined ? {} : { memory: crash.memory, logger: crash.logger })
+  }
+  let server: RunningServer = await startServer(config, 0)
+  const restart = async () => {
+    await server.stop({ idleLingerMs: 0 })
+    server = await startServer(config, 0)
+  }
+  const sendRaw = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
     const response = await fetch(`${server.url}${path}`, {
       method,
       headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
@@ -330,10 +338,23 @@ export const startWire = async (options: EngineOptions) => {
     })
     const text = await response.text()
     const parsed: unknown = text === "" ? null : response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text
-    const reply = { status: response.status, headers: response.headers, body: parsed }
+    return { status: response.status, headers: response.headers, body: parsed, text }
+  }
+  const checked = (method: string, path: string, headers: Record<string, string>, raw: Awaited<ReturnType<typeof sendRaw>>): Reply => {
+    const { text, ...reply } = raw
     const problems = contractProblems(method, path, headers, reply)
-    if (problems.length > 0) throw new Error(`${method} ${path} ${response.status} breaks the contract:\n  ${problems.join("\n  ")}\n  ${text.slice(0, 500)}`)
+    if (problems.length > 0) throw new Error(`${method} ${path} ${reply.status} breaks the contract:\n  ${problems.join("\n  ")}\n  ${text.slice(0, 500)}`)
     return reply
+  }
+  const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> =>
+    checked(method, path, headers, await sendRaw(method, path, headers, body))
+  /** A mutation under the crash the model armed, if any: the answer the client ends with, after a restart and a resend. */
+  const sendCrashing = async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> => {
+    if (crash === undefined || !crash.pending()) return send(method, path, headers, body)
+    const again = () => sendRaw(method, path, headers, body)
+    const { reply, fired } = await crash.through(again, again, restart)
+    count(fired === undefined ? "crash not reached" : `crash ${fired}`)
+    return checked(method, path, headers, reply)
   }
   const admin = (method: string, path: string, body?: unknown) => send(method, path, { authorization: `Bearer ${ADMIN_TOKEN}` }, body)
   const made = await admin("POST", "/_sim/partners", { businessName: "Model Partner", email: "model@partner.test" })
@@ -345,7 +366,8 @@ export const startWire = async (options: EngineOptions) => {
   const partner = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
     const mutation = method !== "GET"
     const usedKey = idempotencyKey ?? `model-key-${++idempotencySeq}`
-    const reply = await send(method, `/api/sandbox/v1/partner${path}`, { "x-api-key": key, ...(mutation ? { "idempotency-key": usedKey } : {}) }, body)
+    const headers = { "x-api-key": key, ...(mutation ? { "idempotency-key": usedKey } : {}) }
+    const reply = await (mutation ? sendCrashing : send)(method, `/api/sandbox/v1/partner${path}`, headers, body)
     if (mutation && idempotencyKey === undefined && reply.status >= 200 && reply.status < 300)
       mutations.push({ method, path, body, key: usedKey, at: now, status: reply.status, answer: reply.body })
     return reply
@@ -355,6 +377,11 @@ export const startWire = async (options: EngineOptions) => {
     admin,
     partner,
     mutations,
+    /** The partner's next mutation crashes at `point` (memory store only: false on postgres, where nothing is armed). */
+    crashNext: (point: CrashPoint): boolean => {
+      crash?.crashNext(point)
+      return crash !== undefined
+    },
     /** The model's clock, so each mutation knows when it was made (keys are kept 24 h, D-037). */
     setNow: (t: number) => {
       now = t

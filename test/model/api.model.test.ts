@@ -3,7 +3,8 @@
  * and closed, deposits, withdrawals, KYC and freezes by the partner or compliance, quotes, MARKET trades, LIMIT, STOP
  * and STOP_LIMIT orders resting WORKING (BUY and SELL, DAY, GTD or GTC), replaces, cancels, SCOM price pins, the
  * desk's fills and rejects, clock advances that trigger and expire resting orders, a webhook receiver that starts or
- * stops failing, an earlier mutation resent with its Idempotency-Key) and runs each one against a fresh engine
+ * stops failing, an earlier mutation resent with its Idempotency-Key, a crash of the engine just before or after the
+ * next mutation's commit, then a restart and the request resent) and runs each one against a fresh engine
  * started in this process on a free port (E-200), with real HTTP requests (`fetch`), and against the model of
  * api-model.ts. After every command the answer's status, error code and body are what the model predicts, the
  * touched accounts' wallets, escrow, holdings, statuses and orders read back over the API are the model's, and every
@@ -62,6 +63,8 @@ import {
 import { advanceOf, pinOf, replaceOf, restingOf, type RestingType, type TimeInForce } from "./resting-commands.ts"
 import { atDesk, KES_RATE, live, publishedPrice, releaseUnfilled } from "./resting-model.ts"
 import { onPostgres } from "../support/stores.ts"
+import type { CrashPoint } from "../../engine/sim/crashes.ts"
+import { CRASH_POINTS } from "./crash-wire.ts"
 import { expectReach } from "../support/reach.ts"
 
 const SEED = process.env.SOKONI_MODEL_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SOKONI_MODEL_SEED)
@@ -426,6 +429,19 @@ const resendOf = (index: number, changed: boolean): Cmd => ({
   toString: () => `resend(mutation ${index}${changed ? ", another body" : ""})`
 })
 
+/**
+ * The partner's next mutation crashes just before or just after its COMMIT; the engine restarts on its committed state
+ * and the client resends the request with its Idempotency-Key (crash-wire.ts). The command that makes the request
+ * checks its final answer and the state as if nothing had happened: nothing twice, nothing lost, the same answer.
+ */
+const crashOf = (point: CrashPoint): Cmd => ({
+  check: () => true,
+  run: async (_m, r) => {
+    if (!r.wire.crashNext(point)) count("crash n/a")
+  },
+  toString: () => `crash(${point})`
+})
+
 /** The receiver answers `status` from now on (a 5xx makes every attempt fail and be retried). */
 const receiverOf = (status: number): Cmd => ({
   check: () => true,
@@ -517,7 +533,8 @@ const commands: Array<fc.Arbitrary<Cmd>> = [
   fc.constantFrom(5, 500, 20_000).map(onboardOf),
   fc.tuple(idx, fc.boolean(), fc.integer({ min: 1, max: 400 })).map(([u, master, size]) => boughtOf(u, master, size)),
   receiver,
-  fc.tuple(latest, fc.boolean()).map(([i, changed]) => resendOf(i, changed))
+  fc.tuple(latest, fc.boolean()).map(([i, changed]) => resendOf(i, changed)),
+  fc.constantFrom(...CRASH_POINTS).map(crashOf)
 ]
 
 /** The last step of every run: every account, order and delivery record read back once more. */
@@ -696,6 +713,8 @@ const reachOf = (numRuns: number): Array<[string, number]> => [
   ["close 200", numRuns / 100],
   ["close 409 CONFLICT", numRuns / 100],
   ["resend 200", numRuns / 100],
+  ["crash before-commit", numRuns / 100],
+  ["crash after-commit", numRuns / 100],
   ["resend-other 422 IDEMPOTENCY_KEY_REUSED", numRuns / 100],
   ["kyc 400 VALIDATION_ERROR", numRuns / 100],
   ["advance-to 200", numRuns / 100],

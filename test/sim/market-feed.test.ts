@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { findExchange, isOpen } from "../../engine/domain/calendar.ts"
 import { INSTRUMENTS, type Instrument } from "../../engine/domain/instruments.ts"
+import type { FeedMemory } from "../../engine/sim/durable-time.ts"
 import { BUCKET_MS, HISTORY_DAYS, MarketFeed, type Observation } from "../../engine/sim/market-feed.ts"
 
 const MONDAY = Date.parse("2026-11-23T08:00:00.000Z")
@@ -21,13 +22,14 @@ const SCOM = instrument("SCOM.KE")
 const NSE = findExchange("NSE")!
 
 /** A feed built at `start` whose clock the test moves by assigning `clock.now`. */
-const feedAt = (start = MONDAY, seed = 1) => {
+const feedAt = (start = MONDAY, seed = 1, replay?: Omit<FeedMemory, "origin">) => {
   const clock = { now: start }
   const feed = Effect.runSync(
     MarketFeed.make(
       seed,
       start,
-      Effect.sync(() => clock.now)
+      Effect.sync(() => clock.now),
+      replay === undefined ? {} : { replay }
     )
   )
   const observe = (i: Instrument, now: number): Observation => Effect.runSync(feed.observe(i, now))
@@ -122,11 +124,23 @@ describe("what the feed publishes", () => {
 })
 
 describe("pins", () => {
+  it("replayed into a new feed at their index (a restarted engine, E-298), show the same prices as the feed they were made on", () => {
+    const first = feedAt()
+    const made = [first.pin(SCOM, 412_345, at("2026-11-23T08:05:00.000Z")), first.pin(SCOM, 398_000, at("2026-11-24T11:40:00.000Z"))]
+    const again = feedAt(MONDAY, 1, { pins: made.map((p) => ({ version: 1 as const, instrumentId: SCOM.id, k: p.index, price: p.price })), rescales: [] })
+    const fresh = feedAt()
+    for (const now of ["2026-11-23T08:35:00.000Z", "2026-11-24T12:00:00.000Z", "2026-11-25T10:00:00.000Z"]) {
+      expect(again.observe(SCOM, at(now)), now).toEqual(first.observe(SCOM, at(now)))
+      expect(fresh.observe(SCOM, at(now)).price, `${now}: the pins change the price`).not.toBe(first.observe(SCOM, at(now)).price)
+    }
+  })
+
   it("are captured at the next open refresh instant and shown only 15 minutes after it", () => {
     const { observe, pin } = feedAt()
     const before = observe(SCOM, at("2026-11-23T08:20:00.000Z")).price
     const set = pin(SCOM, 412_345, at("2026-11-23T08:05:00.000Z"))
-    expect(set).toEqual({ price: 412_345, effectiveAt: at("2026-11-23T08:15:00.000Z"), visibleFrom: at("2026-11-23T08:30:00.000Z") })
+    const { index: _index, ...effect } = set
+    expect(effect).toEqual({ price: 412_345, effectiveAt: at("2026-11-23T08:15:00.000Z"), visibleFrom: at("2026-11-23T08:30:00.000Z") })
     expect(observe(SCOM, at("2026-11-23T08:20:00.000Z")).price).toBe(before)
     expect(observe(SCOM, at("2026-11-23T08:29:59.999Z")).price).toBe(before)
     const shown = observe(SCOM, at("2026-11-23T08:30:00.000Z"))

@@ -222,8 +222,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
             )
             assert.strictEqual(yield* tx.nextSeq("own-counter"), 1)
             assert.strictEqual(yield* tx.nextSeq("own-counter"), 2)
-            const e1 = yield* tx.appendEvent("own-log", { eventId: "e1", name: "n", timestamp: 1, payload: { a: 1 } })
-            const e2 = yield* tx.appendEvent("own-log", { eventId: "e2", name: "n", timestamp: 2, payload: { a: 2 } })
+            const e1 = yield* tx.appendEvent("own-log", { eventId: "own-1", name: "n", timestamp: 1, payload: { a: 1 } })
+            const e2 = yield* tx.appendEvent("own-log", { eventId: "own-2", name: "n", timestamp: 2, payload: { a: 2 } })
             assert.deepStrictEqual(yield* tx.readEvents("own-log", 0, 10), [e1, e2])
             const job = yield* tx.scheduleJob({ kind: "k", dueAt: 5, payload: { j: 1 } })
             assert.deepStrictEqual(yield* tx.nextJob, Option.some(job))
@@ -242,7 +242,7 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         yield* drainJobs
         yield* transact((tx) => tx.put("rb", { id: "kept", partition: "p", sortKey: "1", body: { v: "before" } }))
         const before = yield* transact((tx) =>
-          Effect.all({ seq: tx.nextSeq("rb-counter"), event: tx.appendEvent("rb-log", { eventId: "e0", name: "n", timestamp: 0, payload: null }) })
+          Effect.all({ seq: tx.nextSeq("rb-counter"), event: tx.appendEvent("rb-log", { eventId: "rb-0", name: "n", timestamp: 0, payload: null }) })
         )
         assert.strictEqual(before.seq, 1)
         assert.strictEqual(before.event.position, 1)
@@ -255,7 +255,7 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
               yield* tx.put("rb", { id: "kept", partition: "p", sortKey: "1", body: { v: "after" } })
               yield* tx.put("rb", { id: "dropped", partition: "p", sortKey: "2", body: {} })
               const seq = yield* tx.nextSeq("rb-counter")
-              const event = yield* tx.appendEvent("rb-log", { eventId: "e1", name: "n", timestamp: 1, payload: {} })
+              const event = yield* tx.appendEvent("rb-log", { eventId: "rb-1", name: "n", timestamp: 1, payload: {} })
               const job = yield* tx.scheduleJob({ kind: "k", dueAt: 1, payload: {} })
               seenInside = { seq, position: event.position, jobSeq: job.seq }
               yield* tx.afterCommit(Effect.sync(() => void hooks.push("rolled back")))
@@ -287,7 +287,7 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         assert.deepStrictEqual(ids(after.listed), ["kept"])
         assert.deepStrictEqual(
           after.events.map((e) => e.eventId),
-          ["e0"]
+          ["rb-0"]
         )
         assert.isTrue(Option.isNone(after.job))
 
@@ -296,7 +296,7 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         const next = yield* transact((tx) =>
           Effect.all({
             seq: tx.nextSeq("rb-counter"),
-            event: tx.appendEvent("rb-log", { eventId: "e2", name: "n", timestamp: 2, payload: {} }),
+            event: tx.appendEvent("rb-log", { eventId: "rb-2", name: "n", timestamp: 2, payload: {} }),
             job: tx.scheduleJob({ kind: "k", dueAt: 1, payload: {} })
           })
         )
@@ -427,8 +427,8 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
         yield* doc("wipe-b", "b1", "wp:sandbox")
         yield* transact((tx) =>
           Effect.all([
-            tx.appendEvent("wp:sandbox", { eventId: "e1", name: "x", timestamp: 1, payload: null }),
-            tx.appendEvent("wp:sandbox", { eventId: "e2", name: "x", timestamp: 2, payload: null }),
+            tx.appendEvent("wp:sandbox", { eventId: "wp-1", name: "x", timestamp: 1, payload: null }),
+            tx.appendEvent("wp:sandbox", { eventId: "wp-2", name: "x", timestamp: 2, payload: null }),
             tx.appendEvent("wp:sandbox2", { eventId: "o1", name: "x", timestamp: 3, payload: null })
           ])
         )
@@ -457,12 +457,34 @@ export const storeContract = (name: string, storeLayer: Layer.Layer<Store, unkno
           ["o1"]
         )
         // counters survive: positions and sequences keep growing
-        const next = yield* transact((tx) => tx.appendEvent("wp:sandbox", { eventId: "e3", name: "x", timestamp: 4, payload: null }))
+        const next = yield* transact((tx) => tx.appendEvent("wp:sandbox", { eventId: "wp-3", name: "x", timestamp: 4, payload: null }))
         assert.strictEqual(next.position, 3)
         assert.strictEqual(yield* transact((tx) => tx.nextSeq("wipe-counter")), seqBefore + 1)
         // a wiped id can be written again
         yield* doc("wipe-a", "a1", "wp:sandbox")
         assert.deepStrictEqual(yield* left("wipe-a", "wp:sandbox"), ["a1"])
+      })
+    )
+
+    it.effect("an eventId is in the log once, whatever the partition; a wiped partition's ids are free again", () =>
+      Effect.gen(function* () {
+        const append = (tx: Tx, partition: string, eventId: string) => tx.appendEvent(partition, { eventId, name: "x", timestamp: 1, payload: null })
+        yield* transact((tx) => append(tx, "once-a:sandbox", "once-1"))
+        for (const [partition, repeat] of [
+          ["once-a:sandbox", (tx: Tx) => append(tx, "once-a:sandbox", "once-1")],
+          ["once-b:sandbox", (tx: Tx) => append(tx, "once-b:sandbox", "once-1")],
+          ["once-b:sandbox", (tx: Tx) => Effect.andThen(append(tx, "once-b:sandbox", "once-2"), append(tx, "once-b:sandbox", "once-2"))]
+        ] as const) {
+          const exit = yield* Effect.exit(transact(repeat))
+          assert.isTrue(Exit.isFailure(exit), `a repeated eventId was appended to ${partition}`)
+        }
+        const store = yield* Store
+        assert.deepStrictEqual((yield* store.read((tx) => tx.readEvents("once-b:sandbox", 0, 10))).length, 0)
+        yield* transact((tx) => Effect.andThen(tx.deletePartition("once-a:sandbox"), append(tx, "once-b:sandbox", "once-1")))
+        assert.deepStrictEqual(
+          (yield* store.read((tx) => tx.readEvents("once-b:sandbox", 0, 10))).map((e) => e.eventId),
+          ["once-1"]
+        )
       })
     )
 

@@ -5,7 +5,7 @@
  */
 import { Effect, PubSub, Stream } from "effect"
 import { ConsoleView } from "../../app/console-view.ts"
-import { TradingService } from "../../app/trading.ts"
+import { TradingService } from "../../app/trading/service.ts"
 import { consoleFile } from "../../console/files.ts"
 import { fail } from "../../domain/errors.ts"
 import { ConsoleFeed } from "../../events/console-feed.ts"

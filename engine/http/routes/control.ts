@@ -6,7 +6,7 @@
 import { Effect, Schema } from "effect"
 import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
 import { PartnerService } from "../../app/partners.ts"
-import { TradingService } from "../../app/trading.ts"
+import { TradingService } from "../../app/trading/service.ts"
 import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
@@ -15,7 +15,7 @@ import { EngineReset } from "../../sim/reset.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
 import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
-import { required, text } from "../query.ts"
+import { integer, optional, required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
 import { maxCharacters, minCharacters } from "../body.ts"
 
@@ -227,7 +227,14 @@ export const controlRoutes = [
       })
   }),
   controlRoute("getSimTrace", 200, {
-    handle: () => Trace.use((trace) => Effect.map(trace.lines, (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))))
+    query: { from: optional(integer({ min: 0 })) },
+    handle: ({ query }) =>
+      Trace.use((trace) =>
+        Effect.map(
+          query.from === undefined ? trace.lines : trace.linesFrom(query.from),
+          (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))
+        )
+      )
   }),
   controlRoute("getSimTraceHash", 200, {
     handle: () => Trace.use((trace) => trace.hash)

@@ -27,7 +27,7 @@ import type { OfferService } from "../../app/offers.ts"
 import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
 import type { ReferenceService } from "../../app/reference.ts"
-import type { TradingService } from "../../app/trading.ts"
+import type { TradingService } from "../../app/trading/service.ts"
 import type { WalletService } from "../../app/wallets.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
 import type { KeyService } from "../../app/keys.ts"
@@ -39,6 +39,7 @@ import type { StreamService } from "../../app/stream.ts"
 import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
+import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
@@ -46,6 +47,8 @@ import type { ConsoleView } from "../../app/console-view.ts"
 import type { ConsoleFeed } from "../../events/console-feed.ts"
 import type { EventLog } from "../../events/event-log.ts"
 import type { EngineReset } from "../../sim/reset.ts"
+import type { Findings } from "../../findings/findings.ts"
+import type { Dialect } from "../dialect.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
@@ -53,7 +56,9 @@ import { consoleRoutes } from "./control-console.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { faultControlRoutes } from "./control-faults.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
+import { findingsControlRoutes } from "./control-findings.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
 import { marketDataRoutes } from "./market-data.ts"
 import { marketViewRoutes } from "./market-views.ts"
@@ -111,7 +116,10 @@ export type RouteServices =
   | Trace
   | ReceiverScripts
   | EngineReset
+  | Findings
+  | Dialect
   | Maintenance
+  | Faults
   | AuditTrail
   | UsageMeter
   | ReportService
@@ -141,7 +149,9 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
+  ...faultControlRoutes,
   ...receiverControlRoutes,
+  ...findingsControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,

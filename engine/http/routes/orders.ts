@@ -7,7 +7,7 @@
 import { Schema } from "effect"
 import { OrderBlotter } from "../../app/blotter.ts"
 import { PortfolioService } from "../../app/portfolio.ts"
-import { TradingService } from "../../app/trading.ts"
+import { TradingService } from "../../app/trading/service.ts"
 import { MAX_CASH_VALUE, MAX_ORDER_QUANTITY, ORDER_STATUS_FILTERS } from "../../domain/order.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"

@@ -1,0 +1,119 @@
+/**
+ * Placing orders (POST /trade and the sub-account's): the dispatcher around domain/trading/decide-order.ts. It checks
+ * the request's fields, resolves the symbol, then in one transaction (the partition locked first) loads the account,
+ * the quote and the listing, asks the rules, draws the order id only for an accepted order, loads the funds the side
+ * needs and writes the plan. Owns: what is loaded and when. Does not own any rule.
+ */
+import { Effect, Option } from "effect"
+import type { Schemas } from "../../contract/wire.ts"
+import { findExchange } from "../../domain/calendar.ts"
+import { type ApiFailure, liftFailure } from "../../domain/errors.ts"
+import type { Instrument } from "../../domain/instruments.ts"
+import type { RestingType, Side } from "../../domain/order.ts"
+import type { TradeInput } from "../../domain/trading/commands.ts"
+import {
+  type AccountState,
+  acceptMarketOrder,
+  acceptRestingOrder,
+  decideMarketOrder,
+  decideRestingOrder,
+  type Funds,
+  fundsNeeded,
+  restingTerms
+} from "../../domain/trading/decide-order.ts"
+import { marketFields, restingFields } from "../../domain/trading/order-fields.ts"
+import type { ReadTx, StoreError } from "../../store/port.ts"
+import { findSubAccount } from "../accounts.ts"
+import { Quotes } from "../docs.ts"
+import { holding, walletBalance } from "../ledger.ts"
+import { nextRefresh } from "../price-alerts.ts"
+import type { Principal } from "../principal.ts"
+import type { TradingDeps } from "./deps.ts"
+import { writePlan } from "./write-plan.ts"
+
+/** The funds an order on `side` needs: the wallet's available cash, or the units of `symbol` not yet reserved. */
+export const loadFunds = (tx: ReadTx, partition: string, account: string, symbol: string, side: Side): Effect.Effect<Funds, StoreError> =>
+  fundsNeeded(side) === "cash"
+    ? Effect.map(walletBalance(tx, partition, account), (available) => ({ kind: "cash", available }))
+    : Effect.map(holding(tx, partition, account, symbol), (h) => ({ kind: "units", free: h.quantity - h.reserved }))
+
+export const placing = (d: TradingDeps) => {
+  /** The trading sub-account (NOT_FOUND when the partner has none of that id; null for master) and the committed symbol. */
+  const loadAccount = (tx: ReadTx, partition: string, account: string, instrument: Instrument) =>
+    Effect.gen(function* () {
+      const subAccount = account === "master" ? null : yield* findSubAccount(tx, partition, account)
+      const state: AccountState = { subAccount, committedSymbol: yield* d.symbols.symbolIn(tx, instrument) }
+      return state
+    })
+
+  /** MARKET (D-031): quote-gated, PENDING at the desk at once. */
+  const placeMarketOrder = (principal: Principal, account: string, input: TradeInput) =>
+    Effect.gen(function* () {
+      const fields = yield* liftFailure(marketFields(input))
+      const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
+      const exchange = findExchange(instrument.exchange)
+      const { partition } = principal
+      const planted = { quoteTtl: d.planted.has("quote-ttl"), feeRounding: d.planted.has("fee-rounding") }
+      const command = { placer: { partition, account, markupBps: principal.markupBps }, input, fields, instrument, planted }
+      return yield* d.store.transact((tx) =>
+        Effect.gen(function* () {
+          yield* tx.lockPartition(partition)
+          const now = yield* d.clock.now
+          const accountState = yield* loadAccount(tx, partition, account, instrument)
+          const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
+          const state = {
+            ...accountState,
+            quote,
+            quoteSymbolNow: quote === undefined ? "" : d.symbols.currentSymbol(quote.symbol),
+            listingStatus: yield* d.listings.statusIn(tx, instrument),
+            exchange
+          }
+          const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
+          const orderId = yield* d.entropy.id("ord")
+          const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
+          const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
+          return yield* writePlan(d, tx, partition, plan, now)
+        })
+      )
+    })
+
+  /** LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, looked at by its trigger job, expired by its deadline job. */
+  const placeRestingOrder = (principal: Principal, account: string, input: TradeInput, orderType: RestingType) =>
+    Effect.gen(function* () {
+      const now = yield* d.clock.now
+      const fields = yield* liftFailure(restingFields(orderType, input, now))
+      const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
+      const terms = yield* liftFailure(restingTerms(fields, findExchange(instrument.exchange), now))
+      const { partition } = principal
+      const command = {
+        placer: { partition, account, markupBps: principal.markupBps },
+        input,
+        orderType,
+        fields,
+        instrument,
+        ...terms,
+        firstLook: nextRefresh(now)
+      }
+      return yield* d.store.transact((tx) =>
+        Effect.gen(function* () {
+          yield* tx.lockPartition(partition)
+          const externalId = yield* liftFailure(acceptRestingOrder(yield* loadAccount(tx, partition, account, instrument), input.symbol, instrument))
+          const orderId = yield* d.entropy.id("ord")
+          const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
+          const plan = yield* liftFailure(decideRestingOrder(command, externalId, funds, now, { orderId }))
+          return yield* writePlan(d, tx, partition, plan, now)
+        })
+      )
+    })
+
+  const trade = Effect.fn("TradingService.trade")(function* (principal: Principal, account: string, input: TradeInput) {
+    const orderType = input.orderType ?? "MARKET"
+    const placed: Schemas["Order"] =
+      orderType === "MARKET"
+        ? yield* placeMarketOrder(principal, account, input)
+        : yield* placeRestingOrder(principal, account, input, orderType as RestingType)
+    return placed
+  })
+
+  return { trade } satisfies Record<string, (...args: never) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>>
+}
