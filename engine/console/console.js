@@ -3,7 +3,8 @@
 // a time, coalesced).
 import { ApiError, call, callIfPresent, readFeed, token } from "./api.js"
 import { makeActions } from "./actions.js"
-import { addRequest, noRequests, renderGeneric } from "./extras.js"
+import { renderFaults, renderFindings } from "./checks.js"
+import { addRequest, noRequests } from "./extras.js"
 import { renderDeliveries, renderDesk, renderEvents, renderMarkets, renderOrders, renderPartners, renderStreams } from "./panels.js"
 
 const byId = (name) => document.getElementById(name)
@@ -69,8 +70,8 @@ const refresh = async () => {
     draw("partners", state.partners, () => renderPartners(state))
     draw("streams", state.streams, () => renderStreams(state))
     const [findings, faults] = await Promise.all([callIfPresent("GET", "/_sim/findings"), callIfPresent("GET", "/_sim/faults")])
-    draw("findings", findings ?? null, () => renderGeneric("findings", "/_sim/findings", findings, "Findings"))
-    draw("faults", faults ?? null, () => renderGeneric("faults", "/_sim/faults", faults, "Faults"))
+    draw("findings", findings ?? null, () => renderFindings(findings))
+    draw("faults", faults ?? null, () => renderFaults(faults))
     document.body.dataset.loaded = "true"
   } catch (failure) {
     report(failure)

@@ -1,5 +1,4 @@
-// Panels whose endpoints other parts of the engine own (findings, faults): shown when the engine answers them,
-// "not available" when it answers 404. Their shape is read generically: the first list in the answer as a table.
+// The generic listing (an answer of unknown shape: its first list as a table) and the live list of requests.
 import { fill, h, table } from "./dom.js"
 
 const MAX_COLUMNS = 6
@@ -16,13 +15,9 @@ const listIn = (answer) => {
   return { list, rest }
 }
 
-/** Renders `answer` of `path` into the panel `target`; `undefined` means the engine has no such endpoint. */
-export const renderGeneric = (target, path, answer, noun) => {
+/** Renders `answer` of `path` into the panel `target`, whatever its shape (the first list in it as a table). */
+export const renderGeneric = (target, _path, answer, noun) => {
   const element = document.getElementById(target)
-  if (answer === undefined) {
-    fill(element, h("p", { class: "empty" }, `Not available: this engine answers 404 to GET ${path}.`))
-    return
-  }
   const { list, rest } = listIn(answer)
   const summary =
     rest !== undefined && typeof rest === "object" && Object.keys(rest).length > 0 ? h("pre", { class: "json" }, JSON.stringify(rest, null, 2)) : null

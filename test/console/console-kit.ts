@@ -72,6 +72,27 @@ export const seedWorld = async (call: ReturnType<typeof client>, count: number) 
 }
 
 /**
+ * Gives the findings and faults panels something to show: a fault plan (every 2nd GET /orders answered 429), a
+ * client that meets it and retries at once, and a sub-account created without an Idempotency-Key (which the spec
+ * dialect refuses, and the public service would accept: a finding).
+ */
+export const seedChecks = async (base: string, key: string) => {
+  const call = client(base)
+  await call("PUT", "/_sim/faults", { rules: [{ fault: "429", operations: ["listOrders"], every: 2, retryAfterSeconds: 30 }] })
+  const orders = (idempotencyKey: string) =>
+    fetch(`${base}/api/sandbox/v1/partner/orders`, { headers: { "x-api-key": key, "idempotency-key": idempotencyKey } })
+  expect((await orders("orders-read-1")).status).toBe(200)
+  expect((await orders("orders-read-2")).status).toBe(429)
+  expect((await orders("orders-read-2")).status).toBe(200)
+  const user = await fetch(`${base}/api/sandbox/v1/partner/users`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify({ externalId: "console-user-1", email: "user@acme.test", firstName: "Ada", lastName: "Okoye" })
+  })
+  expect(user.status).toBe(400)
+}
+
+/**
  * What a bundled engine (dist/serve, the package's dist/cli) must serve of the console: its page and each of its
  * files byte for byte as kept in engine/console/, with no token, and its state behind the token (E-380).
  */

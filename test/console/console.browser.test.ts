@@ -11,7 +11,7 @@ import { type Browser, chromium as playwright, type Page } from "playwright-core
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
 import { portOf } from "../http/node-server-kit.ts"
-import { ADMIN, chromium, client, engineConfig, missingChromium, RECEIVER, seedWorld } from "./console-kit.ts"
+import { ADMIN, chromium, client, engineConfig, missingChromium, RECEIVER, seedChecks, seedWorld } from "./console-kit.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const SHOTS = process.env.SOKONI_CONSOLE_SCREENSHOTS === "docs" ? join(ROOT, "docs", "screenshots") : join(ROOT, "out", "console")
@@ -55,12 +55,15 @@ describe.skipIf(chromium === undefined)(title, () => {
   it("fills a queued order from the desk panel and shows it FILLED and its webhook delivered", async () => {
     const call = client(base)
     const world = await seedWorld(call, 4)
+    await seedChecks(base, world.key)
     // A partner's event stream, open while the console watches: its panel lists it.
     const listening = new AbortController()
     const stream = await fetch(`${base}/api/sandbox/v1/partner/stream?since=0`, { headers: { "x-api-key": world.key }, signal: listening.signal })
     void stream.body?.pipeTo(new WritableStream()).catch(() => undefined)
     const page = await open()
     await page.locator("#streams tr", { hasText: world.partnerId }).waitFor()
+    await page.locator("#faults tr", { hasText: "listOrders" }).first().waitFor()
+    await page.locator("#findings tr", { hasText: "createSubAccount" }).first().waitFor()
     const [first, second, third] = world.orders as [string, string, string, string]
     const deskRow = (orderId: string) => page.locator(`#desk tr[data-order="${orderId}"]`)
     await deskRow(first).waitFor()
