@@ -62,6 +62,9 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   const bundle = await rolldown({
     input: entry,
     platform: "node",
+    // yaml's Node entry is CommonJS, whose require of builtins the bundler would turn into an import.meta lookup;
+    // its ESM build (the package's own `default` export) is the same parser with no Node imports (`serve --faults`).
+    resolve: { alias: { yaml: join(dirname(fileURLToPath(import.meta.resolve("yaml/package.json"))), "browser", "index.js") } },
     logLevel: "warn",
     onLog(level, log, print) {
       if (log.code === "UNRESOLVED_IMPORT") unresolved.push({ level, log, print })

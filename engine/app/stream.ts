@@ -24,7 +24,7 @@ import { Faults } from "../sim/faults.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
-import type { Principal } from "./principal.ts"
+import { partnerOfPartition, type Principal } from "./principal.ts"
 
 /** Events read from the log per step: a long replay goes out in pages, each a chunk of its own. */
 export const PAGE = 200
@@ -219,6 +219,7 @@ export class StreamService extends Context.Service<
                 if (cutting && c.sent >= (c.cut?.afterMessages ?? 0)) {
                   // The cut: this message is the last; the client resumes from its id (Last-Event-ID).
                   c.ended = true
+                  yield* faults.streamWasCut(partnerOfPartition(c.partition), c.sent)
                   break
                 }
               }
@@ -259,7 +260,7 @@ export class StreamService extends Context.Service<
           beats: 0,
           ended: false,
           cancelBeat: Effect.void,
-          cut: faults.busy() ? yield* faults.streamCut({ partnerId: principal.partnerId, now }) : undefined,
+          cut: faults.busy() ? yield* faults.streamCut({ partnerId: principal.partnerId, now, resumed: options.after !== undefined }) : undefined,
           sent: 0
         }
         const streams = open.get(c.partition) ?? new Set<Connection>()

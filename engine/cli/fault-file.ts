@@ -4,6 +4,7 @@
  * are engine/domain/faults.ts's.
  */
 import { readFile } from "node:fs/promises"
+import { parse } from "yaml"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import { type FaultPlan, isPlanProblem, parsePlan } from "../domain/faults.ts"
 
@@ -14,8 +15,8 @@ export const loadFaultPlan = async (file: string): Promise<FaultPlan> => {
   })
   let raw: unknown
   try {
-    // YAML is loaded only when a plan is not JSON: serve's start does not pay for the parser otherwise.
-    raw = file.endsWith(".json") ? JSON.parse(text) : (await import("yaml")).parse(text)
+    // A static import: serve's bundle holds every module it runs (scripts/build-serve.ts refuses a lazy chunk).
+    raw = file.endsWith(".json") ? JSON.parse(text) : parse(text)
   } catch (error) {
     throw new Error(`--faults ${file}: not ${file.endsWith(".json") ? "JSON" : "YAML"}: ${String((error as Error).message).split("\n")[0]}`)
   }

@@ -162,8 +162,10 @@ export const renderPartners = (state) => {
       h("td", {}, badge(p.status)),
       h(
         "td",
-        { class: "wrap" },
-        p.keys.map((k) => h("span", { class: "attempt" }, `${k.environment} ${k.kind} …${k.last4} `, badge(k.status)))
+        {},
+        p.keys.map((k) =>
+          h("div", { class: "line" }, h("code", {}, `…${k.last4}`), h("span", { class: "muted" }, ` ${k.environment} ${k.kind} `), badge(k.status))
+        )
       ),
       h(
         "td",

@@ -317,10 +317,25 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
       })
 
+      /**
+       * Answer values already scanned for credentials: a value answered again (the stock page of one second, 33 KB)
+       * is not scanned again. The same value always serialises to the same text (exchange.ts), so the verdict holds.
+       */
+      const scanned = new WeakMap<object, boolean>()
+      const holdsSecret = (text: string, value: unknown) => {
+        if (typeof value !== "object" || value === null) return mayHoldSecret(text)
+        let secret = scanned.get(value)
+        if (secret === undefined) {
+          secret = mayHoldSecret(text)
+          scanned.set(value, secret)
+        }
+        return secret
+      }
+
       /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
       const traceValue = (text: string | undefined, value: unknown) => {
         // Only a body that holds a credential is walked again (E-030): most hold none.
-        const secret = text !== undefined && mayHoldSecret(text)
+        const secret = text !== undefined && holdsSecret(text, value)
         if (value !== undefined) return secret ? redactSecrets(value) : value
         const parsed = parseJsonBody(text)
         const kept = isFailure(parsed) ? text : (parsed ?? null)

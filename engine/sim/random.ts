@@ -7,6 +7,7 @@
 import { randomBytes, randomInt } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { Store } from "../store/port.ts"
+import { joinFlat } from "../domain/strings.ts"
 
 const splitmix32 = (seed: number) => {
   let a = seed >>> 0
@@ -61,15 +62,15 @@ export class Entropy extends Context.Service<
     Effect.sync(() => {
       const next = makeGenerator(streamSeed(seed, options.epoch ?? 1))
       const chars = (n: number, draw: () => number) => {
-        let out = ""
-        for (let i = 0; i < n; i++) out += ALPHABET[draw() % 32]
-        return out
+        const out = new Array<string>(n)
+        for (let i = 0; i < n; i++) out[i] = ALPHABET[draw() % 32] ?? ""
+        return joinFlat(out)
       }
       const osDraw = () => randomBytes(1)[0] ?? 0
       return Entropy.of({
         seed,
         nextInt: (bound) => Effect.sync(() => next() % Math.max(1, Math.floor(bound))),
-        id: (prefix) => Effect.sync(() => `${prefix}_${chars(16, next)}`),
+        id: (prefix) => Effect.sync(() => joinFlat([prefix, chars(16, next)], "_")),
         secret: (prefix) => Effect.sync(() => `${prefix}${chars(32, options.realEntropyForSecrets === true ? osDraw : next)}`),
         stream: (label, given) => makeGenerator(labelledSeed(given ?? seed, label))
       })

@@ -254,6 +254,7 @@ export const makeLockingTransact = (
         ),
       list: (collection, options) => Effect.andThen(touch(options.partition), read(raw.list(collection, options))),
       deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
+      dropExpired: (collection, partition, upTo, limit) => Effect.andThen(touch(partition), write(raw.dropExpired(collection, partition, upTo, limit))),
       nextSeq: (name) => {
         if (isIdSequence(name)) return read(raw.nextSeq(name)) // a PG sequence: no transaction needed
         const partition = counterPartition(name)

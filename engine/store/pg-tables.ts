@@ -71,13 +71,17 @@ const decimal =
 
 const col = (name: string, of: Column["of"]): Column => ({ name, of })
 
+/** When the API can no longer return the document (E-400, migration 0013): `dropExpired` removes it from then on. */
+const keepColumn = col("keep_until", (doc) => (doc.keepUntil !== undefined && Number.isSafeInteger(doc.keepUntil) ? doc.keepUntil : null))
+
 /** Columns every table has, documents included (after `id`, `partition`, sort keys, insert_seq and body). */
 const partnerColumns: ReadonlyArray<Column> = [
   col("partner_id", (doc) => partnerIdOf(doc.partition)),
-  col("environment", (doc) => environmentOf(doc.partition))
+  col("environment", (doc) => environmentOf(doc.partition)),
+  keepColumn
 ]
 
-export const DOCUMENTS: Table = { name: "documents", columns: [] }
+export const DOCUMENTS: Table = { name: "documents", columns: [keepColumn] }
 
 export const ORDERS: Table = {
   name: "orders",
@@ -226,6 +230,15 @@ export const listStatement = (collection: string, query: ListQuery): Statement =
     text: `SELECT ${COLUMNS} FROM ${table.name} WHERE ${where} ${after} ORDER BY sort_order ${query.order}, insert_seq ${query.order} ${limit}`,
     params
   }
+}
+
+/** Deletes up to `limit` of a partition's rows of `collection` whose keep_until is at or before `upTo`, earliest first. */
+export const dropExpiredStatement = (collection: string, partition: string, upTo: number, limit: number): Statement => {
+  const table = tableOf(collection)
+  const { params, add } = parameters()
+  const where = `${collectionFilter(table, add, collection)}partition = ${add(partition)} AND keep_until <= ${add(upTo)}`
+  const rows = `SELECT id FROM ${table.name} WHERE ${where} ORDER BY keep_until LIMIT ${add(limit)}`
+  return { text: `DELETE FROM ${table.name} WHERE ${collectionFilter(table, add, collection)}id IN (${rows}) RETURNING id`, params }
 }
 
 /**

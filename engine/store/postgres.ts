@@ -42,7 +42,7 @@ import {
   toNumber,
   toStoreError
 } from "./pg-codec.ts"
-import { DOCUMENTS, getStatement, listStatement, putStatement, TYPED_TABLES } from "./pg-tables.ts"
+import { DOCUMENTS, dropExpiredStatement, getStatement, listStatement, putStatement, TYPED_TABLES } from "./pg-tables.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -152,6 +152,15 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           requireText("deletePartition", { partition }),
           query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))
         ),
+
+      dropExpired: (collection, partition, upTo, limit) => {
+        const sqlLim = sqlLimit(limit)
+        if (!representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0) return Effect.succeed(0)
+        return Effect.andThen(
+          requireSafeInteger("dropExpired", "upTo", upTo),
+          statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim))
+        ).pipe(Effect.map((rows) => rows.length))
+      },
 
       nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
 

@@ -8,7 +8,8 @@
 import { createHmac } from "node:crypto"
 import { afterEach, describe, expect, it } from "vitest"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
-import { ADMIN, type Reply, startEngine } from "./harness.ts"
+import { tagsFor } from "../support/stores.ts"
+import { ADMIN, engineOn, type Reply, type startEngine } from "./harness.ts"
 
 const BASE = "/api/sandbox/v1/partner"
 const LEGACY_ROOT = "/api/sandbox/v1"
@@ -16,16 +17,16 @@ const HOOK = "https://hooks.broker.test/mystocks"
 const SECRET = "whsec_public_dialect_0001"
 
 type Engine = ReturnType<typeof startEngine>
-const engines: Array<Engine> = []
+const disposals: Array<() => Promise<void>> = []
 afterEach(async () => {
-  for (const e of engines.splice(0)) await e.dispose()
+  for (const dispose of disposals.splice(0)) await dispose()
 })
 
-const setup = async (dialect: "spec" | "public-service") => {
+const setup = async (dialect: "spec" | "public-service", store: "memory" | "postgres" = "memory") => {
   const receivers = new SimReceivers()
   receivers.script(HOOK)
-  const engine = startEngine({ dialect, receivers })
-  engines.push(engine)
+  const { engine, dispose } = await engineOn(store, { dialect, receivers })
+  disposals.push(dispose)
   const partner = await engine.newPartner()
   return { engine, partner, receivers, client: publicServiceClient(engine, partner.sandboxKey) }
 }
@@ -76,48 +77,97 @@ const findingsOf = async (engine: Engine) => {
 const byKind = (findings: ReadonlyArray<Listed>) => findings.map((f) => `${f.kind} ${f.operation}`).sort()
 const refusal = (r: Reply) => [r.status, r.body?.error?.code]
 
-describe("--dialect public-service", () => {
-  it("serves the public service's trading flow, every call succeeding, each leniency one finding whose count grows", async () => {
-    const { engine, partner, receivers, client } = await setup("public-service")
-    expect((await client.registerWebhook()).status).toBe(201)
-    const orderIds: Array<string> = []
-    for (const externalId of ["cust-1", "cust-2"]) {
-      const created = await client.createAccount(externalId)
-      expect(created.status).toBe(201)
-      const userId = created.body.userId as string
-      expect((await client.assertKyc(userId)).body).toMatchObject({ kycStatus: "VERIFIED", kycLevel: "BASIC" })
+const STORES = process.env.DATABASE_URL === undefined ? (["memory"] as const) : (["memory", "postgres"] as const)
+
+for (const store of STORES)
+  describe(`a public-service client's trading flow on ${store}`, tagsFor(store), () => {
+    it("--dialect public-service serves it, every call succeeding, each leniency one finding whose count grows", async () => {
+      const { engine, partner, receivers, client } = await setup("public-service", store)
+      expect((await client.registerWebhook()).status).toBe(201)
+      const orderIds: Array<string> = []
+      for (const externalId of ["cust-1", "cust-2"]) {
+        const created = await client.createAccount(externalId)
+        expect(created.status).toBe(201)
+        const userId = created.body.userId as string
+        expect((await client.assertKyc(userId)).body).toMatchObject({ kycStatus: "VERIFIED", kycLevel: "BASIC" })
+        expect((await client.deposit(userId)).status).toBe(200)
+        const trade = await client.trade(userId)
+        expect(trade.status).toBe(202)
+        await fill(engine, trade.body.orderId)
+        const orders = await client.orders(userId)
+        expect(orders.status).toBe(200)
+        expect(orders.body.orders.map((o: { orderId: string; status: string }) => [o.orderId, o.status])).toEqual([[trade.body.orderId, "FILLED"]])
+        orderIds.push(trade.body.orderId)
+      }
+      const deliveries = receivers.take().filter((d) => d.url === HOOK)
+      expect(deliveries.map((d) => JSON.parse(d.body).data.orderId)).toEqual(orderIds)
+      expect(deliveries.every(client.verifies)).toBe(true)
+
+      const { dialect, findings } = await findingsOf(engine)
+      expect(dialect).toBe("public-service")
+      expect(byKind(findings)).toEqual([
+        "dialect.kyc-status-level assertSubAccountKyc",
+        "dialect.legacy-sandbox-root listSubAccountOrders",
+        "dialect.missing-idempotency-key assertSubAccountKyc",
+        "dialect.missing-idempotency-key createSubAccount",
+        "dialect.missing-idempotency-key createWebhook",
+        "dialect.signature-header createWebhook"
+      ])
+      expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
+      const count = (kind: string, operation: string) => findings.find((f) => f.kind === kind && f.operation === operation)?.count
+      expect(count("dialect.missing-idempotency-key", "createSubAccount")).toBe(2)
+      expect(count("dialect.missing-idempotency-key", "createWebhook")).toBe(1)
+      expect(findings.find((f) => f.operation === "createSubAccount")?.message).toMatch(
+        /^POST \/users without Idempotency-Key: the spec requires it \(400 MISSING_IDEMPOTENCY_KEY\); accepted as the public service does/
+      )
+    })
+
+    it("--dialect spec (the default) refuses it where the spec says, and the findings name each refusal", async () => {
+      const { engine, partner, receivers, client } = await setup("spec", store)
+      expect(refusal(await client.registerWebhook())).toEqual([400, "MISSING_IDEMPOTENCY_KEY"])
+      expect(refusal(await client.createAccount("cust-1"))).toEqual([400, "MISSING_IDEMPOTENCY_KEY"])
+      // The steps after need what the spec's way gives: the account and the webhook made with a key, by the test.
+      const keyed = (path: string, body: unknown, key: string) =>
+        engine.call("POST", `${BASE}${path}`, { headers: { "x-api-key": partner.sandboxKey, "idempotency-key": key }, body })
+      const userId = (await keyed("/users", { externalId: "cust-1", displayName: "A", email: "a@broker.test" }, "spec-key-user")).body.userId as string
+      expect((await keyed("/webhooks", { url: HOOK, events: ["order.filled"], secret: SECRET }, "spec-key-hook")).status).toBe(201)
+      expect(refusal(await client.assertKyc(userId))).toEqual([400, "MISSING_PARAM"])
+      expect((await engine.admin("POST", `/_sim/users/${userId}/kyc`, { kycStatus: "VERIFIED", kycLevel: "BASIC" })).status).toBe(200)
       expect((await client.deposit(userId)).status).toBe(200)
       const trade = await client.trade(userId)
       expect(trade.status).toBe(202)
       await fill(engine, trade.body.orderId)
-      const orders = await client.orders(userId)
-      expect(orders.status).toBe(200)
-      expect(orders.body.orders.map((o: { orderId: string; status: string }) => [o.orderId, o.status])).toEqual([[trade.body.orderId, "FILLED"]])
-      orderIds.push(trade.body.orderId)
-    }
-    const deliveries = receivers.take().filter((d) => d.url === HOOK)
-    expect(deliveries.map((d) => JSON.parse(d.body).data.orderId)).toEqual(orderIds)
-    expect(deliveries.every(client.verifies)).toBe(true)
+      expect(refusal(await client.orders(userId))).toEqual([404, "NOT_FOUND"])
+      const delivered = receivers.take().filter((d) => d.url === HOOK)
+      expect(delivered).toHaveLength(1)
+      // The receiver written for the public service refuses the spec's delivery: no x-mystocks-signature on it.
+      expect(client.verifies(delivered[0] as (typeof delivered)[number])).toBe(false)
 
-    const { dialect, findings } = await findingsOf(engine)
-    expect(dialect).toBe("public-service")
-    expect(byKind(findings)).toEqual([
-      "dialect.kyc-status-level assertSubAccountKyc",
-      "dialect.legacy-sandbox-root listSubAccountOrders",
-      "dialect.missing-idempotency-key assertSubAccountKyc",
-      "dialect.missing-idempotency-key createSubAccount",
-      "dialect.missing-idempotency-key createWebhook",
-      "dialect.signature-header createWebhook"
-    ])
-    expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
-    const count = (kind: string, operation: string) => findings.find((f) => f.kind === kind && f.operation === operation)?.count
-    expect(count("dialect.missing-idempotency-key", "createSubAccount")).toBe(2)
-    expect(count("dialect.missing-idempotency-key", "createWebhook")).toBe(1)
-    expect(findings.find((f) => f.operation === "createSubAccount")?.message).toMatch(
-      /^POST \/users without Idempotency-Key: the spec requires it \(400 MISSING_IDEMPOTENCY_KEY\); accepted as the public service does/
-    )
+      const { dialect, findings } = await findingsOf(engine)
+      expect(dialect).toBe("spec")
+      expect(byKind(findings)).toEqual([
+        "dialect.kyc-status-level assertSubAccountKyc",
+        "dialect.legacy-sandbox-root listSubAccountOrders",
+        "dialect.missing-idempotency-key assertSubAccountKyc",
+        "dialect.missing-idempotency-key createSubAccount",
+        "dialect.missing-idempotency-key createWebhook",
+        "dialect.signature-header createWebhook"
+      ])
+      // The legacy root is refused before any credential is read; the finding still names the partner whose key it was.
+      expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
+      const message = (operation: string, kind: string) => findings.find((f) => f.operation === operation && f.kind === kind)?.message
+      expect(message("createSubAccount", "dialect.missing-idempotency-key")).toMatch(
+        /^POST \/users without Idempotency-Key: refused, the spec requires it \(400 MISSING_IDEMPOTENCY_KEY\); the public service accepts it/
+      )
+      expect(message("listSubAccountOrders", "dialect.legacy-sandbox-root")).toMatch(
+        /^GET \/api\/sandbox\/v1\/users\/\{userId\}\/orders .*refused 404 NOT_FOUND/
+      )
+      expect(message("assertSubAccountKyc", "dialect.kyc-status-level")).toMatch(/refused 400 MISSING_PARAM/)
+      expect(message("createWebhook", "dialect.signature-header")).toMatch(/signed under x-service-signature only/)
+    })
   })
 
+describe("--dialect public-service", () => {
   it("still asks an Idempotency-Key of deposit, withdraw and trade, as the public service does, with no finding", async () => {
     const { engine, partner } = await setup("public-service")
     const sb = (path: string, body: unknown) => engine.call("POST", `${BASE}${path}`, { headers: { "x-api-key": partner.sandboxKey }, body })
@@ -130,48 +180,6 @@ describe("--dialect public-service", () => {
 })
 
 describe("--dialect spec (the default)", () => {
-  it("refuses the same client where the spec says, and the findings name each refusal", async () => {
-    const { engine, partner, receivers, client } = await setup("spec")
-    expect(refusal(await client.registerWebhook())).toEqual([400, "MISSING_IDEMPOTENCY_KEY"])
-    expect(refusal(await client.createAccount("cust-1"))).toEqual([400, "MISSING_IDEMPOTENCY_KEY"])
-    // The steps after need what the spec's way gives: the account and the webhook made with a key, by the test.
-    const keyed = (path: string, body: unknown, key: string) =>
-      engine.call("POST", `${BASE}${path}`, { headers: { "x-api-key": partner.sandboxKey, "idempotency-key": key }, body })
-    const userId = (await keyed("/users", { externalId: "cust-1", displayName: "A", email: "a@broker.test" }, "spec-key-user")).body.userId as string
-    expect((await keyed("/webhooks", { url: HOOK, events: ["order.filled"], secret: SECRET }, "spec-key-hook")).status).toBe(201)
-    expect(refusal(await client.assertKyc(userId))).toEqual([400, "MISSING_PARAM"])
-    expect((await engine.admin("POST", `/_sim/users/${userId}/kyc`, { kycStatus: "VERIFIED", kycLevel: "BASIC" })).status).toBe(200)
-    expect((await client.deposit(userId)).status).toBe(200)
-    const trade = await client.trade(userId)
-    expect(trade.status).toBe(202)
-    await fill(engine, trade.body.orderId)
-    expect(refusal(await client.orders(userId))).toEqual([404, "NOT_FOUND"])
-    const delivered = receivers.take().filter((d) => d.url === HOOK)
-    expect(delivered).toHaveLength(1)
-    // The receiver written for the public service refuses the spec's delivery: no x-mystocks-signature on it.
-    expect(client.verifies(delivered[0] as (typeof delivered)[number])).toBe(false)
-
-    const { dialect, findings } = await findingsOf(engine)
-    expect(dialect).toBe("spec")
-    expect(byKind(findings)).toEqual([
-      "dialect.kyc-status-level assertSubAccountKyc",
-      "dialect.legacy-sandbox-root listSubAccountOrders",
-      "dialect.missing-idempotency-key assertSubAccountKyc",
-      "dialect.missing-idempotency-key createSubAccount",
-      "dialect.missing-idempotency-key createWebhook",
-      "dialect.signature-header createWebhook"
-    ])
-    // The legacy root is refused before any credential is read; the finding still names the partner whose key it was.
-    expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
-    const message = (operation: string, kind: string) => findings.find((f) => f.operation === operation && f.kind === kind)?.message
-    expect(message("createSubAccount", "dialect.missing-idempotency-key")).toMatch(
-      /^POST \/users without Idempotency-Key: refused, the spec requires it \(400 MISSING_IDEMPOTENCY_KEY\); the public service accepts it/
-    )
-    expect(message("listSubAccountOrders", "dialect.legacy-sandbox-root")).toMatch(/^GET \/api\/sandbox\/v1\/users\/\{userId\}\/orders .*refused 404 NOT_FOUND/)
-    expect(message("assertSubAccountKyc", "dialect.kyc-status-level")).toMatch(/refused 400 MISSING_PARAM/)
-    expect(message("createWebhook", "dialect.signature-header")).toMatch(/signed under x-service-signature only/)
-  })
-
   it("records nothing about sub-account, KYC and order calls made the spec's way", async () => {
     const { engine, partner } = await setup("spec")
     const keyed = (path: string, body: unknown, key: string) =>
