@@ -13,12 +13,14 @@ import { Outbound, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbo
 import { type ReceivedView, receivedView } from "../engine/sim/received-view.ts"
 import {
   labelOf,
+  needsControlApi,
   needsFreshWorld,
   pick,
   type RunOptions,
   type RunResult,
   type Scenario,
   type ScenarioStep,
+  scopedPlan,
   type StepReport,
   substitute,
   subsetProblems,
@@ -184,9 +186,10 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     const text = await response.text()
     let parsed: unknown = text
     try {
-      parsed = text === "" ? null : JSON.parse(text)
+      // JSON lines stay text, even one line of them (a step's trace since it began).
+      if (response.headers.get("content-type")?.includes("ndjson") !== true) parsed = text === "" ? null : JSON.parse(text)
     } catch {
-      // keep the text: an ndjson trace, for example
+      // keep the text
     }
     const reply: { status: number; headers: Headers; body: unknown; stream?: ReturnType<typeof streamReader> } = {
       status: response.status,
@@ -198,8 +201,8 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
   }
   const admin = { authorization: `Bearer ${adminToken ?? ""}` }
   type TraceLine = { kind: string; event?: string; partition?: string; eventId?: string; timestamp?: string }
-  const traceLines = async (): Promise<Array<TraceLine>> => {
-    const trace = (await call("GET", "/_sim/trace", admin, undefined)).body
+  const traceLines = async (from?: number): Promise<Array<TraceLine>> => {
+    const trace = (await call("GET", from === undefined ? "/_sim/trace" : `/_sim/trace?from=${from}`, admin, undefined)).body
     return (typeof trace === "string" ? trace.split("\n").filter((l) => l !== "") : []).map((l) => JSON.parse(l) as TraceLine)
   }
   /**
@@ -233,8 +236,10 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         : undefined
   const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
   const eventsSince = async (from: number | string | undefined) => {
-    const lines = await traceLines()
-    const at = typeof from === "number" ? from : from === undefined ? 0 : lines.findIndex((l) => l.eventId === from) + 1
+    // In-process only what came since the step began (positions are the whole run's); reading the whole trace every
+    // step made a long scenario quadratic (issue 25). Over the wire the ring shifts, so the last event id marks it.
+    const lines = typeof from === "number" ? await traceLines(from) : await traceLines()
+    const at = typeof from === "number" ? 0 : from === undefined ? 0 : lines.findIndex((l) => l.eventId === from) + 1
     return (
       lines
         .slice(at)
@@ -257,8 +262,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     for (const [index, rawStep] of scenario.steps.entries()) {
       const step = substitute(rawStep, vars) as ScenarioStep
       const label = labelOf(rawStep, index)
-      const needsControl = step.control !== undefined || step.advance !== undefined || step.desk !== undefined
-      if (!hasControl && needsControl) {
+      if (!hasControl && needsControlApi(step)) {
         const report: StepReport = { index, label, ok: true, problems: [], skipped: "needs the control API (--admin-token)" }
         reports.push(report)
         options.onStep?.(report)
@@ -309,6 +313,9 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         result = await call(method, path, admin, step.body)
       } else if (step.advance !== undefined) {
         result = await call("POST", "/_sim/clock/advance", admin, step.advance)
+      } else if (step.faults !== undefined) {
+        const plan = step.faults === "clear" ? undefined : scopedPlan(step.faults, String(vars.partnerId))
+        result = await call(plan === undefined ? "DELETE" : "PUT", "/_sim/faults", admin, plan)
       } else if (step.desk !== undefined) {
         const { fill, reject, failSettlement, policy, ...rest } = step.desk
         result =

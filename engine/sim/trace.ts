@@ -45,16 +45,31 @@ export class Trace extends Context.Service<
   {
     readonly record: (line: Record<string, unknown>) => Effect.Effect<void>
     readonly lines: Effect.Effect<ReadonlyArray<string>>
+    /**
+     * The lines kept from position `from` on, positions counted over the whole run (dropped lines included), so a
+     * reader that remembers where it stopped reads only what came since: a scenario step, not the whole trace.
+     */
+    readonly linesFrom: (from: number) => Effect.Effect<ReadonlyArray<string>>
     readonly hash: Effect.Effect<TraceHash>
   }
 >()("sokoni/Trace") {
-  /** Keeps every line (scenario runs). */
+  /**
+   * Keeps every line (scenario runs). The hash is kept incrementally: lines not yet hashed are fed to a running
+   * SHA-256 when the hash is asked for, and a copy of it is digested. A scenario asks after every step; hashing the
+   * whole trace each time made a run quadratic in its steps (issue 25).
+   */
   static readonly make = Effect.sync(() => {
     const lines: Array<string> = []
+    const running = createHash("sha256")
+    let hashed = 0
     return Trace.of({
       record: (line) => Effect.sync(() => void lines.push(serialise(line))),
       lines: Effect.sync(() => [...lines]),
-      hash: Effect.sync(() => ({ hash: sha256(lines), lines: lines.length }))
+      linesFrom: (from) => Effect.sync(() => lines.slice(Math.max(0, from))),
+      hash: Effect.sync(() => {
+        for (; hashed < lines.length; hashed++) running.update(`${lines[hashed]}\n`)
+        return { hash: running.copy().digest("hex"), lines: lines.length }
+      })
     })
   })
 
@@ -82,7 +97,30 @@ export class Trace extends Context.Service<
             }
           }),
         lines: Effect.sync(kept),
+        // The kept lines start at position `dropped`; `kept()` is at most `capacity` lines, so this is bounded.
+        linesFrom: (from) => Effect.sync(() => kept().slice(Math.max(0, from - dropped))),
         hash: Effect.sync(() => ({ hash: sha256(kept()), lines: ring.length, dropped, partial: dropped > 0 }))
+      })
+    })
+
+  /**
+   * Keeps no line but hashes every one as it comes (a long simulated run): `hash` is the one `Trace.layer` gives for
+   * the same run, in constant memory. `observe` sees each line recorded (the simulated week counts events with it).
+   */
+  static readonly makeHashed = (observe?: (line: Record<string, unknown>) => void) =>
+    Effect.sync(() => {
+      const running = createHash("sha256")
+      let count = 0
+      return Trace.of({
+        record: (line) =>
+          Effect.sync(() => {
+            running.update(`${serialise(line)}\n`)
+            count += 1
+            observe?.(line)
+          }),
+        lines: Effect.succeed([]),
+        linesFrom: () => Effect.succeed([]),
+        hash: Effect.sync(() => ({ hash: running.copy().digest("hex"), lines: count }))
       })
     })
 
@@ -95,6 +133,7 @@ export class Trace extends Context.Service<
           dropped += 1
         }),
       lines: Effect.succeed([]),
+      linesFrom: () => Effect.succeed([]),
       hash: Effect.sync(() => ({ hash: sha256([]), lines: 0, dropped, partial: dropped > 0 }))
     })
   })
@@ -121,6 +160,7 @@ export class Trace extends Context.Service<
             return inner.record(line)
           }),
         lines: inner.lines,
+        linesFrom: inner.linesFrom,
         hash: inner.hash
       })
     })
@@ -128,6 +168,7 @@ export class Trace extends Context.Service<
   static readonly layer = Layer.effect(Trace, Trace.make)
   static readonly layerRing = (capacity: number) => Layer.effect(Trace, Trace.makeRing(capacity))
   static readonly layerOff = Layer.effect(Trace, Trace.makeOff)
+  static readonly layerHashed = (observe?: (line: Record<string, unknown>) => void) => Layer.effect(Trace, Trace.makeHashed(observe))
   /** The file trace over `inner` (what `lines` and `hash` answer from; by default nothing is kept in memory). */
   static readonly layerFile = <E = never, R = never>(path: string, inner: Layer.Layer<Trace, E, R> = Trace.layerOff as Layer.Layer<Trace, E, R>) =>
     Layer.effect(Trace, Trace.makeFile(path)).pipe(Layer.provide(inner))

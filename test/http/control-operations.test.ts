@@ -207,5 +207,20 @@ describe("control API operations", () => {
       await engine.admin("GET", "/_sim/clock")
       expect(JSON.stringify((await engine.admin("GET", "/_sim/trace/hash")).body)).not.toBe(JSON.stringify(before.body))
     })
+
+    it("answers only the lines from a position with ?from, and refuses a position below 0", async () => {
+      const { lines } = (await engine.admin("GET", "/_sim/trace/hash")).body as { lines: number }
+      await engine.admin("GET", "/_sim/clock")
+      await engine.admin("GET", "/_sim/desk/queue")
+      const since = await engine.admin("GET", `/_sim/trace?from=${lines}`)
+      expect(since.status).toBe(200)
+      expect(
+        String(since.body)
+          .split("\n")
+          .slice(0, -1)
+          .map((l) => JSON.parse(l).path)
+      ).toEqual(["/_sim/clock", "/_sim/desk/queue"])
+      expect((await engine.admin("GET", "/_sim/trace?from=-1")).status).toBe(400)
+    })
   })
 })

@@ -42,6 +42,39 @@ describe("Trace.layer (complete)", () => {
   )
 })
 
+describe("Trace.layer's hash, kept as lines come", () => {
+  it.effect("asked between records, it is each time the hash of every line so far; linesFrom reads from a position", () =>
+    Effect.gen(function* () {
+      const hashes: Array<string> = []
+      for (let n = 0; n < 4; n++) {
+        yield* Trace.use((trace) => trace.record(entry(n)))
+        hashes.push((yield* Trace.use((trace) => trace.hash)).hash)
+      }
+      const all = [0, 1, 2, 3].map((n) => JSON.stringify(entry(n)))
+      assert.deepStrictEqual(
+        hashes,
+        [1, 2, 3, 4].map((k) => sha256(ndjson(all.slice(0, k))))
+      )
+      assert.deepStrictEqual(yield* Trace.use((trace) => trace.linesFrom(2)), all.slice(2))
+      assert.deepStrictEqual(yield* Trace.use((trace) => trace.linesFrom(9)), [])
+    }).pipe(Effect.provide(Trace.layer))
+  )
+})
+
+describe("Trace.layerHashed", () => {
+  it.effect("keeps no line, shows each to its observer, and hashes as Trace.layer does", () => {
+    const seen: Array<unknown> = []
+    return Effect.gen(function* () {
+      yield* recordN(3)
+      const { lines, hash } = yield* snapshot
+      const complete = yield* Effect.provide(Effect.andThen(recordN(3), snapshot), Trace.layer)
+      assert.deepStrictEqual(lines, [])
+      assert.deepStrictEqual(hash, complete.hash)
+      assert.deepStrictEqual(seen, [0, 1, 2].map(entry))
+    }).pipe(Effect.provide(Trace.layerHashed((line) => seen.push(line))))
+  })
+})
+
 describe("Trace.layerRing", () => {
   it.effect("before it fills, equals the complete trace (not partial)", () =>
     Effect.gen(function* () {
@@ -61,6 +94,9 @@ describe("Trace.layerRing", () => {
         [5, 6, 7].map((n) => JSON.stringify(entry(n)))
       )
       assert.deepStrictEqual(hash, { hash: sha256(ndjson(lines)), lines: 3, dropped: 5, partial: true })
+      // Positions count the dropped lines: from 6 is the last two; from before the ring, what it keeps.
+      assert.deepStrictEqual(yield* Trace.use((trace) => trace.linesFrom(6)), lines.slice(1))
+      assert.deepStrictEqual(yield* Trace.use((trace) => trace.linesFrom(0)), lines)
     }).pipe(Effect.provide(Trace.layerRing(3)))
   )
 

@@ -15,7 +15,7 @@ import { EngineReset } from "../../sim/reset.ts"
 import { Scheduler } from "../../sim/scheduler.ts"
 import { Trace } from "../../sim/trace.ts"
 import { DEFAULT_STATUS_PAGE, Maintenance, type MaintenanceState } from "../guards/maintenance.ts"
-import { required, text } from "../query.ts"
+import { integer, optional, required, text } from "../query.ts"
 import { controlRoute, RawBody } from "../route.ts"
 import { maxCharacters, minCharacters } from "../body.ts"
 
@@ -113,7 +113,7 @@ const IncidentBody = Schema.Struct({
 })
 
 /** The policy as the contract shows it (mutable copies of its lists). */
-const policyWire = (p: DeskPolicy) => {
+export const policyWire = (p: DeskPolicy) => {
   switch (p.mode) {
     case "random":
       return { ...p, rejectionCodes: [...p.rejectionCodes] }
@@ -227,7 +227,14 @@ export const controlRoutes = [
       })
   }),
   controlRoute("getSimTrace", 200, {
-    handle: () => Trace.use((trace) => Effect.map(trace.lines, (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))))
+    query: { from: optional(integer({ min: 0 })) },
+    handle: ({ query }) =>
+      Trace.use((trace) =>
+        Effect.map(
+          query.from === undefined ? trace.lines : trace.linesFrom(query.from),
+          (lines) => new RawBody("application/x-ndjson", lines.map((l) => `${l}\n`).join(""))
+        )
+      )
   }),
   controlRoute("getSimTraceHash", 200, {
     handle: () => Trace.use((trace) => trace.hash)

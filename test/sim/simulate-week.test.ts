@@ -1,0 +1,65 @@
+/**
+ * `sokoni simulate`: a seeded trading week, run in-process on the virtual clock (engine/sim/week). A small week is
+ * deterministic (same seed, same summary and trace hash), exercises what it claims (orders placed, events, webhook
+ * retries from the flaky receivers, history entries) and passes its own verdict (history rules, money conserved);
+ * the command prints the seed first and the summary; the plan is a pure function of its options.
+ */
+import { describe, expect, it } from "vitest"
+import { planWeek } from "../../engine/sim/week/plan.ts"
+import { runWeek } from "../../engine/sim/week/run.ts"
+import { adminUrl } from "../http/node-server-kit.ts"
+import { sokoni } from "../support/sokoni-cli.ts"
+import { onPostgres } from "../support/stores.ts"
+
+const SMALL = { partners: 3, subAccounts: 12, orders: 120, days: 2 }
+
+describe("a simulated week", () => {
+  it("is planned from its seed alone: same options, same actions; another seed, others", () => {
+    const a = planWeek({ seed: 11, ...SMALL })
+    expect(planWeek({ seed: 11, ...SMALL })).toEqual(a)
+    expect(planWeek({ seed: 12, ...SMALL }).actions).not.toEqual(a.actions)
+    expect(a.actions.filter((x) => x.kind === "order")).toHaveLength(SMALL.orders)
+    expect(a.actions.map((x) => x.at)).toEqual([...a.actions.map((x) => x.at)].sort((x, y) => x - y))
+  })
+
+  it("runs alike twice from one seed, places its orders, retries deliveries and passes its verdict", async () => {
+    const first = await runWeek({ seed: 11, ...SMALL, store: "memory" })
+    const again = await runWeek({ seed: 11, ...SMALL, store: "memory" })
+    expect(again.summary).toEqual(first.summary)
+    const s = first.summary
+    expect({ problems: s.problems, violations: s.violations, conservation: s.conservation.problems }).toEqual({
+      problems: [],
+      violations: [],
+      conservation: []
+    })
+    expect(first.passed).toBe(true)
+    expect(s.ordersPlaced + s.ordersRefused).toBe(SMALL.orders)
+    expect(s.ordersPlaced).toBeGreaterThan(SMALL.orders / 2)
+    expect(s.deliveries).toBeGreaterThan(s.ordersPlaced)
+    expect(s.retries).toBeGreaterThan(0)
+    expect(s.events).toBeGreaterThan(s.ordersPlaced)
+    expect(s.traceHash).toMatch(/^[0-9a-f]{64}$/)
+    const other = await runWeek({ seed: 12, ...SMALL, store: "memory" })
+    expect(other.summary.traceHash).not.toBe(s.traceHash)
+  })
+
+  it.skipIf(adminUrl === undefined)("runs the same week on postgres: the memory store's summary and trace hash", onPostgres, async () => {
+    const options = { seed: 4, partners: 2, subAccounts: 6, orders: 40, days: 1 }
+    const [memory, postgres] = await Promise.all([runWeek({ ...options, store: "memory" }), runWeek({ ...options, store: "postgres", databaseUrl: adminUrl })])
+    expect(postgres.passed).toBe(true)
+    expect({ ...postgres.summary, store: "memory" }).toEqual(memory.summary)
+  })
+
+  it("as a command: the seed first, the summary, the trace hash; exit 0", async () => {
+    const args = ["simulate", "--seed", "5", "--partners", "2", "--sub-accounts", "4", "--orders", "20", "--days", "1"]
+    const [run, again] = await Promise.all([sokoni(args), sokoni(args)])
+    expect(run.stdout.split("\n")[0]).toBe("seed 5")
+    expect(run.stdout).toMatch(/simulated seconds per wall second/)
+    expect(run.stdout).toMatch(/^orders: \d+ placed, \d+ refused/m)
+    expect(run.stdout).toMatch(/every rule holds; money: 4 ledgers conserved$/m)
+    const hash = /^trace hash ([0-9a-f]{64})/m.exec(run.stdout)?.[1]
+    expect(hash).toBeDefined()
+    expect(/^trace hash ([0-9a-f]{64})/m.exec(again.stdout)?.[1]).toBe(hash)
+    expect(run.code).toBe(0)
+  })
+})
