@@ -154,32 +154,28 @@ export class Faults extends Context.Service<
         }
       }
 
-      const view = Effect.sync(
-        (): FaultsView => ({
-          seed: live?.seed ?? null,
-          setAt: live === undefined ? null : isoAt(live.setAt),
-          rules: (live?.rules ?? []).map((r) => ({
-            ...r.rule,
-            healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
-            healed: false,
-            matched: r.matched,
-            injected: r.injected
-          })),
-          met: metFaults.map((m) => ({
-            at: isoAt(m.at),
-            partnerId: m.partnerId,
-            operationId: m.operationId,
-            fault: m.fault,
-            retryAfterSeconds: m.retryAfterSeconds,
-            idempotencyKey: m.idempotencyKey,
-            answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
-          }))
-        })
-      )
-      /** The view with `healed` said against the clock. */
-      const viewNow = Effect.flatMap(Effect.zip(view, clock.now), ([v, now]) =>
-        Effect.succeed({ ...v, rules: v.rules.map((r) => ({ ...r, healed: r.healsAt !== null && Date.parse(r.healsAt) <= now })) })
-      )
+      /** The state as the control API shows it, `healed` said against the engine clock `now`. */
+      const viewAt = (now: number): FaultsView => ({
+        seed: live?.seed ?? null,
+        setAt: live === undefined ? null : isoAt(live.setAt),
+        rules: (live?.rules ?? []).map((r) => ({
+          ...r.rule,
+          healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
+          healed: r.healsAt !== undefined && r.healsAt <= now,
+          matched: r.matched,
+          injected: r.injected
+        })),
+        met: metFaults.map((m) => ({
+          at: isoAt(m.at),
+          partnerId: m.partnerId,
+          operationId: m.operationId,
+          fault: m.fault,
+          retryAfterSeconds: m.retryAfterSeconds,
+          idempotencyKey: m.idempotencyKey,
+          answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
+        }))
+      })
+      const viewNow = Effect.map(clock.now, viewAt)
 
       /**
        * The rules of `target` that fire on this one, in plan order: each rule that applies counts it and draws once,
