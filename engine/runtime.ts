@@ -35,11 +35,14 @@ import { ReferenceData } from "./app/reference-data.ts"
 import { TradingService } from "./app/trading/service.ts"
 import { WalletService } from "./app/wallets.ts"
 import { WebhookService } from "./app/webhooks.ts"
+import { ConsoleView } from "./app/console-view.ts"
+import { ConsoleFeed } from "./events/console-feed.ts"
 import { EventLog } from "./events/event-log.ts"
 import { WebhookDelivery } from "./events/webhook-delivery.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
 import { Findings } from "./findings/findings.ts"
 import { Gateway } from "./http/gateway.ts"
+import { Dialect, type DialectName, signatureHeadersFor } from "./http/dialect.ts"
 import { Idempotency } from "./http/guards/idempotency.ts"
 import { Maintenance } from "./http/guards/maintenance.ts"
 import { RateLimiter, WINDOW_MS } from "./http/guards/rate-limit.ts"
@@ -49,6 +52,8 @@ import { type DeskMode, ExecutionDesk } from "./sim/desk.ts"
 import { MarketFeed } from "./sim/market-feed.ts"
 import { Outbound, Receivers, type SimReceivers } from "./sim/outbound.ts"
 import { EngineReset } from "./sim/reset.ts"
+import { Faults } from "./sim/faults.ts"
+import type { FaultPlan } from "./domain/faults.ts"
 import { Entropy } from "./sim/random.ts"
 import { Scheduler } from "./sim/scheduler.ts"
 import { Trace } from "./sim/trace.ts"
@@ -91,10 +96,14 @@ export interface EngineConfig {
   readonly receivers?: SimReceivers | undefined
   /** More header names carrying the webhook signature, e.g. x-mystocks-signature (facts row 11.2, D-054). */
   readonly webhookSignatureHeaders?: ReadonlyArray<string> | undefined
+  /** The rules the gateway applies: the spec's (default) or the public service's leniencies (http/dialect.ts, E-361). */
+  readonly dialect?: DialectName | undefined
   /** The `retry:` a stream opens with, default the contract's 3000 ms; tests that reconnect often shorten it (E-134). */
   readonly streamRetryMs?: number | undefined
   /** Who can start this engine over (`POST /_sim/reset`): its host (http/engine-host.ts); nobody by default (E-242). */
   readonly reset?: EngineReset["Service"] | undefined
+  /** The fault plan in force from the start (`serve --faults FILE`, docs/faults.md); none by default. */
+  readonly faults?: FaultPlan | undefined
   /** TEST ONLY (E-190): faults the conformance harness must catch by name (`serve --plant-defect`); none by default. */
   readonly plantDefects?: ReadonlyArray<PlantedDefect> | undefined
   /**
@@ -134,12 +143,15 @@ export const backendLayer = (config: EngineConfig): Layer.Layer<Store | RateLimi
 /** Every service of the engine, gateway included. */
 export const engineLayer = (config: EngineConfig) => {
   const backend = backendLayer(config)
+  const dialect = config.dialect ?? "spec"
+  const signatureHeaders = signatureHeadersFor(dialect, config.webhookSignatureHeaders)
   const seams = Layer.mergeAll(
     backend,
     EngineClock.layerDurable(config.clock, config.start).pipe(Layer.provide(backend)),
     Entropy.layerDurable(config.seed).pipe(Layer.provide(backend)),
     config.trace ?? Trace.layer,
     Maintenance.layer,
+    ConsoleFeed.layer,
     Receivers.layer(config.receivers),
     config.reset === undefined ? EngineReset.unavailable : EngineReset.layer(config.reset),
     plantedDefectsLayer(config.plantDefects ?? [])
@@ -148,10 +160,11 @@ export const engineLayer = (config: EngineConfig) => {
   // Findings are stamped by the clock and recorded from the gateway and anything under it.
   const withFeed = Layer.provideMerge(Layer.mergeAll(MarketFeed.layer(config.seed), Findings.layer), withOutbound)
   const withScheduler = Layer.provideMerge(Scheduler.layer, withFeed)
-  const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withScheduler)
+  const withFaults = Layer.provideMerge(Faults.layer(config.faults), withScheduler)
+  const withEvents = Layer.provideMerge(Layer.mergeAll(EventLog.layer, ExecutionDesk.layer(config.desk, config.deskDelaySeconds ?? 5)), withFaults)
   const withDelivery = Layer.provideMerge(
     WebhookDelivery.layer({
-      extraSignatureHeaders: config.webhookSignatureHeaders,
+      extraSignatureHeaders: signatureHeaders,
       reserialisedSignature: config.plantDefects?.includes("webhook-reserialised") === true
     }),
     withEvents
@@ -198,13 +211,15 @@ export const engineLayer = (config: EngineConfig) => {
       PriceAlertService.layer,
       PricePins.layer,
       PriceHistoryService.layer,
-      MarketCalendarService.layer
+      MarketCalendarService.layer,
+      ConsoleView.layer
     ),
     withBook
   )
   // Subscriptions read the offers (a fund's NAV at allotment), so they come after the reference families.
   const withSubscriptions = Layer.provideMerge(Layer.mergeAll(SubscriptionService.layer, CorporateActions.layer, Rights.layer), reference)
-  const engine = Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withSubscriptions)
+  const withDialect = Layer.provideMerge(Dialect.layer({ name: dialect, signatureHeaders }), withSubscriptions)
+  const engine = Layer.provideMerge(Gateway.layer({ adminToken: config.adminToken }, ROUTES), withDialect)
   // Provided under the whole engine and merged into its services, so the fibers the layers fork and every effect run
   // on the engine's runtime log through it; without one, nothing changes (Effect's default logger).
   return Layer.provideMerge(engine, config.logger === undefined ? Layer.empty : Logger.layer([config.logger]))
@@ -247,7 +262,15 @@ export const makeInProcessEngine = (config: EngineConfig) => {
   /** `remoteAddress` stands for the caller's address (tests of the ipAllowlist); loopback by default. */
   const fetch = async (request: Request, remoteAddress?: string): Promise<Response> => {
     const exchange = await fromWebRequest(request, remoteAddress)
-    return toWebResponse(await runtime.runPromise(Gateway.use((gateway) => gateway.handle(exchange))))
+    // A caller that gives up (its signal aborts) interrupts the request, as a closed socket would.
+    const response = await runtime.runPromise(
+      Gateway.use((gateway) => gateway.handle(exchange)),
+      { signal: request.signal }
+    )
+    // A timeout fault ends with no answer: fetch fails as it does when a server closes the connection (E-372).
+    if (response.hangUp === true)
+      throw new TypeError("fetch failed", { cause: new Error("the engine closed the connection without answering (a timeout fault)") })
+    return toWebResponse(response)
   }
   return { runtime, fetch, dispose: () => runtime.dispose() }
 }

@@ -47,6 +47,11 @@ export interface ScenarioStep {
    * goes away as a client would.
    */
   readonly stream?: { readonly open?: string; readonly read?: string; readonly close?: string }
+  /**
+   * Sets the fault plan (`PUT /_sim/faults`, docs/faults.md), each rule scoped to the scenario's partner unless it
+   * names one (over the wire the target is shared), or `clear` removes it (`DELETE /_sim/faults`).
+   */
+  readonly faults?: { readonly seed?: number; readonly rules: ReadonlyArray<Record<string, unknown>> } | "clear"
   readonly expect?: {
     readonly status?: number
     readonly body?: unknown
@@ -96,8 +101,7 @@ export type ScenarioNeed = "control-api" | "own-partner" | "fresh-world"
 export const scenarioNeeds = (scenario: Scenario): ReadonlyArray<ScenarioNeed> => {
   const needs = new Set<ScenarioNeed>(scenario.needs ?? [])
   if (needsFreshWorld(scenario)) needs.add("fresh-world")
-  if (usesReceivers(scenario) || scenario.steps.some((s) => s.control !== undefined || s.advance !== undefined || s.desk !== undefined))
-    needs.add("control-api")
+  if (usesReceivers(scenario) || scenario.steps.some(needsControlApi)) needs.add("control-api")
   return [...needs]
 }
 
@@ -170,6 +174,15 @@ export interface WireOptions {
   readonly pathOf?: ((path: string) => string) | undefined
 }
 
+/** Whether a step acts through the control API (its control, clock, desk and fault steps). */
+export const needsControlApi = (s: ScenarioStep) => s.control !== undefined || s.advance !== undefined || s.desk !== undefined || s.faults !== undefined
+
+/** The body of a `faults` step's PUT: every rule for `partnerId` unless it names a partner itself. */
+export const scopedPlan = (faults: Exclude<ScenarioStep["faults"], "clear" | undefined>, partnerId: string) => ({
+  ...faults,
+  rules: faults.rules.map((rule) => ({ partnerId, ...rule }))
+})
+
 /** Whether a scenario scripts webhook receivers or expects what they got. */
 export const usesReceivers = (scenario: Scenario) => scenario.steps.some((s) => s.receiver !== undefined || s.expect?.received !== undefined)
 
@@ -222,4 +235,6 @@ export const labelOf = (step: ScenarioStep, index: number) =>
       ? `desk ${JSON.stringify(step.desk)}`
       : step.receiver !== undefined
         ? `receiver ${step.receiver.url}`
-        : `step ${index + 1}`)
+        : step.faults !== undefined
+          ? `faults ${JSON.stringify(step.faults)}`
+          : `step ${index + 1}`)

@@ -13,12 +13,14 @@ import { Outbound, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbo
 import { type ReceivedView, receivedView } from "../engine/sim/received-view.ts"
 import {
   labelOf,
+  needsControlApi,
   needsFreshWorld,
   pick,
   type RunOptions,
   type RunResult,
   type Scenario,
   type ScenarioStep,
+  scopedPlan,
   type StepReport,
   substitute,
   subsetProblems,
@@ -260,8 +262,7 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     for (const [index, rawStep] of scenario.steps.entries()) {
       const step = substitute(rawStep, vars) as ScenarioStep
       const label = labelOf(rawStep, index)
-      const needsControl = step.control !== undefined || step.advance !== undefined || step.desk !== undefined
-      if (!hasControl && needsControl) {
+      if (!hasControl && needsControlApi(step)) {
         const report: StepReport = { index, label, ok: true, problems: [], skipped: "needs the control API (--admin-token)" }
         reports.push(report)
         options.onStep?.(report)
@@ -312,6 +313,9 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
         result = await call(method, path, admin, step.body)
       } else if (step.advance !== undefined) {
         result = await call("POST", "/_sim/clock/advance", admin, step.advance)
+      } else if (step.faults !== undefined) {
+        const plan = step.faults === "clear" ? undefined : scopedPlan(step.faults, String(vars.partnerId))
+        result = await call(plan === undefined ? "DELETE" : "PUT", "/_sim/faults", admin, plan)
       } else if (step.desk !== undefined) {
         const { fill, reject, failSettlement, policy, ...rest } = step.desk
         result =

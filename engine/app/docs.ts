@@ -3,6 +3,7 @@
  * Owns nothing but naming and (de)serialising; the store is schemaless JSON and only this module casts it.
  */
 import { Effect, Option } from "effect"
+import { joinFlat } from "../domain/strings.ts"
 import type { EntryKind, Posting, TransactionType } from "../domain/ledger.ts"
 import type { OrderRecord, Side } from "../domain/order.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
@@ -58,6 +59,15 @@ export interface QuoteDoc {
   readonly expiryJob?: number | undefined
 }
 
+/**
+ * How long a used or expired quote is kept after its TTL (E-400): a trade on it answers STALE_QUOTE until then, and
+ * QUOTE_NOT_FOUND ("expired and collected") after. An open quote carries no keepUntil: it stays until its expiry job
+ * marks it expired (and announces quote.expired), however late that job runs.
+ */
+export const QUOTE_KEPT_AFTER_TTL_MS = 60_000
+/** When a quote that is no longer open may be dropped (E-400). */
+export const quoteKeepUntil = (quote: Pick<QuoteDoc, "expiresAt">): number => quote.expiresAt + QUOTE_KEPT_AFTER_TTL_MS
+
 export interface IdempotencyDoc {
   readonly fingerprint: string
   readonly status: number
@@ -76,7 +86,8 @@ export interface IdempotencyDoc {
 interface Collection<A> {
   readonly name: string
   readonly get: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
-  readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A) => Effect.Effect<void, StoreError>
+  /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
+  readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A, keepUntil?: number) => Effect.Effect<void, StoreError>
   readonly list: (
     tx: ReadTx,
     partition: string,
@@ -91,7 +102,8 @@ const collection = <A>(name: string): Collection<A> => ({
       tx.get(name, id),
       Option.map((d) => d.body as A)
     ),
-  put: (tx, id, partition, sortKey, body) => tx.put(name, { id, partition, sortKey, body }),
+  put: (tx, id, partition, sortKey, body, keepUntil) =>
+    tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
   list: (tx, partition, options) => Effect.map(tx.list(name, { partition, ...options }), (docs) => docs.map((d) => d.body as A))
 })
 
@@ -133,7 +145,7 @@ export const externalIdKey = (partition: string, externalId: string) => `${parti
 export const uidKey = (partition: string, uid: string) => `${partition}|uid|${uid}`
 
 /** The child partition of one sub-account's rows (devices, wallet history): wiped with its parent. */
-export const accountPartition = (partition: string, subAccountId: string) => `${partition}/${subAccountId}`
+export const accountPartition = (partition: string, subAccountId: string) => joinFlat([partition, subAccountId], "/")
 
 /** A push-notification device of a sub-account (D-028); the token is kept, only its last 8 characters are shown. */
 export interface DeviceDoc {
@@ -203,7 +215,7 @@ export const WalletTxns = collection<WalletTxnDoc>("walletTxns")
 export const UNIT_CHANGES: IdSequence = "unitChanges"
 
 /** Sort key that orders by creation time, then id: the same order on every store. */
-export const timeSortKey = (createdAt: number, id: string) => `${String(createdAt).padStart(15, "0")}|${id}`
+export const timeSortKey = (createdAt: number, id: string) => joinFlat([String(createdAt).padStart(15, "0"), id], "|")
 
 export const holdingId = (partition: string, account: string, symbol: string) => `${partition}|${account}|${symbol}`
 
@@ -243,6 +255,19 @@ export interface DeliveryDoc {
   readonly nextAttemptAt: number | null
   /** The job that runs next for this delivery (next attempt, or the final settle), deleted on success. */
   readonly nextJobSeq: number | null
+  /** Each attempt whose outcome was recorded, oldest first (absent on deliveries stored before; the console, E-384). */
+  readonly history?: ReadonlyArray<AttemptRecord>
+}
+
+/** One attempt of a delivery as it ended: when, how, and the bytes sent (null when not known). */
+export interface AttemptRecord {
+  readonly attempt: number
+  readonly at: number
+  /** `dropped`: a fault plan dropped it unsent (docs/faults.md); `lost`: its outcome was never written (a crash). */
+  readonly outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost"
+  readonly status: number | null
+  readonly latencyMs: number | null
+  readonly bytes: number | null
 }
 export const Deliveries = collection<DeliveryDoc>("webhookDeliveries")
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`

@@ -29,6 +29,7 @@ import {
 } from "../domain/ledger.ts"
 import { centsToWire } from "../domain/money.ts"
 import type { Side } from "../domain/order.ts"
+import { joinFlat } from "../domain/strings.ts"
 import type { OrderTransition } from "../domain/trading/plan.ts"
 import type { ReadTx, StoreError, Tx } from "../store/port.ts"
 import { accountPartition, balanceId, Balances, type HoldingDoc, Holdings, holdingId, Journal, type JournalEntryDoc, timeSortKey, WalletTxns } from "./docs.ts"
@@ -41,9 +42,9 @@ const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 /** `txn_` + 16 base32 characters of sha256(partition, position). */
 export const entryIdOf = (partition: string, seq: number): string => {
   const digest = createHash("sha256").update(`${partition}\u0000${seq}`).digest()
-  let id = "txn_"
-  for (let i = 0; i < 16; i++) id += ALPHABET[(digest[i] ?? 0) % 32]
-  return id
+  const id = ["txn_"]
+  for (let i = 0; i < 16; i++) id.push(ALPHABET[(digest[i] ?? 0) % 32] ?? "")
+  return joinFlat(id)
 }
 
 /** Zero-padded journal position: the journal's sort key. */
@@ -142,7 +143,7 @@ export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partit
     const owner = walletOwner(p.account)
     // the master wallet's transactions too: the TRANSACTIONS and STATEMENT reports list them (D-261)
     if (owner === undefined) continue
-    yield* WalletTxns.put(tx, `${entry.entryId}|${owner}`, accountPartition(partition, owner), timeSortKey(input.at, entry.entryId), {
+    yield* WalletTxns.put(tx, joinFlat([entry.entryId, owner], "|"), accountPartition(partition, owner), timeSortKey(input.at, entry.entryId), {
       transactionId: entry.entryId,
       subAccountId: owner,
       type: transactionTypeOf(input.kind, entry.side),
@@ -183,14 +184,15 @@ export const creditWallet = Effect.fn("Ledger.creditWallet")(function* (tx: Tx, 
 
 export type { OrderTransition }
 
-const orderDescription = (t: OrderTransition) => {
-  const what = `${t.side} ${t.symbol} (order ${t.orderId})`
-  if (t.kind === "ORDER_PLACED") return `Escrow for ${what}`
-  if (t.kind === "ORDER_REJECTED") return `Escrow returned: rejected ${what}`
-  if (t.kind === "ORDER_CANCELLED") return `Escrow returned: cancelled ${what}`
-  if (t.kind === "ORDER_EXPIRED") return `Escrow returned: expired ${what}`
-  if (t.kind === "ORDER_REPLACED") return `Escrow surplus returned: replaced ${what}`
-  return t.side === "SELL" ? `Proceeds of ${what}` : `Unused escrow returned: filled ${what}`
+const orderDescription = (t: OrderTransition) => joinFlat([orderEntryOpening(t), t.side, " ", t.symbol, " (order ", t.orderId, ")"])
+
+const orderEntryOpening = (t: OrderTransition) => {
+  if (t.kind === "ORDER_PLACED") return "Escrow for "
+  if (t.kind === "ORDER_REJECTED") return "Escrow returned: rejected "
+  if (t.kind === "ORDER_CANCELLED") return "Escrow returned: cancelled "
+  if (t.kind === "ORDER_EXPIRED") return "Escrow returned: expired "
+  if (t.kind === "ORDER_REPLACED") return "Escrow surplus returned: replaced "
+  return t.side === "SELL" ? "Proceeds of " : "Unused escrow returned: filled "
 }
 
 /** Applies an order transition: one journal entry for its money (if any moved), and its share movements. */

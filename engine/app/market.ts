@@ -18,12 +18,14 @@ import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { findSubAccount } from "./accounts.ts"
 import { Listings } from "./listings.ts"
 import { Symbols } from "./symbols.ts"
-import { type QuoteDoc, Quotes, timeSortKey } from "./docs.ts"
+import { type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
 import type { Schemas } from "../contract/wire.ts"
 
 export const QUOTE_TTL_SECONDS = 60
 export const QUOTE_EXPIRE_JOB = "quote.expire"
+/** How many quotes past their keep a quote's issue drops: more than one, so a partition catches up after a pause. */
+const QUOTES_DROPPED_PER_ISSUE = 4
 
 export interface StockQuery {
   readonly exchange?: string | undefined
@@ -172,6 +174,8 @@ export class MarketService extends Context.Service<
       yield* store.transact((tx) =>
         Effect.gen(function* () {
           yield* tx.lockPartition(principal.partition)
+          // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
+          yield* tx.dropExpired(Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
           const expiry = yield* scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
           // The job's seq is kept so that using the quote deletes it: a used quote has nothing left to expire (issue 25).
           yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...doc, expiryJob: expiry.seq })
@@ -212,7 +216,7 @@ export class MarketService extends Context.Service<
         const quote = yield* Quotes.get(tx, quoteId)
         if (Option.isNone(quote) || quote.value.status !== "OPEN") return
         const q = quote.value
-        yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" })
+        yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" }, quoteKeepUntil(q))
         // The contract's QuoteExpiredData (D-075): the quote's size as the quote showed it (a cashValue quote's
         // derived units), its exchange from the listing, and `expiresAt` (E-221).
         // The symbol the quote was issued for, even if its listing changed symbol since (D-343); the listing's exchange.

@@ -11,6 +11,7 @@ import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from 
 import { load } from "./load.ts"
 import { root, runCli, VERSION } from "./program.ts"
 import { serve } from "./serve.ts"
+import { findings } from "./findings.ts"
 import { simulate } from "./simulate.ts"
 import { wallClockNow, wallSleep } from "../sim/clock.ts"
 import { freshSeed } from "../sim/random.ts"
@@ -155,6 +156,10 @@ const conform = Command.make(
     history: Flag.String("history").pipe(
       Flag.optional,
       Flag.withDescription("Record the run's history (JSON lines: exchanges, stream messages, deliveries) to this file and judge it as a whole")
+    ),
+    faults: Flag.String("faults").pipe(
+      Flag.optional,
+      Flag.withDescription("Run under this fault plan (JSON or YAML, docs/faults.md), put on the target through its control API (needs --admin-token)")
     )
   },
   Effect.fn("sokoni.conform")(function* (flags) {
@@ -170,6 +175,11 @@ const conform = Command.make(
       .filter((s) => s !== "")
     if (adminToken === undefined && sandboxKey === undefined && liveKey === undefined)
       return yield* usageError("give --admin-token (our engine) or --sandbox-key/--live-key (any target)")
+    const faultsFile = Option.getOrUndefined(flags.faults)
+    if (faultsFile !== undefined && adminToken === undefined)
+      return yield* usageError("--faults puts the plan on the target through its control API: give --admin-token")
+    const { loadFaultPlan } = yield* Effect.promise(() => import("./fault-file.ts"))
+    const faults = faultsFile === undefined ? undefined : yield* Effect.tryPromise({ try: () => loadFaultPlan(faultsFile), catch: (e) => e as Error })
     yield* Console.log(
       `checking ${flags.base}${adminToken === undefined ? " (no control API: real time; what needs it is skipped, each with its reason)" : " (control API: virtual clock)"}`
     )
@@ -184,6 +194,7 @@ const conform = Command.make(
         liveKey,
         seed,
         only,
+        faults,
         onStart: (info) =>
           console.log(
             `${info.checks} checks${info.layout === "flat" ? "; the target serves the contract's paths at its root (a contract mock such as Prism)" : info.layout === "prefix" ? `; the target serves the contract's paths under ${Option.getOrElse(flags.prefix, () => "")}` : ""}`
@@ -269,4 +280,4 @@ const webhooks = Command.make("webhooks").pipe(Command.withSubcommands([webhooks
 
 const scenario = Command.make("scenario").pipe(Command.withSubcommands([run]), Command.withDescription("Declarative scenarios"))
 
-root.pipe(Command.withSubcommands([serve, scenario, simulate, load, webhooks, conform, history]), Command.run({ version: VERSION }), runCli)
+root.pipe(Command.withSubcommands([serve, scenario, simulate, load, webhooks, conform, history, findings]), Command.run({ version: VERSION }), runCli)

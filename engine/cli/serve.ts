@@ -9,12 +9,16 @@ import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from 
 import { nextInstantAllOpen } from "../domain/calendar.ts"
 import { signatureHeaderNames } from "../events/webhook-delivery.ts"
 import { MIN_WINDOW_MS } from "../http/guards/rate-limit.ts"
+import { DIALECTS, signatureHeadersFor } from "../http/dialect.ts"
+import type { EngineRequest, EngineResponse } from "../http/exchange.ts"
 import { startServer } from "../http/node-server.ts"
+import { findingsReport } from "../findings/report.ts"
 import { CLOCK_MODES, isoAt, processUptimeMs, wallClockNow } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
 import { freshSeed } from "../sim/random.ts"
+import { loadFaultPlan } from "./fault-file.ts"
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -32,6 +36,14 @@ const startupProblem = (error: unknown, port: number): string => {
 const traceLayer = (ring: number, file: string | undefined) => {
   const kept = ring > 0 ? Trace.layerRing(ring) : Trace.layerOff
   return file === undefined ? kept : Trace.layerFile(file, kept)
+}
+
+/** The summary `serve` prints when it stops: the findings of the engine, as `sokoni findings` prints them. */
+const printFindings = async (ask: (request: EngineRequest) => Promise<EngineResponse>, adminToken: string) => {
+  const headers = { authorization: `Bearer ${adminToken}` }
+  const response = await ask({ method: "GET", path: "/_sim/findings", query: new URLSearchParams(), search: "", headers, body: undefined })
+  if (response.status !== 200) return
+  for (const line of findingsReport(JSON.parse(response.body))) console.log(line)
 }
 
 export const serve = Command.make(
@@ -76,6 +88,16 @@ export const serve = Command.make(
         "Also send each webhook's signature under this header name (repeatable), e.g. x-mystocks-signature for receivers written against the public service; x-service-signature is always sent"
       )
     ),
+    faults: Flag.String("faults").pipe(
+      Flag.optional,
+      Flag.withDescription("A fault plan (JSON or YAML, docs/faults.md) in force from the start; PUT /_sim/faults replaces it (default: none)")
+    ),
+    dialect: Flag.Literals("dialect", DIALECTS).pipe(
+      Flag.withDefault("spec" as const),
+      Flag.withDescription(
+        "spec: the spec's rules; public-service: also accept what the public service accepts (no Idempotency-Key on /users, KYC, /webhooks; the legacy /api/sandbox/v1 root; KYC {status, level}; signatures also under x-mystocks-signature). Both record findings (default: spec)"
+      )
+    ),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys")),
     plantDefect: Flag.String("plant-defect").pipe(
       Flag.optional,
@@ -106,7 +128,10 @@ export const serve = Command.make(
     if (flags.rateWindow * 1000 < MIN_WINDOW_MS) return yield* Effect.fail(new Error(`--rate-window-seconds must be at least ${MIN_WINDOW_MS / 1000}`))
     const signatureHeaders = signatureHeaderNames(flags.signatureHeaders)
     if ("problem" in signatureHeaders) return yield* usageError(signatureHeaders.problem)
+    const faultsFile = Option.getOrUndefined(flags.faults)
+    const faults = faultsFile === undefined ? undefined : yield* Effect.tryPromise({ try: () => loadFaultPlan(faultsFile), catch: (e) => e as Error })
     const config = {
+      faults,
       store: flags.store,
       databaseUrl: databaseUrlOf(flags.databaseUrl),
       clock: flags.clock,
@@ -118,13 +143,15 @@ export const serve = Command.make(
       rateLimit: flags.rateLimit,
       rateWindowMs: flags.rateWindow * 1000,
       webhookSignatureHeaders: signatureHeaders,
+      dialect: flags.dialect,
       trace: traceLayer(flags.traceRing, Option.getOrUndefined(flags.traceFile)),
       plantDefects: plantDefects.filter(isPlantedDefect)
     }
     const base = `http://127.0.0.1:${flags.port}`
     const running = yield* Effect.acquireRelease(
       Effect.tryPromise({ try: () => startServer(config, flags.port), catch: (error) => new StartupError({ message: startupProblem(error, flags.port) }) }),
-      (server) => Effect.promise(() => server.stop())
+      // The findings are read once every request is answered, and printed before the engine (and they) are gone.
+      (server) => Effect.promise(() => server.stop({ beforeRelease: (ask) => printFindings(ask, adminToken) }))
     ).pipe(
       Effect.catchTag("StartupError", (e) =>
         Console.error(`sokoni: ${e.message}`).pipe(Effect.andThen(Effect.sync(() => process.exit(1))), Effect.as(undefined))
@@ -136,11 +163,17 @@ export const serve = Command.make(
     )
     for (const d of plantDefects.filter(isPlantedDefect)) yield* Console.log(`PLANTED DEFECT ${d} (test only): ${DEFECT_DESCRIPTIONS[d]}`)
     if (flags.rateWindow !== 60) yield* Console.log(`rate-limit window ${flags.rateWindow} s (compressed for load profiles; the API's is 60 s)`)
-    if (signatureHeaders.length > 0) yield* Console.log(`webhook signatures also sent as ${signatureHeaders.join(", ")} (besides x-service-signature)`)
+    if (faults !== undefined) yield* Console.log(`fault plan ${faultsFile}: ${faults.rules.length} rule(s) in force (GET /_sim/faults; docs/faults.md)`)
+    const sentAs = signatureHeadersFor(flags.dialect, signatureHeaders)
+    yield* Console.log(
+      `dialect ${flags.dialect}${flags.dialect === "spec" ? "" : " (leniencies and what relied on them: GET /_sim/findings, sokoni findings)"}`
+    )
+    if (sentAs.length > 0) yield* Console.log(`webhook signatures also sent as ${sentAs.join(", ")} (besides x-service-signature)`)
     yield* Console.log(`store ${flags.store}, desk ${flags.desk}${flags.desk === "auto" ? ` (fills after ${flags.deskDelay} s)` : ""}`)
     yield* Console.log(`production  ${base}/api/v1/partner`)
     yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)
     yield* Console.log(`control     ${base}/_sim   (Authorization: Bearer ${adminToken})`)
+    yield* Console.log(`console     ${base}/_sim/console   (open it in a browser; it asks for the admin token)`)
     if (flags.demo) {
       const response = yield* Effect.promise(() =>
         fetch(`${base}/_sim/partners`, {

@@ -14,6 +14,8 @@ import { type ContractContext, type Credentials, contractChecks, type Outcome } 
 import { type HistoryEntry, historyChecks } from "./history.ts"
 import { scenarioChecks } from "./scenario-checks.ts"
 import { type StatefulCheck, statefulChecks } from "./stateful-checks.ts"
+import type { FaultPlan } from "../domain/faults.ts"
+import { faultNotes, installFaults } from "./fault-plan.ts"
 import { type Exchange, makeTarget, rateOf, SANDBOX_BASE, shellQuote, type Target } from "./target.ts"
 
 export interface ConformOptions {
@@ -44,6 +46,8 @@ export interface ConformOptions {
   readonly onHistory?: ((entry: HistoryEntry) => void) | undefined
   /** Where the CLI writes that history (for the replay command of a history violation). */
   readonly historyFile?: string | undefined
+  /** A fault plan the target injects during the run (`--faults FILE`, fault-plan.ts); needs the control API. */
+  readonly faults?: FaultPlan | undefined
 }
 
 export interface Progress {
@@ -92,7 +96,8 @@ export const replayCommand = (options: ConformOptions): string =>
     ...(options.adminToken === undefined ? [] : [`--admin-token "$SOKONI_ADMIN_TOKEN"`]),
     ...(options.sandboxKey === undefined ? [] : [`--sandbox-key "$SOKONI_SANDBOX_KEY"`]),
     ...(options.liveKey === undefined ? [] : [`--live-key "$SOKONI_LIVE_KEY"`]),
-    `--seed ${options.seed}`
+    `--seed ${options.seed}`,
+    ...(options.faults === undefined ? [] : ["--faults FILE"])
   ].join(" ")
 
 /**
@@ -181,6 +186,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
   })
   const layout = await target.detectLayout()
   await target.syncClock()
+  if (options.faults !== undefined) await installFaults(target, options.faults)
   const checks = runOrder(
     registry().filter((c) => selected(options, c)),
     target.hasControl
@@ -260,6 +266,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     })
   }
   await target.syncClock()
+  const faultsMet = options.faults === undefined ? [] : await faultNotes(target)
   if (options.onHistory !== undefined) results.push(...historyChecks(history, `npx sokoni history check ${shellQuote(options.historyFile ?? "FILE")}`))
   return {
     tool: replay,
@@ -269,7 +276,7 @@ export const runConform = async (options: ConformOptions): Promise<RunReport> =>
     finishedAt: isoAt(await target.nowOnTarget()),
     checks: results,
     coverage: coverageOf(results),
-    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target), ...modeCoverage(results, target.hasControl)]
+    notes: [...(keepsNoState === undefined ? [] : [keepsNoState]), ...runNotes(target), ...modeCoverage(results, target.hasControl), ...faultsMet]
   }
 }
 

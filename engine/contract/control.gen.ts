@@ -94,6 +94,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console (a web page)
+         * @description The operator's console of the simulation, a page a browser opens: the clock, the desk queue, partners, keys,
+         *     wallets, orders, the event log, webhook deliveries, stream connections, findings and faults, live. The page
+         *     itself holds no data and needs no token: it asks for the admin token, keeps it in the tab's sessionStorage and
+         *     sends it on every call it makes. Not recorded in the trace (E-382).
+         */
+        get: operations["getSimConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the console (its scripts and style sheet).
+                 * @example console.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the console
+         * @description The console's plain ES modules and style sheet, served as they are kept in engine/console/ (no build step).
+         */
+        get: operations["getSimConsoleAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the console shows, at once
+         * @description One read of the simulated world for the console: the clock and every exchange's next open and close, the desk's
+         *     policy and queue, partners with their keys, master wallets and webhooks, the latest orders, events and webhook
+         *     deliveries (each attempt with its status, time, latency and bytes) of every partner, and the event streams open
+         *     in this process. Lists are bounded (`limit`, newest first). Not recorded in the trace (E-382).
+         */
+        get: operations["getSimConsoleState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's live feed (Server-Sent Events)
+         * @description What changes, as it happens: `event` messages carry every event committed to any partner's log (partition,
+         *     position, name, time, data), `exchange` messages every answered request to the engine other than the
+         *     console's own (method, path, status), `delivery` messages every recorded webhook attempt. The console reloads
+         *     its state when one arrives. Read it with `fetch` (it needs the admin token header, which EventSource cannot
+         *     send). Not recorded in the trace (E-382).
+         */
+        get: operations["streamSimConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/corporate-actions": {
         parameters: {
             query?: never;
@@ -315,6 +411,41 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/faults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the fault plan in force
+         * @description The plan's rules with what each has matched and injected and when it heals, and the faults clients met with
+         *     how each answered (retried with the same Idempotency-Key? after the Retry-After on the engine clock?).
+         */
+        get: operations["getSimFaults"];
+        /**
+         * Set the fault plan
+         * @description Replaces the plan (docs/faults.md): per operation or for all, every Nth or seeded-probability 429 (with
+         *     `Retry-After`), 500, 503 (with `Retry-After`), latency and timeouts on requests; dropped, duplicated,
+         *     reordered and delayed webhook delivery attempts; streams cut after N messages; each rule healed
+         *     `healAfterSeconds` of engine time after the plan is set. An injected answer is decided before the request
+         *     runs: nothing is processed and no Idempotency-Key receipt is kept. Draws come from the plan's `seed` (default
+         *     the engine's), a stream of their own: the same seed and traffic give the same faults. Held by this engine
+         *     process, like the maintenance mode; the control API itself is never faulted.
+         */
+        put: operations["setSimFaults"];
+        post?: never;
+        /**
+         * Clear the fault plan
+         * @description Removes every rule; the faults clients met stay readable.
+         */
+        delete: operations["clearSimFaults"];
         options?: never;
         head?: never;
         patch?: never;
@@ -955,6 +1086,228 @@ export interface components {
              */
             overriddenByAdmin: true;
         };
+        /** @description One attempt of a delivery. */
+        ConsoleAttempt: {
+            /**
+             * Format: date-time
+             * @description When it was made (engine time).
+             */
+            at: string;
+            /** @description 1 to 6. */
+            attempt: number;
+            /** @description Bytes of the body sent (null when not recorded). */
+            bytes: number | null;
+            /** @description How long the receiver took, when it answered. */
+            latencyMs: number | null;
+            /**
+             * @description `dropped`: a fault plan dropped it unsent; `lost`: no outcome was recorded (the engine stopped while it was on the wire).
+             * @enum {string}
+             */
+            outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost";
+            /** @description The receiver's HTTP status, when it answered. */
+            status: number | null;
+        };
+        /** @description One event to one webhook, with every attempt. */
+        ConsoleDelivery: {
+            /** @description Each attempt made, oldest first. */
+            attempts: components["schemas"]["ConsoleAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the event was enqueued.
+             */
+            createdAt: string;
+            /** @description Delivery ID. */
+            deliveryId: string;
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description Event name. */
+            event: string;
+            /** @description Event ID. */
+            eventId: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null when none is.
+             */
+            nextAttemptAt: string | null;
+            /** @description Partner ID. */
+            partnerId: string;
+            /**
+             * @description Where the delivery stands.
+             * @enum {string}
+             */
+            state: "pending" | "sending" | "retrying" | "delivered" | "failed";
+            /** @description Where it goes. */
+            url: string;
+            /** @description Webhook ID. */
+            webhookId: string;
+        };
+        /** @description One event of a partner's log. */
+        ConsoleEvent: {
+            /** @description The event's data. */
+            data: unknown;
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description Event name. */
+            event: string;
+            /** @description Event ID. */
+            eventId: string;
+            /** @description Partner ID. */
+            partnerId: string;
+            /** @description Position in the partner's log (the stream's `id:`). */
+            position: number;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+        };
+        /** @description An order and whose it is. */
+        ConsoleOrder: {
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The order as its partner reads it. */
+            order: components["schemas"]["Order"];
+            /** @description Partner ID. */
+            partnerId: string;
+        };
+        /** @description A partner with its keys, master wallets and webhooks. */
+        ConsolePartner: {
+            /** @description Business name. */
+            businessName: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createdAt: string;
+            /** @description Contact email. */
+            email: string;
+            /** @description Its API keys, newest first (the last 4 characters only). */
+            keys: {
+                /**
+                 * Format: date-time
+                 * @description When it was issued.
+                 */
+                createdAt: string;
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description full or data. */
+                kind: string;
+                /** @description Its last four characters. */
+                last4: string;
+                /**
+                 * @description Whether it still authenticates.
+                 * @enum {string}
+                 */
+                status: "active" | "revoked" | "rotated";
+            }[];
+            /** @description Partner ID. */
+            partnerId: string;
+            /**
+             * @description Active or suspended.
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+            /** @description Tier. */
+            tier: components["schemas"]["Tier"];
+            /** @description The master wallet of each environment. */
+            wallets: {
+                /** @description Available, USD. */
+                available: number;
+                /** @description Available plus reserved, USD. */
+                balance: number;
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description Held in escrow for open orders, USD. */
+                reserved: number;
+            }[];
+            /** @description Its webhook registrations (deleted ones left out). */
+            webhooks: {
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description Subscribed events. */
+                events: string[];
+                /** @description Webhook ID. */
+                id: string;
+                /**
+                 * @description Active or disabled.
+                 * @enum {string}
+                 */
+                status: "active" | "disabled";
+                /** @description Where deliveries go. */
+                url: string;
+            }[];
+        };
+        /** @description The simulated world as the console shows it (E-381). */
+        ConsoleState: {
+            /** @description The latest webhook deliveries, newest first. */
+            deliveries: components["schemas"]["ConsoleDelivery"][];
+            /** @description The execution desk. */
+            desk: {
+                /** @description Its policy. */
+                policy: components["schemas"]["DeskPolicy"];
+                /** @description Orders awaiting a decision, oldest first. */
+                queue: components["schemas"]["Order"][];
+            };
+            /** @description The latest events of every partner's log, newest first. */
+            events: components["schemas"]["ConsoleEvent"][];
+            /** @description Every exchange's phase and its next open and close (what the clock can jump to). */
+            exchanges: components["schemas"]["ExchangeStatus"][];
+            /**
+             * @description The clock mode.
+             * @enum {string}
+             */
+            mode: "system" | "follow" | "manual";
+            /**
+             * Format: date-time
+             * @description Current engine time.
+             */
+            now: string;
+            /** @description The latest orders of every partner and environment, newest first. */
+            orders: components["schemas"]["ConsoleOrder"][];
+            /** @description Every partner, oldest first. */
+            partners: components["schemas"]["ConsolePartner"][];
+            /** @description Event streams (`GET /stream`) open in this engine process. */
+            streams: components["schemas"]["ConsoleStream"][];
+        };
+        /** @description An open event stream. */
+        ConsoleStream: {
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The event names it asked for; null for all. */
+            events: string[] | null;
+            /**
+             * Format: date-time
+             * @description When it opened (engine time).
+             */
+            openedAt: string;
+            /** @description Partner ID. */
+            partnerId: string;
+            /** @description The last log position it has passed. */
+            position: number;
+            /** @description Events sent on it so far. */
+            sent: number;
+        };
         /** @description Error envelope (same shape as the partner API). */
         ControlError: {
             /** @description The error. */
@@ -1175,6 +1528,57 @@ export interface components {
             /** @description reject, failSettlement. Free text. */
             rejectionReason?: string;
         };
+        /**
+         * @description Exchange code. Symbols are qualified with the exchange's ISO 3166-1 alpha-2 country suffix
+         *     (`x-symbol-suffix`): NSE `.KE`, NGX `.NG`, JSE `.ZA`, GSE `.GH`, BRVM `.CI`, ZSE `.ZW`, BSE `.BW`, LUSE `.ZM`,
+         *     EGX `.EG`, DSE `.TZ`, USE `.UG`, MSE `.MW`, CSE `.MA`, SEM `.MU` (D-080).
+         * @enum {string}
+         */
+        ExchangeCode: "NSE" | "NGX" | "JSE" | "GSE" | "BRVM" | "ZSE" | "BSE" | "LUSE" | "EGX" | "DSE" | "USE" | "MSE" | "CSE" | "SEM";
+        /** @description Trading phase of one exchange (a value of the `exchanges` map, facts 9.4.2). */
+        ExchangeStatus: {
+            /**
+             * Format: date-time
+             * @description Today's close (UTC), null on a holiday or weekend.
+             */
+            closesAt: string | null;
+            /** @description ISO 3166-1 alpha-2 country (also the symbol suffix, D-080). */
+            country: string;
+            /** @description Exchange code (also the map key). */
+            exchange: components["schemas"]["ExchangeCode"];
+            /** @description ISO 10383 MIC. */
+            exchangeMic: string | null;
+            /** @description Holiday name when HOLIDAY. */
+            holidayName: string | null;
+            /** @description True while the status is OPEN. */
+            isOpen: boolean;
+            /** @description Current local time at the exchange (ISO 8601 with offset). */
+            localTime: string;
+            /** @description Exchange name. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description While OPEN, the close of the current session; otherwise the close of the next session (UTC).
+             */
+            nextClose: string | null;
+            /**
+             * Format: date-time
+             * @description Next session open (UTC) after now (while OPEN, the next trading day's open).
+             */
+            nextOpen: string | null;
+            /**
+             * Format: date-time
+             * @description Today's open (UTC), null on a holiday or weekend.
+             */
+            opensAt: string | null;
+            /**
+             * @description Current phase (the phases of the `market.status` event).
+             * @enum {string}
+             */
+            status: "OPEN" | "CLOSED" | "HOLIDAY";
+            /** @description IANA time zone of the exchange. */
+            timezone: string;
+        };
         /** @description Live SLA clock of an order in the PENDING (dealing-desk) queue; the order shows null once it left the queue (D-330). */
         ExecutionSla: {
             /** @description True once elapsedSeconds exceeds targetSeconds. */
@@ -1198,6 +1602,67 @@ export interface components {
         FailSettlementRequest: {
             /** @description Free text (default "Custody settlement failed; the trade was unwound"). */
             rejectionReason?: string;
+        };
+        /** @description A fault plan. */
+        FaultPlan: {
+            /** @description The rules, in the order they are asked. */
+            rules: components["schemas"]["FaultRule"][];
+            /** @description The seed of the plan's draws (default the engine's). */
+            seed?: number;
+        };
+        /** @description One rule of a fault plan (docs/faults.md). A field not listed here is refused (400). */
+        FaultRule: {
+            /** @description cut, the stream ends after this many event messages. */
+            afterMessages?: number;
+            /** @description delay, engine milliseconds an attempt is held; reorder, the window a seeded hold is drawn from (default 5000). */
+            delayMs?: number;
+            /** @description Fires on the Nth, 2Nth, ... matching target (default 1). Not with probability. */
+            every?: number;
+            /**
+             * @description What is injected. 429, 500, 503, latency and timeout act on requests; drop, duplicate, reorder and delay on webhook delivery attempts; cut on streams.
+             * @enum {string}
+             */
+            fault: "429" | "500" | "503" | "latency" | "timeout" | "drop" | "duplicate" | "reorder" | "delay" | "cut";
+            /** @description Engine seconds after the plan is set from which the rule no longer fires (default never). */
+            healAfterSeconds?: number;
+            /** @description timeout, engine seconds the connection is held with no answer before it is closed (default 30). */
+            holdSeconds?: number;
+            /** @description latency, engine milliseconds waited before the request runs. */
+            latencyMs?: number;
+            /** @description Request faults only, the partner-contract operationIds hit (default every operation that declares the status). */
+            operations?: string[];
+            /** @description Only this partner's requests, deliveries or streams (default every partner's). */
+            partnerId?: string;
+            /** @description Fires on each matching target with this probability, from the plan's seeded stream (0 never fires). Not with every. */
+            probability?: number;
+            /** @description 429 and 503, the Retry-After announced (default 1). */
+            retryAfterSeconds?: number;
+        };
+        /** @description The fault plan in force and the faults clients met. */
+        FaultState: {
+            /** @description Faults clients met (the latest 1000), with how each answered. */
+            met: components["schemas"]["MetFault"][];
+            /** @description The plan's rules, each with its counters. */
+            rules: (components["schemas"]["FaultRule"] & {
+                /** @description Whether the engine clock has passed healsAt. */
+                healed: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the rule heals (null never).
+                 */
+                healsAt: string | null;
+                /** @description Faults it injected so far. */
+                injected: number;
+                /** @description Targets the rule applied to so far. */
+                matched: number;
+            })[];
+            /** @description The seed of the plan's draws (null without a plan). */
+            seed: number | null;
+            /**
+             * Format: date-time
+             * @description When the plan was set, on the engine clock (null without a plan).
+             */
+            setAt: string | null;
         };
         /** @description Fill parameters (all optional). */
         FillRequest: {
@@ -1231,6 +1696,11 @@ export interface components {
         };
         /** @description The findings of this engine, oldest first seen first. */
         Findings: {
+            /**
+             * @description The dialect this engine serves (`serve --dialect`).
+             * @enum {string}
+             */
+            dialect: "spec" | "public-service";
             /** @description Distinct findings let go to keep at most 1,000 (0 in an ordinary run). */
             dropped: number;
             /** @description One entry per (partner, kind, operation). */
@@ -1369,6 +1839,36 @@ export interface components {
              * @description When the API first shows the price (effectiveAt plus the 15-minute delay).
              */
             visibleFrom: string;
+        };
+        /** @description A fault a client met and its answer to it. */
+        MetFault: {
+            /** @description The client's retry (null until it retries). */
+            answer: null | {
+                /**
+                 * Format: date-time
+                 * @description When the retry came (engine clock).
+                 */
+                at: string;
+                /** @description It came after the Retry-After had passed on the engine clock (null when none was announced). */
+                honouredRetryAfter: boolean | null;
+                /** @description It carried the same Idempotency-Key. */
+                sameKey: boolean;
+            };
+            /**
+             * Format: date-time
+             * @description When it was injected (engine clock).
+             */
+            at: string;
+            /** @description 429, 500, 503 or timeout. */
+            fault: string;
+            /** @description The request's Idempotency-Key (null without one). */
+            idempotencyKey: string | null;
+            /** @description The operation. */
+            operationId: string;
+            /** @description The partner whose request met it. */
+            partnerId: string;
+            /** @description The Retry-After announced (null for 500 and timeout). */
+            retryAfterSeconds: number | null;
         };
         /** @description An order of the master account or of a sub-account. */
         Order: {
@@ -2093,6 +2593,106 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    getSimConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getSimConsoleAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the console (its scripts and style sheet).
+                 * @example console.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                    "text/css": string;
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getSimConsoleState: {
+        parameters: {
+            query?: {
+                /**
+                 * @description At most this many orders, events and deliveries (each).
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The world as the console shows it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    streamSimConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An open stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
     raiseSimCorporateAction: {
         parameters: {
             query?: never;
@@ -2321,6 +2921,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeskQueue"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getSimFaults: {
+        parameters: {
+            query?: {
+                /** @description Only the faults this partner met. */
+                partnerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fault state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    setSimFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FaultPlan"];
+            };
+        };
+        responses: {
+            /** @description The fault state now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    clearSimFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fault state, without a plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultState"];
                 };
             };
             401: components["responses"]["Unauthorized"];

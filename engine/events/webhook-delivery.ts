@@ -15,16 +15,18 @@
  */
 import { createHmac } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
+import { type AttemptRecord, Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
 import { isSandboxPartition, partnerOfPartition } from "../app/principal.ts"
 import { isoAt } from "../sim/clock.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { FLAT_RETRY_DELAYS_MS, PlantedDefects, retriedEventId } from "../sim/defects.ts"
 import { Outbound, type OutboundResult } from "../sim/outbound.ts"
+import { type DeliveryFault, Faults } from "../sim/faults.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { Trace } from "../sim/trace.ts"
 import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
+import { ConsoleFeed } from "./console-feed.ts"
 import { EventLog, envelopeOf } from "./event-log.ts"
 
 /** Spec "Events", delivery rules 1 and 2: 2xx within 8 s; 6 attempts, the later ones 5 s, 30 s, 5 min, 30 min, 2 h
@@ -88,6 +90,9 @@ export interface DeliveryOptions {
   readonly reserialisedSignature?: boolean | undefined
 }
 
+/** A dropped attempt as the sender sees it: no answer within the 8 s (the receiver never got it; docs/faults.md). */
+const DROPPED: OutboundResult = { kind: "timeout" }
+
 const isSuccess = (result: OutboundResult) => result.kind === "answered" && result.status >= 200 && result.status < 300
 
 export class WebhookDelivery extends Context.Service<
@@ -106,6 +111,8 @@ export class WebhookDelivery extends Context.Service<
       const scheduler = yield* Scheduler
       const events = yield* EventLog
       const trace = yield* Trace
+      const feed = yield* ConsoleFeed
+      const faults = yield* Faults
       // TEST ONLY (sim/defects.ts, E-190): both false unless `serve --plant-defect` names them.
       const planted = yield* PlantedDefects
       const newEventIdOnRetry = planted.has("retry-new-event-id")
@@ -158,13 +165,31 @@ export class WebhookDelivery extends Context.Service<
           }
         })
 
+      /** Appends attempt `record` to the delivery's history, and tells the console once it commits. */
+      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> =>
+        Effect.as(
+          tx.afterCommit(
+            feed.publish(() => ({ kind: "delivery", deliveryId: d.deliveryId, attempt: record.attempt, outcome: record.outcome, status: record.status }))
+          ),
+          { ...d, history: [...(d.history ?? []), record] }
+        )
+
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
-      const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult) =>
+      /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
+      const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult, sent: number | undefined) =>
         store.transact((tx) =>
           Effect.gen(function* () {
             const found = yield* Deliveries.get(tx, deliveryId)
             if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
-            const d = found.value
+            const answered = result.kind === "answered" ? result : undefined
+            const d = yield* withAttempt(tx, found.value, {
+              attempt,
+              at: found.value.lastAttemptAt ?? found.value.createdAt,
+              outcome: sent === undefined ? "dropped" : result.kind,
+              status: answered?.status ?? null,
+              latencyMs: answered?.latencyMs ?? null,
+              bytes: sent ?? null
+            })
             const ok = isSuccess(result)
             const last = attempt >= MAX_ATTEMPTS
             if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
@@ -195,26 +220,31 @@ export class WebhookDelivery extends Context.Service<
         })
 
       /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
-      const attemptNow = (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number) =>
+      const attemptNow = (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined) =>
         Effect.gen(function* () {
           const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
           const event = logged[0]
           if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
           const envelope = envelopeOf(event, isSandboxPartition(d.partition))
           const body = JSON.stringify(newEventIdOnRetry && attempt > 1 ? { ...envelope, eventId: retriedEventId(envelope.eventId, attempt) } : envelope)
-          const result = yield* send(webhook, body)
-          yield* trace.record({
-            kind: "webhook",
-            deliveryId: d.deliveryId,
-            webhookId: d.webhookId,
-            eventId: d.eventId,
-            event: d.event,
-            attempt,
-            at: isoAt(at),
-            outcome: result.kind,
-            ...(result.kind === "answered" ? { status: result.status, latencyMs: result.latencyMs } : {})
-          })
-          yield* recordOutcome(d.deliveryId, attempt, result)
+          const traced = (result: OutboundResult) =>
+            trace.record({
+              kind: "webhook",
+              deliveryId: d.deliveryId,
+              webhookId: d.webhookId,
+              eventId: d.eventId,
+              event: d.event,
+              attempt,
+              at: isoAt(at),
+              outcome: result.kind,
+              ...(result.kind === "answered" ? { status: result.status, latencyMs: result.latencyMs } : {}),
+              ...(fault === undefined ? {} : { fault: fault.fault })
+            })
+          // A fault plan may drop the attempt (never sent) or send the same bytes twice (the first answer counts).
+          const result = fault?.fault === "drop" ? DROPPED : yield* send(webhook, body)
+          yield* traced(result)
+          if (fault?.fault === "duplicate") yield* Effect.flatMap(send(webhook, body), traced)
+          yield* recordOutcome(d.deliveryId, attempt, result, fault?.fault === "drop" ? undefined : Buffer.byteLength(body))
         }).pipe(
           // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
           // already committed and carries the delivery on.
@@ -224,7 +254,7 @@ export class WebhookDelivery extends Context.Service<
       /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
       const onAttempt = (tx: Tx, payload: unknown) =>
         Effect.gen(function* () {
-          const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
+          const { deliveryId, attempt, held } = payload as { deliveryId: string; attempt: number; held?: boolean }
           const found = yield* Deliveries.get(tx, deliveryId)
           if (Option.isNone(found)) return
           const d = found.value
@@ -237,6 +267,13 @@ export class WebhookDelivery extends Context.Service<
           // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
           if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
             const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
+            yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
+            return
+          }
+          // An attempt a fault plan delays (or holds back so later ones overtake it) is asked once, then runs as booked.
+          const fault = held === true ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
+          if (fault?.fault === "delay" || fault?.fault === "reorder") {
+            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
             yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
             return
           }
@@ -253,7 +290,7 @@ export class WebhookDelivery extends Context.Service<
             nextJobSeq: next.seq
           }
           yield* putDelivery(tx, sending)
-          const followUp = attemptNow(sending, webhook.value.body as WebhookDoc, attempt, now)
+          const followUp = attemptNow(sending, webhook.value.body as WebhookDoc, attempt, now, fault)
           // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
           // do not hold up the scheduler's other jobs.
           return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
@@ -265,7 +302,9 @@ export class WebhookDelivery extends Context.Service<
           const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
           const found = yield* Deliveries.get(tx, deliveryId)
           if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
-          yield* putDelivery(tx, { ...found.value, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
+          const at = found.value.lastAttemptAt ?? found.value.createdAt
+          const lost = yield* withAttempt(tx, found.value, { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null })
+          yield* putDelivery(tx, { ...lost, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
           yield* countOutcome(tx, found.value.webhookId, false)
         })
 

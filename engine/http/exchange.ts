@@ -38,6 +38,8 @@ export interface EngineResponse {
    * `body` is then empty. Absent on every other answer, so the hot path only tests for it.
    */
   readonly stream?: Stream.Stream<string>
+  /** A timeout fault's end (http/guards/faults.ts): the transport closes the connection without answering. */
+  readonly hangUp?: true
 }
 
 export const JSON_TYPE = "application/json"

@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode (read in the engine's dialect, http/dialect.ts) > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
@@ -12,13 +12,17 @@ import { PartnerService } from "../app/partners.ts"
 import { type Environment, type Principal, scopeAllows } from "../app/principal.ts"
 import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
+import { ConsoleFeed } from "../events/console-feed.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
+import { Dialect, type DialectNote } from "./dialect.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
+import { injectFault } from "./guards/faults.ts"
+import { Faults } from "../sim/faults.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
 import { mayHoldSecret, redactSecrets } from "./redact.ts"
@@ -32,6 +36,22 @@ export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environmen
 export const SANDBOX_ROOT = "/api/sandbox/v1"
 export const PUBLIC_ROOT = "/api/v1"
 export const CONTROL_ROOT = "/_sim"
+/** The console's own surface (E-382): watching the simulation neither enters its trace nor its console feed. */
+export const CONSOLE_ROOT = "/_sim/console"
+
+/** The header the console sends on every call: its reads (GET) only watch, and say so. */
+export const CONSOLE_HEADER = "x-sokoni-console"
+
+/**
+ * Requests that only observe: neither recorded in the trace nor heard on the console's feed (E-382). The trace's
+ * own reads, the console's surface, and every GET the console makes (findings, faults): watching the simulation must
+ * not change its trace, nor wake the console that watches.
+ */
+const observes = (request: EngineRequest) =>
+  request.path.startsWith("/_sim/trace") ||
+  request.path === CONSOLE_ROOT ||
+  request.path.startsWith(`${CONSOLE_ROOT}/`) ||
+  (request.method === "GET" && request.headers[CONSOLE_HEADER] !== undefined)
 
 /** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
 export const MAX_HEADER_BYTES = 16 * 1024
@@ -79,7 +99,9 @@ export type RouteServices<Routes> = Routes extends ReadonlyArray<Route<infer R>>
 export class Gateway extends Context.Service<Gateway, { readonly handle: (request: EngineRequest) => Effect.Effect<EngineResponse> }>()("sokoni/Gateway") {
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
-      const context = yield* Effect.context<R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail>()
+      const context = yield* Effect.context<
+        R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect | Faults | ConsoleFeed
+      >()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
       const trace = yield* Trace
@@ -87,6 +109,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
       const audit = yield* AuditTrail
+      const faults = yield* Faults
+      // Consulted where the dialects differ: the legacy root, the body decoded, a missing key (http/dialect.ts).
+      const dialect = yield* Dialect
+      const consoleFeed = yield* ConsoleFeed
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
@@ -167,7 +193,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           errorResponse(fail("SERVICE_UNAVAILABLE", "the service is briefly unavailable; nothing was processed, retry shortly"), { "retry-after": "1" })
         )
 
-      const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed) {
+      const serve = Effect.fnUntraced(function* (request: EngineRequest, seen: Observed, notes: Array<DialectNote>) {
         if (headerBytes(request.headers) > MAX_HEADER_BYTES)
           return errorResponse(new ApiFailure({ code: "VALIDATION_ERROR", message: `request headers exceed ${MAX_HEADER_BYTES} bytes`, status: 431 }))
         const where = locate(request.path)
@@ -244,9 +270,17 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           const forced = forcedFailure(request.headers, route.statuses)
           if (forced !== undefined) return respond(errorResponse(forced, forcedHeaders(forced)))
         }
-        const input = route.decode(request, found.params)
+        // A fault plan (docs/faults.md) decides before the command runs, so an injected answer writes nothing.
+        if (where.mount !== "control" && faults.busy()) {
+          const injected = yield* injectFault(faults, { operationId: route.operationId, declared: route.statuses, request, principal, now })
+          if (injected !== undefined) return respond(injected)
+        }
+        // Asked before decoding, so a request the spec refuses for its body is also told about its missing key.
+        const keyless =
+          route.idempotent && principal !== undefined && request.headers["idempotency-key"] === undefined && dialect.keyless(route.operationId, notes)
+        const input = route.decode(dialect.adapt(route.operationId, request, notes), found.params)
         if (isFailure(input)) return respond(errorResponse(input))
-        if (!route.idempotent || principal === undefined) {
+        if (!route.idempotent || principal === undefined || keyless) {
           if (!MUTATING_METHODS.has(request.method) || OUTSIDE_TRANSACTION.has(route.operationId))
             return respond(yield* invoke(route, input, principal, request))
           // A mutation without a key is one transaction too: its writes and its audit record (E-289).
@@ -283,19 +317,36 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
       })
 
+      /**
+       * Answer values already scanned for credentials: a value answered again (the stock page of one second, 33 KB)
+       * is not scanned again. The same value always serialises to the same text (exchange.ts), so the verdict holds.
+       */
+      const scanned = new WeakMap<object, boolean>()
+      const holdsSecret = (text: string, value: unknown) => {
+        if (typeof value !== "object" || value === null) return mayHoldSecret(text)
+        let secret = scanned.get(value)
+        if (secret === undefined) {
+          secret = mayHoldSecret(text)
+          scanned.set(value, secret)
+        }
+        return secret
+      }
+
       /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
       const traceValue = (text: string | undefined, value: unknown) => {
         // Only a body that holds a credential is walked again (E-030): most hold none.
-        const secret = text !== undefined && mayHoldSecret(text)
+        const secret = text !== undefined && holdsSecret(text, value)
         if (value !== undefined) return secret ? redactSecrets(value) : value
         const parsed = parseJsonBody(text)
         const kept = isFailure(parsed) ? text : (parsed ?? null)
         return secret ? redactSecrets(kept) : kept
       }
 
-      const handle = (request: EngineRequest): Effect.Effect<EngineResponse> => {
+      const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
         const seen: Observed = {}
-        return serve(request, seen).pipe(
+        const notes: Array<DialectNote> = []
+        const request = dialect.enter(sent, notes)
+        return serve(request, seen, notes).pipe(
           Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
             failure instanceof ApiFailure
               ? Effect.succeed(errorResponse(failure))
@@ -306,19 +357,23 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           // A kept command's audit record was written in its own transaction (E-289).
           Effect.tap((response) => (seen.audited === true ? Effect.void : audit.observe(request, seen, response))),
           Effect.tap((response) =>
-            request.path.startsWith("/_sim/trace")
+            observes(request)
               ? Effect.void
               : trace
                   .record({
                     kind: "http",
-                    method: request.method,
-                    path: request.path + request.search,
-                    request: traceValue(request.body, undefined),
+                    method: sent.method,
+                    path: sent.path + sent.search,
+                    request: traceValue(sent.body, undefined),
                     status: response.status,
                     response: traceValue(response.body, response.value)
                   })
-                  .pipe(Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)))
+                  .pipe(
+                    Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
+                    Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
+                  )
           ),
+          Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
           Effect.provideContext(context)
         )
       }

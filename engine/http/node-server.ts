@@ -44,6 +44,8 @@ const rawResponse = (response: EngineResponse) => {
 
 /** Writes the answer's bytes (encoded once per answer object, see exchange.ts) with their exact length. */
 const write = (res: ServerResponse, response: EngineResponse) => {
+  // A timeout fault's end: the connection closes with no answer, as a server that gave up would (E-372).
+  if (response.hangUp === true) return void res.destroy()
   const bytes = bytesOf(response)
   res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
   res.end(bytes)
@@ -105,7 +107,16 @@ export interface RunningServer {
    * kept-alive connections get `idleLingerMs` (IDLE_LINGER_MS) first, for a request already on its way; a caller that
    * knows none is (its own client, every answer read) passes 0 and the stop does not wait on the clock.
    */
-  readonly stop: (options?: { readonly idleLingerMs?: number }) => Promise<void>
+  readonly stop: (options?: StopOptions) => Promise<void>
+}
+
+export interface StopOptions {
+  readonly idleLingerMs?: number
+  /**
+   * Runs once every request has been answered, before the engine is released: `ask` puts a request to it (serve
+   * reads the findings to print them). A failure here does not keep the engine from being released.
+   */
+  readonly beforeRelease?: (ask: (request: EngineRequest) => Promise<EngineResponse>) => Promise<void>
 }
 
 /** Builds the engine, then listens on `host:port`. Rejects (port in use, database unreachable) with one clear error. */
@@ -181,7 +192,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     throw error
   }
 
-  const stop = (options: { readonly idleLingerMs?: number } = {}) => {
+  const stop = (options: StopOptions = {}) => {
     stopping ??= (async () => {
       // net's close, not http's: http's also destroys every connection it sees idle at once, and a kept-alive one
       // whose next request is already on its way (sent before the signal, not yet read) would be cut. Those
@@ -193,6 +204,7 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       server.closeIdleConnections()
       await Promise.race([closed, wallDeadline(SHUTDOWN_GRACE_MS)])
       server.closeAllConnections()
+      await options.beforeRelease?.((request) => new Promise((resolve) => engine.handle(request, resolve))).catch(() => undefined)
       await engine.stop()
     })()
     return stopping

@@ -7,6 +7,7 @@
 import { randomBytes, randomInt } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { Store } from "../store/port.ts"
+import { joinFlat } from "../domain/strings.ts"
 
 const splitmix32 = (seed: number) => {
   let a = seed >>> 0
@@ -50,22 +51,28 @@ export class Entropy extends Context.Service<
     readonly id: (prefix: string) => Effect.Effect<string>
     /** A credential: `prefix` followed by 32 base32 characters. */
     readonly secret: (prefix: string) => Effect.Effect<string>
+    /**
+     * A generator of its own for `label` (uint32 draws), from `seed` (default the run's seed): drawing from it moves
+     * no id of the run, so a fault plan's draws leave every other id where it was (E-371).
+     */
+    readonly stream: (label: string, seed?: number) => () => number
   }
 >()("sokoni/Entropy") {
   static readonly make = (seed: number, options: { readonly realEntropyForSecrets?: boolean; readonly epoch?: number } = {}) =>
     Effect.sync(() => {
       const next = makeGenerator(streamSeed(seed, options.epoch ?? 1))
       const chars = (n: number, draw: () => number) => {
-        let out = ""
-        for (let i = 0; i < n; i++) out += ALPHABET[draw() % 32]
-        return out
+        const out = new Array<string>(n)
+        for (let i = 0; i < n; i++) out[i] = ALPHABET[draw() % 32] ?? ""
+        return joinFlat(out)
       }
       const osDraw = () => randomBytes(1)[0] ?? 0
       return Entropy.of({
         seed,
         nextInt: (bound) => Effect.sync(() => next() % Math.max(1, Math.floor(bound))),
-        id: (prefix) => Effect.sync(() => `${prefix}_${chars(16, next)}`),
-        secret: (prefix) => Effect.sync(() => `${prefix}${chars(32, options.realEntropyForSecrets === true ? osDraw : next)}`)
+        id: (prefix) => Effect.sync(() => joinFlat([prefix, chars(16, next)], "_")),
+        secret: (prefix) => Effect.sync(() => `${prefix}${chars(32, options.realEntropyForSecrets === true ? osDraw : next)}`),
+        stream: (label, given) => makeGenerator(labelledSeed(given ?? seed, label))
       })
     })
 
@@ -96,6 +103,14 @@ export const streamSeed = (seed: number, epoch: number): number => {
   if (epoch <= 1) return seed
   const mix = splitmix32((seed ^ Math.imul(epoch, 0x85ebca6b)) >>> 0)
   mix()
+  return mix()
+}
+
+/** The seed of the stream named `label` under `seed`: FNV-1a of the label mixed with the seed (E-371). Pure. */
+export const labelledSeed = (seed: number, label: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193) >>> 0
+  const mix = splitmix32((seed ^ h) >>> 0)
   return mix()
 }
 

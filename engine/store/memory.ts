@@ -27,6 +27,7 @@ import {
 } from "./port.ts"
 import { getOrCreate } from "../domain/maps.ts"
 import { compareJobs, type JobQueue, makeJobQueue } from "./job-queue.ts"
+import { type KeepQueue, makeKeepQueue } from "./keep-queue.ts"
 
 const partitionKey = (collection: string, partition: string) => `${collection}\u0000${partition}`
 
@@ -44,10 +45,12 @@ export interface MemoryState {
   readonly counters: Map<string, number>
   readonly events: Map<string, Array<LoggedEvent>>
   readonly jobs: JobQueue
-  /** `${collection}\u0000${id}` -> doc, for get. */
-  readonly byId: Map<string, Doc>
+  /** collection -> id -> doc, for get: two levels, so a look-up builds no key and the index keeps none per document. */
+  readonly byId: Map<string, Map<string, Doc>>
   /** Id sequences: taken at once, kept whatever becomes of the transaction (a rolled-back one leaves a gap). */
   readonly sequences: Map<string, number>
+  /** `${collection}\u0000${partition}` -> its documents that carry a `keepUntil`, in drop order (E-400). */
+  readonly keeps: Map<string, KeepQueue>
   /** eventId -> the partition whose log holds it: an id is in the log once (E-342). */
   readonly eventIds: Map<string, string>
 }
@@ -59,8 +62,11 @@ export const makeMemoryState = (): MemoryState => ({
   jobs: makeJobQueue(),
   byId: new Map(),
   sequences: new Map(),
+  keeps: new Map(),
   eventIds: new Map()
 })
+
+const docAt = (byId: MemoryState["byId"], collection: string, id: string): Doc | undefined => byId.get(collection)?.get(id)
 
 const nextIdOf = (state: MemoryState, name: string) => {
   const next = (state.sequences.get(name) ?? 0) + 1
@@ -105,6 +111,9 @@ const openOverlay = (state: MemoryState): Overlay => {
   let newEvents: Array<LoggedEvent> = []
   let newJobs = new Map<number, Job>()
   let deletedJobs = new Set<number>()
+  /** Documents `dropExpired` removed (`collection\u0000id` -> partition), and how far it read each keep queue. */
+  let dropped = new Map<string, { collection: string; partition: string }>()
+  let consumed = new Map<string, number>()
   const hooks: Array<Effect.Effect<void>> = []
 
   const counterValue = (name: string) => counters.get(name) ?? state.counters.get(name) ?? 0
@@ -128,8 +137,8 @@ const openOverlay = (state: MemoryState): Overlay => {
         const key = `${collection}\u0000${id}`
         const put = putDocs.get(key)
         if (put !== undefined) return Option.some(put.doc)
-        const base = byId.get(key)
-        return base === undefined || isWiped(base.partition) ? Option.none() : Option.some(base)
+        const base = docAt(byId, collection, id)
+        return base === undefined || isWiped(base.partition) || dropped.has(key) ? Option.none() : Option.some(base)
       }),
     put: (collection, doc) =>
       Effect.sync(() => {
@@ -138,6 +147,7 @@ const openOverlay = (state: MemoryState): Overlay => {
     list: (collection, options) =>
       Effect.sync(() => {
         const merged = new Map(isWiped(options.partition) ? [] : (state.docs.get(partitionKey(collection, options.partition)) ?? []))
+        if (dropped.size > 0) for (const [key, d] of dropped) if (d.collection === collection) merged.delete(key.slice(collection.length + 1))
         for (const { collection: c, doc } of putDocs.values()) {
           if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
         }
@@ -148,6 +158,27 @@ const openOverlay = (state: MemoryState): Overlay => {
         wiped.push(partition)
         for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
         for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
+      }),
+    dropExpired: (collection, partition, upTo, limit) =>
+      Effect.sync(() => {
+        const queueKey = partitionKey(collection, partition)
+        const queue = state.keeps.get(queueKey)
+        if (queue === undefined || isWiped(partition)) return 0
+        let read = consumed.get(queueKey) ?? 0
+        let removed = 0
+        for (let entry = queue.at(read); entry !== undefined && entry.keepUntil <= upTo && removed < limit; entry = queue.at(read)) {
+          const key = `${collection}\u0000${entry.id}`
+          // Rewritten by this transaction: its entry stays for the commit to judge against the new version.
+          if (putDocs.has(key)) break
+          read++
+          const doc = docAt(byId, collection, entry.id)
+          // A stale entry (the document is gone, moved, or was rewritten with another keepUntil) is only passed over.
+          if (doc === undefined || doc.partition !== partition || doc.keepUntil !== entry.keepUntil) continue
+          dropped.set(key, { collection, partition })
+          removed++
+        }
+        consumed.set(queueKey, read)
+        return removed
       }),
     nextSeq: (name) => Effect.sync(() => (isIdSequence(name) ? nextIdOf(state, name) : nextSeqSync(name))),
     nextId: (name) => Effect.sync(() => nextIdOf(state, name)),
@@ -199,7 +230,7 @@ const openOverlay = (state: MemoryState): Overlay => {
       for (const [key, bucket] of state.docs) {
         const [collection = "", partition = ""] = key.split("\u0000")
         if (!isWiped(partition)) continue
-        for (const id of bucket.keys()) byId.delete(`${collection}\u0000${id}`)
+        for (const id of bucket.keys()) byId.get(collection)?.delete(id)
         state.docs.delete(key)
       }
       for (const [partition, log] of [...state.events]) {
@@ -207,10 +238,21 @@ const openOverlay = (state: MemoryState): Overlay => {
         for (const e of log) state.eventIds.delete(e.eventId)
         state.events.delete(partition)
       }
+      for (const key of [...state.keeps.keys()]) if (isWiped(key.slice(key.indexOf("\u0000") + 1))) state.keeps.delete(key)
     }
+    for (const [key, { collection, partition }] of dropped) {
+      const id = key.slice(collection.length + 1)
+      byId.get(collection)?.delete(id)
+      state.docs.get(partitionKey(collection, partition))?.delete(id)
+    }
+    for (const [queueKey, count] of consumed) state.keeps.get(queueKey)?.removeFirst(count)
     for (const { collection, doc } of putDocs.values()) {
-      const previous = byId.get(`${collection}\u0000${doc.id}`)
-      byId.set(`${collection}\u0000${doc.id}`, doc)
+      const ids = getOrCreate(byId, collection, () => new Map<string, Doc>())
+      const previous = ids.get(doc.id)
+      ids.set(doc.id, doc)
+      // A new keepUntil joins its partition's queue; an unchanged one is already there.
+      if (doc.keepUntil !== undefined && (previous === undefined || previous.keepUntil !== doc.keepUntil || previous.partition !== doc.partition))
+        getOrCreate(state.keeps, partitionKey(collection, doc.partition), makeKeepQueue).add({ keepUntil: doc.keepUntil, id: doc.id })
       // A document that changes partition leaves its old bucket (as a postgres row would).
       if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
       getOrCreate(state.docs, partitionKey(collection, doc.partition), () => new Map<string, Doc>()).set(doc.id, doc)
@@ -233,6 +275,8 @@ const openOverlay = (state: MemoryState): Overlay => {
       newEvents: [...newEvents],
       newJobs: new Map(newJobs),
       deletedJobs: new Set(deletedJobs),
+      dropped: new Map(dropped),
+      consumed: new Map(consumed),
       hooks: hooks.length
     }
     return () => {
@@ -242,6 +286,8 @@ const openOverlay = (state: MemoryState): Overlay => {
       newEvents = saved.newEvents
       newJobs = saved.newJobs
       deletedJobs = saved.deletedJobs
+      dropped = saved.dropped
+      consumed = saved.consumed
       hooks.length = saved.hooks
     }
   }
@@ -300,7 +346,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     // Reads go straight to the committed maps: commits fold their overlay in synchronously, so a read never sees half
     // of one. Inside an open transaction a read sees that transaction's own writes.
     const committed: ReadTx = {
-      get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(state.byId.get(`${collection}\u0000${id}`))),
+      get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(docAt(state.byId, collection, id))),
       list: (collection, options) =>
         Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
       readEvents: (partition, afterPosition, limit) => Effect.sync(() => eventsAfter(state.events.get(partition), afterPosition, limit)),

@@ -18,6 +18,11 @@ export interface Doc<A = unknown> {
   readonly partition: string
   readonly sortKey: string
   readonly body: A
+  /**
+   * The engine-clock instant (ms) from which the API can no longer return this document (a quote past its TTL, an
+   * Idempotency-Key answer past its 24 h): `dropExpired` may remove it from then on (retention, E-400). Absent: kept.
+   */
+  readonly keepUntil?: number | undefined
 }
 
 /** True when `partition` is `parent` or one of its child partitions (`parent/...`). */
@@ -107,6 +112,12 @@ export interface Tx {
    * known, spares the adapter a lock taken late, which may make it run the transaction again (E-320).
    */
   readonly lockPartition: (partition: string) => Effect.Effect<void, StoreError>
+  /**
+   * Removes up to `limit` documents of `collection` in `partition` (that partition only, not its children) whose
+   * `keepUntil` is at or before `upTo`, earliest first; returns how many it removed. A few on each write of a
+   * collection keep it at what its window holds, without a sweep of its own (E-400).
+   */
+  readonly dropExpired: (collection: string, partition: string, upTo: number, limit: number) => Effect.Effect<number, StoreError>
   /**
    * Appends to `partition`'s log. An eventId is in the log once, whatever the partition (the engine draws them from its
    * generator, E-291): appending one the log holds fails with StoreError (E-342); a wiped partition's ids are free.

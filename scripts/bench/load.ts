@@ -8,9 +8,9 @@ export type { LoadResult, LoadSpec }
  * Runs a bench script (`scripts/bench/<name>.ts`) on the load core with `spec` as its argument; resolves with the JSON
  * object of its last output line, or rejects with what it printed to stderr. `what` names it in the error.
  */
-export const runChild = <A>(script: string, spec: unknown, what: string): Promise<A> =>
+export const runChild = <A>(script: string, spec: unknown, what: string, options: { core?: string; nodeFlags?: ReadonlyArray<string> } = {}): Promise<A> =>
   new Promise((resolve, reject) => {
-    const child = spawnPinned(LOAD_CORE, [script, JSON.stringify(spec)])
+    const child = spawnPinned(options.core ?? LOAD_CORE, [...(options.nodeFlags ?? []), script, JSON.stringify(spec)])
     let out = ""
     let err = ""
     child.stdout?.on("data", (chunk: Buffer) => {

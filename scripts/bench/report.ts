@@ -31,6 +31,10 @@ export interface Throughput {
 
 export const medianRate = (section: Throughput, target: string): number => median(section.samples.filter((s) => s.target === target).map((s) => s.result.rate))
 
+/** Server CPU per operation, median over rounds: what a busy machine disturbs least. */
+export const medianCpu = (section: Throughput, target: string): number =>
+  median(section.samples.filter((s) => s.target === target).map((s) => s.result.serverCpuMicrosPerOp))
+
 export const throughputTable = (section: Throughput): string => {
   const targets = [...new Set(section.samples.map((s) => s.target))]
   const bare = medianRate(section, "bare-node")
@@ -38,6 +42,7 @@ export const throughputTable = (section: Throughput): string => {
   const rows = targets.map((target) => {
     const mine = section.samples.filter((s) => s.target === target).map((s) => s.result)
     const rate = median(mine.map((r) => r.rate))
+    const cpu = median(mine.map((r) => r.serverCpuMicrosPerOp))
     const of = (pick: (r: LoadResult) => number, digits = 0) => fixed(median(mine.map(pick)), digits)
     return [
       target,
@@ -46,12 +51,24 @@ export const throughputTable = (section: Throughput): string => {
       target === "bare-node" ? "1.00x" : ratio(rate / bare),
       target === "prism" ? "1.00x" : ratio(rate / prism),
       of((r) => r.serverCpuMicrosPerOp),
+      target === "bare-node" ? "1.00x" : ratio(medianCpu(section, "bare-node") / cpu),
       `${of((r) => r.latencyP50)} / ${of((r) => r.latencyP99)}`,
       `${of((r) => r.loaderCpuPct)}%`,
       String(mine.reduce((n, r) => n + r.failures, 0))
     ]
   })
-  const headers = ["target", `median ${section.unit}`, "per round", "vs bare", "vs Prism", "server CPU µs/op", "latency p50 / p99 ms", "loader CPU", "failures"]
+  const headers = [
+    "target",
+    `median ${section.unit}`,
+    "per round",
+    "vs bare",
+    "vs Prism",
+    "server CPU µs/op",
+    "CPU vs bare",
+    "latency p50 / p99 ms",
+    "loader CPU",
+    "failures"
+  ]
   return table(headers, rows)
 }
 
@@ -61,6 +78,35 @@ export interface Rss {
   readonly flow: "read" | "mix"
   readonly result: LoadResult
 }
+
+/** Memory per order on the memory store (memory.ts). */
+export interface MemoryRow {
+  readonly from: number
+  readonly to: number
+  readonly batch: number
+  readonly heapFromMB: number
+  readonly heapToMB: number
+  readonly bytesPerOrder: number
+  readonly bytesPerOrderWithinDay: number
+  readonly seconds: number
+  readonly failures: number
+}
+
+export const memoryTable = (row: MemoryRow): string =>
+  table(
+    ["orders", "a simulated day", "heap after first / last MB", "kept per order (after 24 h)", "per order within 24 h", "run s", "failures"],
+    [
+      [
+        `${row.from.toLocaleString("en")} -> ${row.to.toLocaleString("en")}`,
+        `${row.batch.toLocaleString("en")} orders`,
+        `${fixed(row.heapFromMB, 1)} / ${fixed(row.heapToMB, 1)}`,
+        `${fixed(row.bytesPerOrder)} B`,
+        `${fixed(row.bytesPerOrderWithinDay)} B`,
+        fixed(row.seconds, 1),
+        String(row.failures)
+      ]
+    ]
+  )
 
 export const rssGrowth = (r: Rss): number => r.result.rssAfterMB - r.result.rssBeforeMB
 

@@ -69,7 +69,7 @@ describe("GET /_sim/findings", () => {
   it("answers the engine's findings on the engine clock, filtered by partnerId, behind the admin token", async () => {
     const engine = startEngine()
     engines.push(engine)
-    expect((await engine.admin("GET", "/_sim/findings")).body).toEqual({ findings: [], dropped: 0 })
+    expect((await engine.admin("GET", "/_sim/findings")).body).toEqual({ dialect: "spec", findings: [], dropped: 0 })
     const record = (partner: string) => engine.runtime.runPromise(Findings.use((f) => f.record({ ...missingKey, partner })))
     await record("ptn_a")
     await record("ptn_a")

@@ -70,6 +70,8 @@ export const startEngine = (
     store?: "memory" | "postgres"
     databaseUrl?: string
     webhookSignatureHeaders?: ReadonlyArray<string>
+    /** The gateway's dialect (http/dialect.ts); the spec's by default. */
+    dialect?: "spec" | "public-service"
   } = {}
 ) => {
   // The engine's log: printed as usual, except what a test captures with `log.during` (an error it provokes on purpose).
@@ -80,6 +82,7 @@ export const startEngine = (
     ...(options.receivers === undefined ? {} : { outbound: Outbound.simulated(options.receivers) }),
     ...(options.outbound === undefined ? {} : { outbound: options.outbound }),
     webhookSignatureHeaders: options.webhookSignatureHeaders,
+    dialect: options.dialect,
     clock: "manual",
     start: options.start ?? MONDAY_OPEN,
     seed: options.seed ?? 1,
@@ -132,14 +135,14 @@ export const startEngine = (
  * A fresh engine on `store` and how to dispose of it: postgres runs on a temporary database of its own, created on the
  * server DATABASE_URL names and dropped by `dispose`. Tests that run on both stores skip postgres without DATABASE_URL.
  */
-export const engineOn = async (store: "memory" | "postgres") => {
+export const engineOn = async (store: "memory" | "postgres", options: Omit<Parameters<typeof startEngine>[0] & {}, "store" | "databaseUrl"> = {}) => {
   if (store === "memory") {
-    const engine = startEngine()
+    const engine = startEngine(options)
     return { engine, dispose: () => engine.dispose() }
   }
   const scope = Effect.runSync(Scope.make())
   const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(process.env.DATABASE_URL ?? ""), scope))
-  const engine = startEngine({ store: "postgres", databaseUrl: url })
+  const engine = startEngine({ ...options, store: "postgres", databaseUrl: url })
   return {
     engine,
     dispose: async () => {

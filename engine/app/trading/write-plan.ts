@@ -11,7 +11,7 @@ import type { EventLog } from "../../events/event-log.ts"
 import type { ExecutionDesk } from "../../sim/desk.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Tx } from "../../store/port.ts"
-import { Orders, type QuoteDoc, Quotes, timeSortKey } from "../docs.ts"
+import { Orders, type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { applyOrderTransition } from "../ledger.ts"
 
 /** Index of orders handed to the desk (entries stay; the queue view keeps those still awaiting a decision). */
@@ -31,7 +31,8 @@ export const writePlan = <A>(w: Writers, tx: Tx, partition: string, plan: Plan<A
     if (plan.ledger !== undefined) yield* applyOrderTransition(tx, partition, plan.ledger)
     if (plan.usedQuote !== undefined) {
       const { quote, expiryJob } = plan.usedQuote
-      yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote)
+      // A used quote answers STALE_QUOTE until one TTL after its expiry, then may be collected (E-400).
+      yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
       if (expiryJob !== undefined) yield* tx.deleteJob(expiryJob)
     }
     if (plan.order !== undefined) yield* saveOrder(tx, plan.order)

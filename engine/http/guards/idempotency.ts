@@ -24,6 +24,8 @@ import { Store, type StoreError, type Tx } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
+/** How many answers past their 24 h a keyed command drops from its partition (E-400): more than one, to catch up. */
+const ANSWERS_DROPPED_PER_COMMAND = 4
 
 /** Request-shape failures: the request as sent can never succeed, so the client must change it; not stored (E-076). */
 export const SHAPE_FAILURES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -137,7 +139,9 @@ export class Idempotency extends Context.Service<
             body: response.body,
             storedAt: command.now
           }
-          yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record)
+          // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
+          yield* tx.dropExpired(IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
+          yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
           yield* command.record(response)
         })
       )

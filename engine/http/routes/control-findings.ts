@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import { Findings } from "../../findings/findings.ts"
+import { Dialect } from "../dialect.ts"
 import { optional, text } from "../query.ts"
 import { controlRoute } from "../route.ts"
 
@@ -11,6 +12,10 @@ export const findingsControlRoutes = [
   controlRoute("getSimFindings", 200, {
     query: { partnerId: optional(text) },
     handle: ({ query }) =>
-      Findings.use((f) => Effect.map(f.list(query.partnerId), (l) => ({ findings: l.findings.map((x) => ({ ...x })), dropped: l.dropped })))
+      Effect.gen(function* () {
+        const listed = yield* Findings.use((f) => f.list(query.partnerId))
+        const dialect = yield* Dialect
+        return { dialect: dialect.name, findings: listed.findings.map((x) => ({ ...x })), dropped: listed.dropped }
+      })
   })
 ]

@@ -39,17 +39,24 @@ import type { StreamService } from "../../app/stream.ts"
 import type { SubscriptionService } from "../../app/subscriptions.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
+import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
+import type { ConsoleView } from "../../app/console-view.ts"
+import type { ConsoleFeed } from "../../events/console-feed.ts"
+import type { EventLog } from "../../events/event-log.ts"
 import type { EngineReset } from "../../sim/reset.ts"
 import type { Findings } from "../../findings/findings.ts"
+import type { Dialect } from "../dialect.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { consoleRoutes } from "./control-console.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
+import { faultControlRoutes } from "./control-faults.ts"
 import { receiverControlRoutes } from "./control-receivers.ts"
 import { findingsControlRoutes } from "./control-findings.ts"
 import { marketCalendarRoutes } from "./market-calendar.ts"
@@ -110,11 +117,16 @@ export type RouteServices =
   | ReceiverScripts
   | EngineReset
   | Findings
+  | Dialect
   | Maintenance
+  | Faults
   | AuditTrail
   | UsageMeter
   | ReportService
   | InvoiceService
+  | ConsoleView
+  | ConsoleFeed
+  | EventLog
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
@@ -137,10 +149,12 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...portalRoutes,
   ...portalControlRoutes,
   ...controlRoutes,
+  ...faultControlRoutes,
   ...receiverControlRoutes,
   ...findingsControlRoutes,
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
-  ...subscriptionControlRoutes
+  ...subscriptionControlRoutes,
+  ...consoleRoutes
 ]
