@@ -2,7 +2,7 @@
  * The gateway: every request enters here, from the Node server or the in-process `fetch`. It finds the surface
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
- * force > faults > decode > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
+ * force > faults > decode (read in the engine's dialect, http/dialect.ts) > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
  * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"

@@ -112,8 +112,8 @@ export class Faults extends Context.Service<
     readonly streamWasCut: (partnerId: string, afterMessages: number) => Effect.Effect<void>
     /** Waits `ms` of engine time (a Scheduler timer: advanced by the clock, never by real time in simulation). */
     readonly wait: (ms: number) => Effect.Effect<void>
-    /** Remembers a fault a client met, to see how it answers it. */
-    readonly met: (fault: Omit<MetFault, "answer">) => Effect.Effect<void>
+    /** Remembers a fault a client met now (after any latency it waited), to see how it answers it. */
+    readonly met: (fault: Omit<MetFault, "answer" | "at">) => Effect.Effect<void>
     /** A client's request: when it retries a fault it met, how (its answer is recorded); returns that fault. */
     readonly observe: (input: {
       readonly partition: string
@@ -154,32 +154,28 @@ export class Faults extends Context.Service<
         }
       }
 
-      const view = Effect.sync(
-        (): FaultsView => ({
-          seed: live?.seed ?? null,
-          setAt: live === undefined ? null : isoAt(live.setAt),
-          rules: (live?.rules ?? []).map((r) => ({
-            ...r.rule,
-            healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
-            healed: false,
-            matched: r.matched,
-            injected: r.injected
-          })),
-          met: metFaults.map((m) => ({
-            at: isoAt(m.at),
-            partnerId: m.partnerId,
-            operationId: m.operationId,
-            fault: m.fault,
-            retryAfterSeconds: m.retryAfterSeconds,
-            idempotencyKey: m.idempotencyKey,
-            answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
-          }))
-        })
-      )
-      /** The view with `healed` said against the clock. */
-      const viewNow = Effect.flatMap(Effect.zip(view, clock.now), ([v, now]) =>
-        Effect.succeed({ ...v, rules: v.rules.map((r) => ({ ...r, healed: r.healsAt !== null && Date.parse(r.healsAt) <= now })) })
-      )
+      /** The state as the control API shows it, `healed` said against the engine clock `now`. */
+      const viewAt = (now: number): FaultsView => ({
+        seed: live?.seed ?? null,
+        setAt: live === undefined ? null : isoAt(live.setAt),
+        rules: (live?.rules ?? []).map((r) => ({
+          ...r.rule,
+          healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
+          healed: r.healsAt !== undefined && r.healsAt <= now,
+          matched: r.matched,
+          injected: r.injected
+        })),
+        met: metFaults.map((m) => ({
+          at: isoAt(m.at),
+          partnerId: m.partnerId,
+          operationId: m.operationId,
+          fault: m.fault,
+          retryAfterSeconds: m.retryAfterSeconds,
+          idempotencyKey: m.idempotencyKey,
+          answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
+        }))
+      })
+      const viewNow = Effect.map(clock.now, viewAt)
 
       /**
        * The rules of `target` that fire on this one, in plan order: each rule that applies counts it and draws once,
@@ -313,8 +309,8 @@ export class Faults extends Context.Service<
         wait,
         met: (fault) =>
           Effect.andThen(
-            Effect.sync(() => {
-              metFaults.push({ ...fault, answer: null })
+            Effect.map(clock.now, (at) => {
+              metFaults.push({ ...fault, at, answer: null })
               unanswered++
               if (metFaults.length > MAX_MET && metFaults.shift()?.answer === null) unanswered--
             }),
