@@ -85,3 +85,19 @@ export const cutFinding = (partnerId: string, afterMessages: number): FindingInp
   operation: "streamEvents",
   message: `the event stream was cut after ${afterMessages} messages: reconnect with Last-Event-ID to resume without a gap`
 })
+
+/** How a client came back after its stream was cut: resuming from a position, or starting live (missing the gap). */
+export const reconnectFinding = (partnerId: string, resumed: boolean): FindingInput =>
+  resumed
+    ? {
+        partner: partnerId,
+        kind: "fault.stream.resumed",
+        operation: "streamEvents",
+        message: "reconnected after a stream cut from its last position (Last-Event-ID or since): nothing was missed"
+      }
+    : {
+        partner: partnerId,
+        kind: "fault.stream.restarted",
+        operation: "streamEvents",
+        message: "reconnected after a stream cut without Last-Event-ID or since: it started live and missed the events in between"
+      }

@@ -12,7 +12,7 @@
  */
 import { Context, Deferred, Effect, Layer } from "effect"
 import { type FaultKind, type FaultPlan, type FaultRule, fires, healsAt, targetOf } from "../domain/faults.ts"
-import { answerFindings, cutFinding, deliveryFinding, metFinding } from "../findings/fault-findings.ts"
+import { answerFindings, cutFinding, deliveryFinding, metFinding, reconnectFinding } from "../findings/fault-findings.ts"
 import { Findings } from "../findings/findings.ts"
 import { EngineClock, isoAt } from "./clock.ts"
 import { Entropy } from "./random.ts"
@@ -99,15 +99,21 @@ export class Faults extends Context.Service<
       readonly attempt: number
       readonly now: number
     }) => Effect.Effect<DeliveryFault | undefined>
-    /** The cut a stream opening now meets: after how many messages, unless healed by then. */
+    /**
+     * The cut a stream opening now meets: after how many messages, unless healed by then. `resumed`: it asked for a
+     * position (Last-Event-ID or `since`), which is how a client cut before should come back.
+     */
     readonly streamCut: (input: {
       readonly partnerId: string
       readonly now: number
+      readonly resumed: boolean
     }) => Effect.Effect<{ readonly afterMessages: number; readonly healsAt: number | undefined } | undefined>
+    /** A stream was cut: the partner is told, and its next stream is watched for how it comes back. */
+    readonly streamWasCut: (partnerId: string, afterMessages: number) => Effect.Effect<void>
     /** Waits `ms` of engine time (a Scheduler timer: advanced by the clock, never by real time in simulation). */
     readonly wait: (ms: number) => Effect.Effect<void>
-    /** Remembers a fault a client met, to see how it answers it. */
-    readonly met: (fault: Omit<MetFault, "answer">) => Effect.Effect<void>
+    /** Remembers a fault a client met now (after any latency it waited), to see how it answers it. */
+    readonly met: (fault: Omit<MetFault, "answer" | "at">) => Effect.Effect<void>
     /** A client's request: when it retries a fault it met, how (its answer is recorded); returns that fault. */
     readonly observe: (input: {
       readonly partition: string
@@ -128,6 +134,8 @@ export class Faults extends Context.Service<
       const metFaults: Array<MetFault> = []
       // How many of them still await their retry: kept as a count, as `busy` runs on every request.
       let unanswered = 0
+      // Partners whose stream was cut and who have not opened another yet.
+      const cutPartners = new Set<string>()
 
       const install = (plan: FaultPlan, setAt: number) => {
         const seed = plan.seed ?? entropy.seed
@@ -146,32 +154,28 @@ export class Faults extends Context.Service<
         }
       }
 
-      const view = Effect.sync(
-        (): FaultsView => ({
-          seed: live?.seed ?? null,
-          setAt: live === undefined ? null : isoAt(live.setAt),
-          rules: (live?.rules ?? []).map((r) => ({
-            ...r.rule,
-            healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
-            healed: false,
-            matched: r.matched,
-            injected: r.injected
-          })),
-          met: metFaults.map((m) => ({
-            at: isoAt(m.at),
-            partnerId: m.partnerId,
-            operationId: m.operationId,
-            fault: m.fault,
-            retryAfterSeconds: m.retryAfterSeconds,
-            idempotencyKey: m.idempotencyKey,
-            answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
-          }))
-        })
-      )
-      /** The view with `healed` said against the clock. */
-      const viewNow = Effect.flatMap(Effect.zip(view, clock.now), ([v, now]) =>
-        Effect.succeed({ ...v, rules: v.rules.map((r) => ({ ...r, healed: r.healsAt !== null && Date.parse(r.healsAt) <= now })) })
-      )
+      /** The state as the control API shows it, `healed` said against the engine clock `now`. */
+      const viewAt = (now: number): FaultsView => ({
+        seed: live?.seed ?? null,
+        setAt: live === undefined ? null : isoAt(live.setAt),
+        rules: (live?.rules ?? []).map((r) => ({
+          ...r.rule,
+          healsAt: r.healsAt === undefined ? null : isoAt(r.healsAt),
+          healed: r.healsAt !== undefined && r.healsAt <= now,
+          matched: r.matched,
+          injected: r.injected
+        })),
+        met: metFaults.map((m) => ({
+          at: isoAt(m.at),
+          partnerId: m.partnerId,
+          operationId: m.operationId,
+          fault: m.fault,
+          retryAfterSeconds: m.retryAfterSeconds,
+          idempotencyKey: m.idempotencyKey,
+          answer: m.answer === null ? null : { ...m.answer, at: isoAt(m.answer.at) }
+        }))
+      })
+      const viewNow = Effect.map(clock.now, viewAt)
 
       /**
        * The rules of `target` that fire on this one, in plan order: each rule that applies counts it and draws once,
@@ -241,15 +245,13 @@ export class Faults extends Context.Service<
           )
         })
 
-      const streamCut: Faults["Service"]["streamCut"] = ({ partnerId, now }) =>
+      const streamCut: Faults["Service"]["streamCut"] = ({ partnerId, now, resumed }) =>
         Effect.suspend(() => {
+          const cameBack = cutPartners.delete(partnerId) ? findings.record(reconnectFinding(partnerId, resumed)) : Effect.void
           const r = firing("stream", now, (rule) => forPartner(rule, partnerId))[0]
-          if (r === undefined) return Effect.succeed(undefined)
+          if (r === undefined) return Effect.as(cameBack, undefined)
           const afterMessages = r.rule.afterMessages ?? 1
-          return Effect.as(Effect.andThen(note(r, { partnerId, at: isoAt(now), afterMessages }), findings.record(cutFinding(partnerId, afterMessages))), {
-            afterMessages,
-            healsAt: r.healsAt
-          })
+          return Effect.as(Effect.andThen(cameBack, note(r, { partnerId, at: isoAt(now), afterMessages })), { afterMessages, healsAt: r.healsAt })
         })
 
       const wait = (ms: number) =>
@@ -295,15 +297,20 @@ export class Faults extends Context.Service<
           }),
           viewNow
         ),
-        busy: () => (live !== undefined && live.rules.length > 0) || unanswered > 0,
+        busy: () => (live !== undefined && live.rules.length > 0) || unanswered > 0 || cutPartners.size > 0,
         forRequest,
         forDelivery,
         streamCut,
+        streamWasCut: (partnerId, afterMessages) =>
+          Effect.andThen(
+            Effect.sync(() => cutPartners.add(partnerId)),
+            findings.record(cutFinding(partnerId, afterMessages))
+          ),
         wait,
         met: (fault) =>
           Effect.andThen(
-            Effect.sync(() => {
-              metFaults.push({ ...fault, answer: null })
+            Effect.map(clock.now, (at) => {
+              metFaults.push({ ...fault, at, answer: null })
               unanswered++
               if (metFaults.length > MAX_MET && metFaults.shift()?.answer === null) unanswered--
             }),

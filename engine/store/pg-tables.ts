@@ -206,10 +206,27 @@ const collectionFilter = (table: Table, add: (value: unknown) => string, collect
 
 const COLUMNS = "id, partition, sort_key, body"
 
+/**
+ * Statement texts, built once per shape: the driver keeps a connection's prepared statements by text and parameter
+ * types, so a text built per call costs JavaScript work and a varying one costs the server a parse and a plan.
+ */
+const texts = new Map<string, string>()
+const cachedText = (key: string, build: () => string): string => {
+  let text = texts.get(key)
+  if (text === undefined) {
+    text = build()
+    texts.set(key, text)
+  }
+  return text
+}
+
 export const getStatement = (collection: string, id: string): Statement => {
   const table = tableOf(collection)
-  const { params, add } = parameters()
-  return { text: `SELECT ${COLUMNS} FROM ${table.name} WHERE ${collectionFilter(table, add, collection)}id = ${add(id)}`, params }
+  const text = cachedText(`get|${table.name}`, () => {
+    const { add } = parameters()
+    return `SELECT ${COLUMNS} FROM ${table.name} WHERE ${collectionFilter(table, add, collection)}id = ${add(id)}`
+  })
+  return { text, params: table.collection === undefined ? [collection, id] : [id] }
 }
 
 export interface ListQuery {
@@ -226,10 +243,10 @@ export const listStatement = (collection: string, query: ListQuery): Statement =
   const where = `${collectionFilter(table, add, collection)}partition = ${add(query.partition)}`
   const after = query.after === undefined ? "" : `AND sort_order ${query.order === "asc" ? ">" : "<"} ${add(query.after)}`
   const limit = query.limit === undefined ? "" : `LIMIT ${add(query.limit)}`
-  return {
-    text: `SELECT ${COLUMNS} FROM ${table.name} WHERE ${where} ${after} ORDER BY sort_order ${query.order}, insert_seq ${query.order} ${limit}`,
-    params
-  }
+  const text = cachedText(`list|${table.name}|${query.order}|${after === ""}|${limit === ""}`, () => {
+    return `SELECT ${COLUMNS} FROM ${table.name} WHERE ${where} ${after} ORDER BY sort_order ${query.order}, insert_seq ${query.order} ${limit}`
+  })
+  return { text, params }
 }
 
 /** Deletes up to `limit` of a partition's rows of `collection` whose keep_until is at or before `upTo`, earliest first. */
@@ -247,7 +264,16 @@ export const dropExpiredStatement = (collection: string, partition: string, upTo
  */
 export const putStatement = (collection: string, doc: Doc, sortOrder: string, body: string | null): Statement => {
   const table = tableOf(collection)
-  const { params, add } = parameters()
+  // Typed values bind as text (or NULL), which the server reads as the column's type: one parameter type list for
+  // every row, so one prepared statement per table (a number binds as int4, int8 or float8 by its size, NULL untyped).
+  const typed = columnValues(table, doc).map((value) => (value === null ? null : String(value)))
+  const params = [...(table.collection === undefined ? [collection] : []), doc.id, doc.partition, doc.sortKey, sortOrder, body, ...typed]
+  if (table === LEDGER_ENTRIES) params.push(JSON.stringify(bodyRecord(doc.body).postings ?? []))
+  return { text: cachedText(`put|${table.name}`, () => putText(table)), params }
+}
+
+const putText = (table: Table): string => {
+  const { add } = parameters()
   const typed = table.columns.map((c) => c.name)
   const columns = [
     ...(table.collection === undefined ? ["collection"] : []),
@@ -261,15 +287,15 @@ export const putStatement = (collection: string, doc: Doc, sortOrder: string, bo
     ...typed
   ]
   const values = [
-    ...(table.collection === undefined ? [add(collection)] : []),
-    add(doc.id),
-    add(doc.partition),
-    add(doc.sortKey),
-    add(sortOrder),
+    ...(table.collection === undefined ? [add("collection")] : []),
+    add("id"),
+    add("partition"),
+    add("sortKey"),
+    add("sortOrder"),
     "nextval('documents_insert_seq')",
-    add(body),
+    add("body"),
     String(SHAPE_VERSION),
-    ...columnValues(table, doc).map(add)
+    ...typed.map(add)
   ]
   const conflict = table.collection === undefined ? "(collection, id)" : "(id)"
   const updates = ["partition", "sort_key", "sort_order", "body", "shape_version", ...typed].map((c) => `${c} = EXCLUDED.${c}`)
@@ -277,14 +303,11 @@ export const putStatement = (collection: string, doc: Doc, sortOrder: string, bo
   const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")}) VALUES (${values.join(", ")})
     ON CONFLICT ${conflict} DO UPDATE SET ${updates.join(", ")},
       insert_seq = CASE WHEN t.partition = EXCLUDED.partition THEN t.insert_seq ELSE EXCLUDED.insert_seq END`
-  if (table !== LEDGER_ENTRIES) return { text: upsert, params }
+  if (table !== LEDGER_ENTRIES) return upsert
   // An entry is written once: its postings' primary key refuses a second write of it (the ledger never rewrites one).
-  const postings = add(JSON.stringify(bodyRecord(doc.body).postings ?? []))
-  return {
-    text: `WITH entry AS (${upsert} RETURNING id, partition, seq)
+  const postings = add("postings")
+  return `WITH entry AS (${upsert} RETURNING id, partition, seq)
       INSERT INTO ledger_postings (entry_id, partition, seq, account, cents)
       SELECT entry.id, entry.partition, entry.seq, p.account, p.cents
-      FROM entry, json_to_recordset(${postings}::json) AS p(account text, cents bigint)`,
-    params
-  }
+      FROM entry, json_to_recordset(${postings}::json) AS p(account text, cents bigint)`
 }

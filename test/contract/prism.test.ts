@@ -95,8 +95,9 @@ beforeAll(async () => {
   prism.stderr?.on("data", (chunk) => {
     prismOutput += String(chunk)
   })
-  await waitUntilAnswering(`${base}/status`, 30_000)
-}, 45_000)
+  // A failure bound only: Prism answers as soon as it is up, which took over 30 s on a machine at load 26.
+  await waitUntilAnswering(`${base}/status`, 150_000)
+}, 180_000)
 
 afterAll(async () => {
   if (!prism || prism.exitCode !== null) return

@@ -141,7 +141,14 @@ describe("a fault plan replays from its seed", () => {
       [false, 26]
     ])
     expect(first.findings.map((f: { kind: string }) => f.kind)).toEqual(
-      expect.arrayContaining(["fault.503", "fault.retry.same-key", "fault.retry-after.honoured", "fault.webhook.drop", "fault.stream.cut"])
+      expect.arrayContaining([
+        "fault.503",
+        "fault.retry.same-key",
+        "fault.retry-after.honoured",
+        "fault.webhook.drop",
+        "fault.stream.cut",
+        "fault.stream.resumed"
+      ])
     )
     const ids = first.connections.flatMap((c) => c.messages.map((m) => Number(m.split(" ")[0])))
     expect(ids).toEqual(ids.map((_, i) => i + 1))

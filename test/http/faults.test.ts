@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { startEngine } from "./harness.ts"
+import { eventMessages } from "./stream-kit.ts"
 
 const SB = "/api/sandbox/v1/partner"
 
@@ -158,6 +159,21 @@ describe("request faults", () => {
     await faultLines(e, 1)
     giveUp.abort()
     await expect(pending).rejects.toThrow()
+    await e.dispose()
+  })
+
+  it("a stream is cut after its Nth message; a client that comes back live, not from its last id, is told it missed the gap", async () => {
+    const e = await setup()
+    await e.admin("PUT", "/_sim/faults", { rules: [{ fault: "cut", afterMessages: 1 }] })
+    const first = await e.fetch(new Request(`http://sokoni.test${SB}/stream`, { headers: { "x-api-key": e.p.sandboxKey } }))
+    for (const n of [1, 2]) expect((await e.trade(await e.quote(), `trade-key-000${n}`)).status).toBe(202)
+    const text = await new Response(first.body).text() // read to its end: the cut
+    expect(eventMessages(text).map((m) => m.event)).toEqual(["order.pending"])
+    await e.admin("DELETE", "/_sim/faults")
+    const again = await e.fetch(new Request(`http://sokoni.test${SB}/stream`, { headers: { "x-api-key": e.p.sandboxKey } }))
+    await again.body?.cancel()
+    const findings = (await e.admin("GET", `/_sim/findings?partnerId=${e.p.partnerId}`)).body.findings
+    expect(findings.map((f: { kind: string }) => f.kind)).toEqual(["fault.stream.cut", "fault.stream.restarted"])
     await e.dispose()
   })
 })

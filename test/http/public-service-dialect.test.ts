@@ -51,6 +51,8 @@ const publicServiceClient = (engine: Engine, apiKey: string) => {
       return send("POST", `${BASE}/users/${userId}/trade`, { symbol: "SCOM", type: "BUY", quantity: 10, quoteId: quote.body.quoteId }, true)
     },
     orders: (userId: string) => send("GET", `${LEGACY_ROOT}/users/${userId}/orders`),
+    /** The recovery lookup of facts 4.4: the client then looks for accounts[] or data[]. */
+    findAccount: (externalId: string) => send("GET", `${BASE}/users?externalId=${externalId}`),
     /** The receiver's check: HMAC-SHA256 of the raw body, hex, under x-mystocks-signature. */
     verifies: (delivery: { headers: Readonly<Record<string, string>>; body: string }) =>
       delivery.headers["x-mystocks-signature"] === createHmac("sha256", SECRET).update(delivery.body).digest("hex")
@@ -89,6 +91,8 @@ for (const store of STORES)
         const created = await client.createAccount(externalId)
         expect(created.status).toBe(201)
         const userId = created.body.userId as string
+        const found = await client.findAccount(externalId)
+        expect(found.body.users.map((u: { userId: string }) => u.userId)).toEqual([userId])
         expect((await client.assertKyc(userId)).body).toMatchObject({ kycStatus: "VERIFIED", kycLevel: "BASIC" })
         expect((await client.deposit(userId)).status).toBe(200)
         const trade = await client.trade(userId)
@@ -111,7 +115,8 @@ for (const store of STORES)
         "dialect.missing-idempotency-key assertSubAccountKyc",
         "dialect.missing-idempotency-key createSubAccount",
         "dialect.missing-idempotency-key createWebhook",
-        "dialect.signature-header createWebhook"
+        "dialect.signature-header createWebhook",
+        "dialect.users-list-key listSubAccounts"
       ])
       expect(findings.every((f) => f.partner === partner.partnerId)).toBe(true)
       const count = (kind: string, operation: string) => findings.find((f) => f.kind === kind && f.operation === operation)?.count
@@ -191,21 +196,41 @@ describe("--dialect spec (the default)", () => {
   })
 })
 
+describe("a sandbox register with no Authorization (facts 3.1)", () => {
+  it("--dialect public-service answers it as the service's quick start shows: a new partner, its sandbox key, 100,000 USD", async () => {
+    const { engine } = await setup("public-service")
+    const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
+    expect(register.status).toBe(201)
+    expect(register.body).toMatchObject({ message: "Sandbox account created.", walletBalance: 100000, currency: "USD", existing: false })
+    const wallet = await engine.call("GET", `${BASE}/wallet`, { headers: { authorization: `Bearer ${register.body.apiKey}` } })
+    expect([wallet.status, wallet.body.balance]).toEqual([200, 100000])
+    const { findings } = await findingsOf(engine)
+    expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.register-without-token", "registerSandbox", null]])
+    expect(findings[0]?.message).toMatch(
+      /^POST \/api\/sandbox\/v1\/register without Authorization: the spec registers with the portal's ID token \(401 AUTH_MISSING\); accepted/
+    )
+  })
+
+  it("--dialect spec refuses it 401 AUTH_MISSING, and the finding names it", async () => {
+    const { engine } = await setup("spec")
+    const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
+    expect(refusal(register)).toEqual([401, "AUTH_MISSING"])
+    const { findings } = await findingsOf(engine)
+    expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.register-without-token", "registerSandbox", null]])
+    expect(findings[0]?.message).toMatch(/refused 401 AUTH_MISSING/)
+  })
+})
+
 describe("in both dialects", () => {
   for (const dialect of ["spec", "public-service"] as const) {
-    it(`tells a public-service client under ${dialect} what neither dialect accepts: a register with no token, a trade with no quote`, async () => {
+    it(`tells a public-service client under ${dialect} that a MARKET trade with no quote is refused in both`, async () => {
       const { engine, partner } = await setup(dialect)
-      const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
-      expect(refusal(register)).toEqual([401, "AUTH_MISSING"])
       const headers = { "x-api-key": partner.sandboxKey, "idempotency-key": "trade-without-quote" }
       const trade = await engine.call("POST", `${BASE}/trade`, { headers, body: { symbol: "SCOM.KE", type: "BUY", quantity: 1 } })
       expect(refusal(trade)).toEqual([400, "QUOTE_REQUIRED"])
       const { findings } = await findingsOf(engine)
-      expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([
-        ["dialect.register-without-token", "registerSandbox", null],
-        ["dialect.trade-without-quote", "placeTrade", partner.partnerId]
-      ])
-      expect(findings.every((f) => f.message.includes("in both dialects"))).toBe(true)
+      expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.trade-without-quote", "placeTrade", partner.partnerId]])
+      expect(findings[0]?.message).toContain("in both dialects")
     })
   }
 })

@@ -43,12 +43,16 @@ import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
+import type { ConsoleView } from "../../app/console-view.ts"
+import type { ConsoleFeed } from "../../events/console-feed.ts"
+import type { EventLog } from "../../events/event-log.ts"
 import type { EngineReset } from "../../sim/reset.ts"
 import type { Findings } from "../../findings/findings.ts"
 import type { Dialect } from "../dialect.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { consoleRoutes } from "./control-console.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
@@ -120,6 +124,9 @@ export type RouteServices =
   | UsageMeter
   | ReportService
   | InvoiceService
+  | ConsoleView
+  | ConsoleFeed
+  | EventLog
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
@@ -148,5 +155,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
-  ...subscriptionControlRoutes
+  ...subscriptionControlRoutes,
+  ...consoleRoutes
 ]

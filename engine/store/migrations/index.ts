@@ -16,6 +16,7 @@ import eventIds from "./0010_event_ids.ts"
 import jobPartitions from "./0011_job_partitions.ts"
 import documentVersions from "./0012_document_versions.ts"
 import keepUntil from "./0013_keep_until.ts"
+import lighterChecks from "./0014_lighter_checks.ts"
 
 export const migrations = PgMigrator.fromRecord({
   "0001_store_tables": storeTables,
@@ -30,5 +31,6 @@ export const migrations = PgMigrator.fromRecord({
   "0010_event_ids": eventIds,
   "0011_job_partitions": jobPartitions,
   "0012_document_versions": documentVersions,
-  "0013_keep_until": keepUntil
+  "0013_keep_until": keepUntil,
+  "0014_lighter_checks": lighterChecks
 })
