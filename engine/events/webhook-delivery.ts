@@ -214,6 +214,8 @@ export class WebhookDelivery extends Context.Service<
           const webhook = found.value.body as WebhookDoc
           const failures = ok ? 0 : webhook.consecutiveFailures + 1
           const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
+          // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
+          if (failures === webhook.consecutiveFailures && status === webhook.status) return
           yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
         })
 

@@ -116,6 +116,14 @@ describe.skipIf(chromium === undefined)(title, () => {
     await page.locator("#now", { hasText: target as string }).waitFor()
     expect(await page.locator("#now").getAttribute("datetime")).not.toBe(before)
     await shot(page, "clock")
+
+    // The next open or close of any exchange, from the clock's own button.
+    const next = page.locator("#next-boundary")
+    const nextLabel = (await next.getAttribute("aria-label")) ?? ""
+    const nextAt = /at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})$/.exec(nextLabel)?.[1]
+    expect(nextAt, nextLabel).toBeDefined()
+    await next.click()
+    await page.locator("#now", { hasText: nextAt as string }).waitFor()
     await page.close()
   })
 })
