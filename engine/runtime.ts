@@ -33,8 +33,10 @@ import { SandboxService } from "./app/sandbox.ts"
 import { ReferenceService } from "./app/reference.ts"
 import { ReferenceData } from "./app/reference-data.ts"
 import { TradingService } from "./app/trading/service.ts"
-import { WalletService } from "./app/wallets.ts"
+import { WalletService } from "./app/wallets/service.ts"
 import { WebhookService } from "./app/webhooks.ts"
+import { ConsoleView } from "./app/console-view.ts"
+import { ConsoleFeed } from "./events/console-feed.ts"
 import { EventLog } from "./events/event-log.ts"
 import { WebhookDelivery } from "./events/webhook-delivery.ts"
 import type { EngineRequest, EngineResponse } from "./http/exchange.ts"
@@ -63,7 +65,7 @@ import { PortalService } from "./app/portal.ts"
 import { PortalAccountService } from "./app/portal-account.ts"
 import { SettingsService } from "./app/settings.ts"
 import { StreamService } from "./app/stream.ts"
-import { SubscriptionService } from "./app/subscriptions.ts"
+import { SubscriptionService } from "./app/subscriptions/service.ts"
 import { Store, StoreError } from "./store/port.ts"
 import { PostgresClientLayer, PostgresStoreLayer, PostgresStoreOnClient } from "./store/postgres.ts"
 
@@ -149,6 +151,7 @@ export const engineLayer = (config: EngineConfig) => {
     Entropy.layerDurable(config.seed).pipe(Layer.provide(backend)),
     config.trace ?? Trace.layer,
     Maintenance.layer,
+    ConsoleFeed.layer,
     Receivers.layer(config.receivers),
     config.reset === undefined ? EngineReset.unavailable : EngineReset.layer(config.reset),
     plantedDefectsLayer(config.plantDefects ?? [])
@@ -208,7 +211,8 @@ export const engineLayer = (config: EngineConfig) => {
       PriceAlertService.layer,
       PricePins.layer,
       PriceHistoryService.layer,
-      MarketCalendarService.layer
+      MarketCalendarService.layer,
+      ConsoleView.layer
     ),
     withBook
   )

@@ -17,6 +17,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { parseArgs } from "node:util"
 import type { OutputChunk } from "rolldown"
 import { ROOT } from "../engine/cli/bundle.ts"
+import { inlineConsoleFiles } from "./console-files.ts"
 
 const ENTRY_SOURCE = join(ROOT, "engine", "cli", "main.ts")
 export const DEFAULT_PACKAGE_DIR = join(ROOT, "dist", "cli")
@@ -68,6 +69,7 @@ export const buildPackage = async (dir: string = DEFAULT_PACKAGE_DIR, entry: str
     onLog: (level, log, print) => (log.code === "INEFFECTIVE_DYNAMIC_IMPORT" ? undefined : print(level, log)),
     external: (id) => isBare(id),
     plugins: [
+      inlineConsoleFiles(),
       {
         name: "sokoni-dirname-from-bundle",
         transform: (code, id) => (isAbsolute(id) && !id.includes(`${sep}node_modules${sep}`) ? rewriteDirname(code, id, dir) : null)

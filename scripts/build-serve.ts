@@ -17,6 +17,7 @@ import { parseArgs } from "node:util"
 // Types only (erased): without rolldown installed, main() says so and builds nothing.
 import type { LogLevel, LogOrStringHandler, RolldownLog } from "rolldown"
 import { bundleState, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest, ROOT } from "../engine/cli/bundle.ts"
+import { inlineConsoleFiles } from "./console-files.ts"
 
 const ENTRY_SOURCE = join(ROOT, "engine", "cli", "serve-main.ts")
 const ENTRY = "serve-main.js"
@@ -52,6 +53,8 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   // What each module's content was as the bundler got it: this plugin reads every file itself and hands the same
   // bytes over, so a file edited during the build is recorded with the content that was bundled, not the new one.
   const read = new Map<string, string>()
+  // The console's files are no modules: the plugin that inlines them says what it read, recorded as inputs too.
+  const served = new Map<string, string>()
   // An import rolldown cannot resolve becomes an import of the bundle at run time, which the check below refuses,
   // naming it: its UNRESOLVED_IMPORT warning is kept for that error rather than printed beside it as a warning box.
   // Were the build to go on all the same (an import shaken out of the bundle), the warning is printed after all.
@@ -68,6 +71,7 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
       else print(level, log)
     },
     plugins: [
+      inlineConsoleFiles((path, bytes) => (path.endsWith(".ts") ? read : served).set(path, digest(bytes))),
       {
         name: "sokoni-record-inputs",
         load(id) {
@@ -108,6 +112,7 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   const rolldownEntry = fileURLToPath(import.meta.resolve("rolldown"))
   const governing = new Set([...files, rolldownEntry].map(packageJsonOf).filter((p) => p !== undefined))
   for (const file of [...governing, join(ROOT, "tsconfig.json"), fileURLToPath(import.meta.url)]) record(file, digest(readFileSync(file)))
+  for (const [file, hash] of served) record(file, hash)
 
   mkdirSync(dir, { recursive: true })
   const manifest: Manifest = {

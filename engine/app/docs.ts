@@ -269,6 +269,19 @@ export interface DeliveryDoc {
   readonly nextAttemptAt: number | null
   /** The job that runs next for this delivery (next attempt, or the final settle), deleted on success. */
   readonly nextJobSeq: number | null
+  /** Each attempt whose outcome was recorded, oldest first (absent on deliveries stored before; the console, E-384). */
+  readonly history?: ReadonlyArray<AttemptRecord>
+}
+
+/** One attempt of a delivery as it ended: when, how, and the bytes sent (null when not known). */
+export interface AttemptRecord {
+  readonly attempt: number
+  readonly at: number
+  /** `dropped`: a fault plan dropped it unsent (docs/faults.md); `lost`: its outcome was never written (a crash). */
+  readonly outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost"
+  readonly status: number | null
+  readonly latencyMs: number | null
+  readonly bytes: number | null
 }
 export const Deliveries = collection<DeliveryDoc>("webhookDeliveries", DeliveryShape)
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`

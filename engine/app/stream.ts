@@ -17,7 +17,7 @@
 import { Context, Effect, Latch, Layer, Stream } from "effect"
 import { ApiFailure } from "../domain/errors.ts"
 import { frame, KEEP_ALIVE, KEEP_ALIVE_MS, RETRY_MS, retryField, SLOT_LEASE_MS, STREAM_CAPS } from "../domain/sse.ts"
-import { envelopeOf, EventLog } from "../events/event-log.ts"
+import { envelopeOf, EventLog, logHead } from "../events/event-log.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { PlantedDefects } from "../sim/defects.ts"
 import { Faults } from "../sim/faults.ts"
@@ -55,6 +55,8 @@ interface Connection {
   readonly names: ReadonlySet<string> | undefined
   readonly wake: Latch.Latch
   readonly slot: Slot | undefined
+  /** Engine time it opened at (the console shows it). */
+  readonly openedAt: number
   cursor: number
   beats: number
   ended: boolean
@@ -64,6 +66,15 @@ interface Connection {
   sent: number
 }
 
+/** What the console shows of an open stream. */
+export interface OpenStream {
+  readonly partition: string
+  readonly openedAt: number
+  readonly position: number
+  readonly sent: number
+  readonly names: ReadonlyArray<string> | null
+}
+
 export class StreamService extends Context.Service<
   StreamService,
   {
@@ -71,6 +82,8 @@ export class StreamService extends Context.Service<
     readonly open: (principal: Principal, options: OpenOptions) => Effect.Effect<Stream.Stream<string>, ApiFailure | StoreError>
     /** Streams open in this process, per partition (tests and diagnostics). */
     readonly openCount: (partition: string) => Effect.Effect<number>
+    /** Every stream open in this process, oldest first per partition (the console, E-381). */
+    readonly connections: Effect.Effect<ReadonlyArray<OpenStream>>
   }
 >()("sokoni/StreamService") {
   static readonly make = (options: { readonly retryMs?: number | undefined } = {}) =>
@@ -216,29 +229,7 @@ export class StreamService extends Context.Service<
           }
         })
 
-      /**
-       * The log's last position (0 when empty), in about 2·log2(n) one-row reads (E-135): "is there an event after k"
-       * is true below the end and false from it on (positions are never reused), so gallop, then bisect.
-       */
-      const headOf = (partition: string) =>
-        store.read((tx) =>
-          Effect.gen(function* () {
-            const anyAfter = (k: number) => Effect.map(tx.readEvents(partition, k, 1), (found) => found.length > 0)
-            if (!(yield* anyAfter(0))) return 0
-            let lo = 0
-            let hi = 1
-            while (yield* anyAfter(hi)) {
-              lo = hi
-              hi *= 2
-            }
-            while (hi - lo > 1) {
-              const mid = Math.floor((lo + hi) / 2)
-              if (yield* anyAfter(mid)) lo = mid
-              else hi = mid
-            }
-            return hi
-          })
-        )
+      const headOf = (partition: string) => store.read((tx) => logHead(tx, partition))
 
       const close = (c: Connection) =>
         Effect.gen(function* () {
@@ -264,6 +255,7 @@ export class StreamService extends Context.Service<
           names: options.names,
           wake: Latch.makeUnsafe(true),
           slot,
+          openedAt: now,
           cursor: after,
           beats: 0,
           ended: false,
@@ -285,7 +277,18 @@ export class StreamService extends Context.Service<
 
       return StreamService.of({
         open: openStream,
-        openCount: (partition) => Effect.sync(() => open.get(partition)?.size ?? 0)
+        openCount: (partition) => Effect.sync(() => open.get(partition)?.size ?? 0),
+        connections: Effect.sync(() =>
+          [...open.values()].flatMap((streams) =>
+            [...streams].map((c) => ({
+              partition: c.partition,
+              openedAt: c.openedAt,
+              position: c.cursor,
+              sent: c.sent,
+              names: c.names === undefined ? null : [...c.names].sort()
+            }))
+          )
+        )
       })
     })
 

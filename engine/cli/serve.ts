@@ -173,6 +173,7 @@ export const serve = Command.make(
     yield* Console.log(`production  ${base}/api/v1/partner`)
     yield* Console.log(`sandbox     ${base}/api/sandbox/v1/partner`)
     yield* Console.log(`control     ${base}/_sim   (Authorization: Bearer ${adminToken})`)
+    yield* Console.log(`console     ${base}/_sim/console   (open it in a browser; it asks for the admin token)`)
     if (flags.demo) {
       const response = yield* Effect.promise(() =>
         fetch(`${base}/_sim/partners`, {

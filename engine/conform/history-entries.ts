@@ -136,7 +136,10 @@ export const groupBy = <T>(items: ReadonlyArray<T>, key: (t: T) => string | unde
   for (const item of items) {
     const k = key(item)
     if (k === undefined) continue
-    groups.set(k, [...(groups.get(k) ?? []), item])
+    // Pushed in place: copying the group on every item made a long history's large groups quadratic (issue 25).
+    const group = groups.get(k)
+    if (group === undefined) groups.set(k, [item])
+    else group.push(item)
   }
   return groups
 }

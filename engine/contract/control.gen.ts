@@ -94,6 +94,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sim/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console (a web page)
+         * @description The operator's console of the simulation, a page a browser opens: the clock, the desk queue, partners, keys,
+         *     wallets, orders, the event log, webhook deliveries, stream connections, findings and faults, live. The page
+         *     itself holds no data and needs no token: it asks for the admin token, keeps it in the tab's sessionStorage and
+         *     sends it on every call it makes. Not recorded in the trace (E-382).
+         */
+        get: operations["getSimConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the console (its scripts and style sheet).
+                 * @example console.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the console
+         * @description The console's plain ES modules and style sheet, served as they are kept in engine/console/ (no build step).
+         */
+        get: operations["getSimConsoleAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the console shows, at once
+         * @description One read of the simulated world for the console: the clock and every exchange's next open and close, the desk's
+         *     policy and queue, partners with their keys, master wallets and webhooks, the latest orders, events and webhook
+         *     deliveries (each attempt with its status, time, latency and bytes) of every partner, and the event streams open
+         *     in this process. Lists are bounded (`limit`, newest first). Not recorded in the trace (E-382).
+         */
+        get: operations["getSimConsoleState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sim/console/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's live feed (Server-Sent Events)
+         * @description What changes, as it happens: `event` messages carry every event committed to any partner's log (partition,
+         *     position, name, time, data), `exchange` messages every answered request to the engine other than the
+         *     console's own (method, path, status), `delivery` messages every recorded webhook attempt. The console reloads
+         *     its state when one arrives. Read it with `fetch` (it needs the admin token header, which EventSource cannot
+         *     send). Not recorded in the trace (E-382).
+         */
+        get: operations["streamSimConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sim/corporate-actions": {
         parameters: {
             query?: never;
@@ -990,6 +1086,228 @@ export interface components {
              */
             overriddenByAdmin: true;
         };
+        /** @description One attempt of a delivery. */
+        ConsoleAttempt: {
+            /**
+             * Format: date-time
+             * @description When it was made (engine time).
+             */
+            at: string;
+            /** @description 1 to 6. */
+            attempt: number;
+            /** @description Bytes of the body sent (null when not recorded). */
+            bytes: number | null;
+            /** @description How long the receiver took, when it answered. */
+            latencyMs: number | null;
+            /**
+             * @description `dropped`: a fault plan dropped it unsent; `lost`: no outcome was recorded (the engine stopped while it was on the wire).
+             * @enum {string}
+             */
+            outcome: "answered" | "timeout" | "unreachable" | "dropped" | "lost";
+            /** @description The receiver's HTTP status, when it answered. */
+            status: number | null;
+        };
+        /** @description One event to one webhook, with every attempt. */
+        ConsoleDelivery: {
+            /** @description Each attempt made, oldest first. */
+            attempts: components["schemas"]["ConsoleAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the event was enqueued.
+             */
+            createdAt: string;
+            /** @description Delivery ID. */
+            deliveryId: string;
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description Event name. */
+            event: string;
+            /** @description Event ID. */
+            eventId: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null when none is.
+             */
+            nextAttemptAt: string | null;
+            /** @description Partner ID. */
+            partnerId: string;
+            /**
+             * @description Where the delivery stands.
+             * @enum {string}
+             */
+            state: "pending" | "sending" | "retrying" | "delivered" | "failed";
+            /** @description Where it goes. */
+            url: string;
+            /** @description Webhook ID. */
+            webhookId: string;
+        };
+        /** @description One event of a partner's log. */
+        ConsoleEvent: {
+            /** @description The event's data. */
+            data: unknown;
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description Event name. */
+            event: string;
+            /** @description Event ID. */
+            eventId: string;
+            /** @description Partner ID. */
+            partnerId: string;
+            /** @description Position in the partner's log (the stream's `id:`). */
+            position: number;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+        };
+        /** @description An order and whose it is. */
+        ConsoleOrder: {
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The order as its partner reads it. */
+            order: components["schemas"]["Order"];
+            /** @description Partner ID. */
+            partnerId: string;
+        };
+        /** @description A partner with its keys, master wallets and webhooks. */
+        ConsolePartner: {
+            /** @description Business name. */
+            businessName: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createdAt: string;
+            /** @description Contact email. */
+            email: string;
+            /** @description Its API keys, newest first (the last 4 characters only). */
+            keys: {
+                /**
+                 * Format: date-time
+                 * @description When it was issued.
+                 */
+                createdAt: string;
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description full or data. */
+                kind: string;
+                /** @description Its last four characters. */
+                last4: string;
+                /**
+                 * @description Whether it still authenticates.
+                 * @enum {string}
+                 */
+                status: "active" | "revoked" | "rotated";
+            }[];
+            /** @description Partner ID. */
+            partnerId: string;
+            /**
+             * @description Active or suspended.
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+            /** @description Tier. */
+            tier: components["schemas"]["Tier"];
+            /** @description The master wallet of each environment. */
+            wallets: {
+                /** @description Available, USD. */
+                available: number;
+                /** @description Available plus reserved, USD. */
+                balance: number;
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description Held in escrow for open orders, USD. */
+                reserved: number;
+            }[];
+            /** @description Its webhook registrations (deleted ones left out). */
+            webhooks: {
+                /**
+                 * @description Environment.
+                 * @enum {string}
+                 */
+                environment: "sandbox" | "production";
+                /** @description Subscribed events. */
+                events: string[];
+                /** @description Webhook ID. */
+                id: string;
+                /**
+                 * @description Active or disabled.
+                 * @enum {string}
+                 */
+                status: "active" | "disabled";
+                /** @description Where deliveries go. */
+                url: string;
+            }[];
+        };
+        /** @description The simulated world as the console shows it (E-381). */
+        ConsoleState: {
+            /** @description The latest webhook deliveries, newest first. */
+            deliveries: components["schemas"]["ConsoleDelivery"][];
+            /** @description The execution desk. */
+            desk: {
+                /** @description Its policy. */
+                policy: components["schemas"]["DeskPolicy"];
+                /** @description Orders awaiting a decision, oldest first. */
+                queue: components["schemas"]["Order"][];
+            };
+            /** @description The latest events of every partner's log, newest first. */
+            events: components["schemas"]["ConsoleEvent"][];
+            /** @description Every exchange's phase and its next open and close (what the clock can jump to). */
+            exchanges: components["schemas"]["ExchangeStatus"][];
+            /**
+             * @description The clock mode.
+             * @enum {string}
+             */
+            mode: "system" | "follow" | "manual";
+            /**
+             * Format: date-time
+             * @description Current engine time.
+             */
+            now: string;
+            /** @description The latest orders of every partner and environment, newest first. */
+            orders: components["schemas"]["ConsoleOrder"][];
+            /** @description Every partner, oldest first. */
+            partners: components["schemas"]["ConsolePartner"][];
+            /** @description Event streams (`GET /stream`) open in this engine process. */
+            streams: components["schemas"]["ConsoleStream"][];
+        };
+        /** @description An open event stream. */
+        ConsoleStream: {
+            /**
+             * @description Environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The event names it asked for; null for all. */
+            events: string[] | null;
+            /**
+             * Format: date-time
+             * @description When it opened (engine time).
+             */
+            openedAt: string;
+            /** @description Partner ID. */
+            partnerId: string;
+            /** @description The last log position it has passed. */
+            position: number;
+            /** @description Events sent on it so far. */
+            sent: number;
+        };
         /** @description Error envelope (same shape as the partner API). */
         ControlError: {
             /** @description The error. */
@@ -1209,6 +1527,57 @@ export interface components {
             rejectionCode?: string;
             /** @description reject, failSettlement. Free text. */
             rejectionReason?: string;
+        };
+        /**
+         * @description Exchange code. Symbols are qualified with the exchange's ISO 3166-1 alpha-2 country suffix
+         *     (`x-symbol-suffix`): NSE `.KE`, NGX `.NG`, JSE `.ZA`, GSE `.GH`, BRVM `.CI`, ZSE `.ZW`, BSE `.BW`, LUSE `.ZM`,
+         *     EGX `.EG`, DSE `.TZ`, USE `.UG`, MSE `.MW`, CSE `.MA`, SEM `.MU` (D-080).
+         * @enum {string}
+         */
+        ExchangeCode: "NSE" | "NGX" | "JSE" | "GSE" | "BRVM" | "ZSE" | "BSE" | "LUSE" | "EGX" | "DSE" | "USE" | "MSE" | "CSE" | "SEM";
+        /** @description Trading phase of one exchange (a value of the `exchanges` map, facts 9.4.2). */
+        ExchangeStatus: {
+            /**
+             * Format: date-time
+             * @description Today's close (UTC), null on a holiday or weekend.
+             */
+            closesAt: string | null;
+            /** @description ISO 3166-1 alpha-2 country (also the symbol suffix, D-080). */
+            country: string;
+            /** @description Exchange code (also the map key). */
+            exchange: components["schemas"]["ExchangeCode"];
+            /** @description ISO 10383 MIC. */
+            exchangeMic: string | null;
+            /** @description Holiday name when HOLIDAY. */
+            holidayName: string | null;
+            /** @description True while the status is OPEN. */
+            isOpen: boolean;
+            /** @description Current local time at the exchange (ISO 8601 with offset). */
+            localTime: string;
+            /** @description Exchange name. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description While OPEN, the close of the current session; otherwise the close of the next session (UTC).
+             */
+            nextClose: string | null;
+            /**
+             * Format: date-time
+             * @description Next session open (UTC) after now (while OPEN, the next trading day's open).
+             */
+            nextOpen: string | null;
+            /**
+             * Format: date-time
+             * @description Today's open (UTC), null on a holiday or weekend.
+             */
+            opensAt: string | null;
+            /**
+             * @description Current phase (the phases of the `market.status` event).
+             * @enum {string}
+             */
+            status: "OPEN" | "CLOSED" | "HOLIDAY";
+            /** @description IANA time zone of the exchange. */
+            timezone: string;
         };
         /** @description Live SLA clock of an order in the PENDING (dealing-desk) queue; the order shows null once it left the queue (D-330). */
         ExecutionSla: {
@@ -2222,6 +2591,106 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    getSimConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getSimConsoleAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A file of the console (its scripts and style sheet).
+                 * @example console.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                    "text/css": string;
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getSimConsoleState: {
+        parameters: {
+            query?: {
+                /**
+                 * @description At most this many orders, events and deliveries (each).
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The world as the console shows it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    streamSimConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An open stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     raiseSimCorporateAction: {

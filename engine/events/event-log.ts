@@ -10,7 +10,7 @@ import { Context, Effect, Layer, PubSub } from "effect"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Trace } from "../sim/trace.ts"
-import type { LoggedEvent, StoreError, Tx } from "../store/port.ts"
+import type { LoggedEvent, ReadTx, StoreError, Tx } from "../store/port.ts"
 
 /** Runs inside the appending transaction, after the event row is written (so it commits or rolls back with it). */
 export type AppendHook = (tx: Tx, event: LoggedEvent) => Effect.Effect<void, StoreError>
@@ -23,6 +23,28 @@ export const envelopeOf = (event: LoggedEvent, isSandbox: boolean) => ({
   data: event.payload,
   ...(isSandbox ? { isSandbox: true } : {})
 })
+
+/**
+ * The log's last position in `partition` (0 when empty), in about 2·log2(n) one-row reads (E-135): "is there an event
+ * after k" is true below the end and false from it on (positions are never reused), so gallop, then bisect.
+ */
+export const logHead = (tx: Pick<ReadTx, "readEvents">, partition: string): Effect.Effect<number, StoreError> =>
+  Effect.gen(function* () {
+    const anyAfter = (k: number) => Effect.map(tx.readEvents(partition, k, 1), (found) => found.length > 0)
+    if (!(yield* anyAfter(0))) return 0
+    let lo = 0
+    let hi = 1
+    while (yield* anyAfter(hi)) {
+      lo = hi
+      hi *= 2
+    }
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2)
+      if (yield* anyAfter(mid)) lo = mid
+      else hi = mid
+    }
+    return hi
+  })
 
 export class EventLog extends Context.Service<
   EventLog,
@@ -41,7 +63,7 @@ export class EventLog extends Context.Service<
     const trace = yield* Trace
     const committed = yield* PubSub.unbounded<LoggedEvent>()
     const hooks: Array<AppendHook> = []
-    const append = Effect.fn("EventLog.append")(function* (tx: Tx, partition: string, name: string, payload: unknown) {
+    const append = Effect.fnUntraced(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {
         eventId: yield* entropy.id("evt"),
         name,

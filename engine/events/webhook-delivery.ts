@@ -15,7 +15,7 @@
  */
 import { createHmac } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
+import { type AttemptRecord, Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
 import { isSandboxPartition, partnerOfPartition } from "../app/principal.ts"
 import { isoAt } from "../sim/clock.ts"
 import { EngineClock } from "../sim/clock.ts"
@@ -26,6 +26,7 @@ import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { Trace } from "../sim/trace.ts"
 import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
+import { ConsoleFeed } from "./console-feed.ts"
 import { EventLog, envelopeOf } from "./event-log.ts"
 
 /** Spec "Events", delivery rules 1 and 2: 2xx within 8 s; 6 attempts, the later ones 5 s, 30 s, 5 min, 30 min, 2 h
@@ -110,6 +111,7 @@ export class WebhookDelivery extends Context.Service<
       const scheduler = yield* Scheduler
       const events = yield* EventLog
       const trace = yield* Trace
+      const feed = yield* ConsoleFeed
       const faults = yield* Faults
       // TEST ONLY (sim/defects.ts, E-190): both false unless `serve --plant-defect` names them.
       const planted = yield* PlantedDefects
@@ -163,13 +165,31 @@ export class WebhookDelivery extends Context.Service<
           }
         })
 
+      /** Appends attempt `record` to the delivery's history, and tells the console once it commits. */
+      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> =>
+        Effect.as(
+          tx.afterCommit(
+            feed.publish(() => ({ kind: "delivery", deliveryId: d.deliveryId, attempt: record.attempt, outcome: record.outcome, status: record.status }))
+          ),
+          { ...d, history: [...(d.history ?? []), record] }
+        )
+
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
-      const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult) =>
+      /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
+      const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult, sent: number | undefined) =>
         store.transact((tx) =>
           Effect.gen(function* () {
             const found = yield* Deliveries.get(tx, deliveryId)
             if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
-            const d = found.value
+            const answered = result.kind === "answered" ? result : undefined
+            const d = yield* withAttempt(tx, found.value, {
+              attempt,
+              at: found.value.lastAttemptAt ?? found.value.createdAt,
+              outcome: sent === undefined ? "dropped" : result.kind,
+              status: answered?.status ?? null,
+              latencyMs: answered?.latencyMs ?? null,
+              bytes: sent ?? null
+            })
             const ok = isSuccess(result)
             const last = attempt >= MAX_ATTEMPTS
             if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
@@ -194,6 +214,8 @@ export class WebhookDelivery extends Context.Service<
           const webhook = found.value.body as WebhookDoc
           const failures = ok ? 0 : webhook.consecutiveFailures + 1
           const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
+          // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
+          if (failures === webhook.consecutiveFailures && status === webhook.status) return
           yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
         })
 
@@ -222,7 +244,7 @@ export class WebhookDelivery extends Context.Service<
           const result = fault?.fault === "drop" ? DROPPED : yield* send(webhook, body)
           yield* traced(result)
           if (fault?.fault === "duplicate") yield* Effect.flatMap(send(webhook, body), traced)
-          yield* recordOutcome(d.deliveryId, attempt, result)
+          yield* recordOutcome(d.deliveryId, attempt, result, fault?.fault === "drop" ? undefined : Buffer.byteLength(body))
         }).pipe(
           // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
           // already committed and carries the delivery on.
@@ -280,7 +302,9 @@ export class WebhookDelivery extends Context.Service<
           const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
           const found = yield* Deliveries.get(tx, deliveryId)
           if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
-          yield* putDelivery(tx, { ...found.value, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
+          const at = found.value.lastAttemptAt ?? found.value.createdAt
+          const lost = yield* withAttempt(tx, found.value, { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null })
+          yield* putDelivery(tx, { ...lost, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
           yield* countOutcome(tx, found.value.webhookId, false)
         })
 

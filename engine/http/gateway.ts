@@ -12,6 +12,7 @@ import { PartnerService } from "../app/partners.ts"
 import { type Environment, type Principal, scopeAllows } from "../app/principal.ts"
 import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
+import { ConsoleFeed } from "../events/console-feed.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
@@ -35,6 +36,22 @@ export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environmen
 export const SANDBOX_ROOT = "/api/sandbox/v1"
 export const PUBLIC_ROOT = "/api/v1"
 export const CONTROL_ROOT = "/_sim"
+/** The console's own surface (E-382): watching the simulation neither enters its trace nor its console feed. */
+export const CONSOLE_ROOT = "/_sim/console"
+
+/** The header the console sends on every call: its reads (GET) only watch, and say so. */
+export const CONSOLE_HEADER = "x-sokoni-console"
+
+/**
+ * Requests that only observe: neither recorded in the trace nor heard on the console's feed (E-382). The trace's
+ * own reads, the console's surface, and every GET the console makes (findings, faults): watching the simulation must
+ * not change its trace, nor wake the console that watches.
+ */
+const observes = (request: EngineRequest) =>
+  request.path.startsWith("/_sim/trace") ||
+  request.path === CONSOLE_ROOT ||
+  request.path.startsWith(`${CONSOLE_ROOT}/`) ||
+  (request.method === "GET" && request.headers[CONSOLE_HEADER] !== undefined)
 
 /** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
 export const MAX_HEADER_BYTES = 16 * 1024
@@ -83,7 +100,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
   static readonly make = <R>(options: GatewayOptions, routes: ReadonlyArray<Route<R>>) =>
     Effect.gen(function* () {
       const context = yield* Effect.context<
-        R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect | Faults
+        R | PartnerService | EngineClock | Trace | RateLimiter | Maintenance | Idempotency | AuditTrail | Dialect | Faults | ConsoleFeed
       >()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
@@ -95,6 +112,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const faults = yield* Faults
       // Consulted where the dialects differ: the legacy root, the body decoded, a missing key (http/dialect.ts).
       const dialect = yield* Dialect
+      const consoleFeed = yield* ConsoleFeed
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
@@ -339,7 +357,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           // A kept command's audit record was written in its own transaction (E-289).
           Effect.tap((response) => (seen.audited === true ? Effect.void : audit.observe(request, seen, response))),
           Effect.tap((response) =>
-            request.path.startsWith("/_sim/trace")
+            observes(request)
               ? Effect.void
               : trace
                   .record({
@@ -350,7 +368,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
                     status: response.status,
                     response: traceValue(response.body, response.value)
                   })
-                  .pipe(Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)))
+                  .pipe(
+                    Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
+                    Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
+                  )
           ),
           Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
           Effect.provideContext(context)

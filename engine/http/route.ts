@@ -71,7 +71,8 @@ interface CatalogueRow {
 }
 
 const authOf = (row: CatalogueRow): AuthKind => {
-  if (row.mount === "control") return "admin"
+  // The console's page and files carry no data and no token: the page asks for the token (E-380).
+  if (row.mount === "control") return row.security.length === 0 ? "none" : "admin"
   const s = row.security
   if (s.some((k) => k.startsWith("apiKey") || k.startsWith("dataKey") || k.startsWith("oauth"))) return "apiKey"
   if (s.includes("idToken")) return "idToken"
@@ -239,7 +240,7 @@ export const controlRoute = <
   operationId: Op,
   status: S,
   spec: Inputs<PS, QS, B> & {
-    readonly handle: (input: HandlerInput<PS, QS, B>) => Effect.Effect<ControlResponseBody<Op, S> | RawBody, ApiFailure | StoreError, R>
+    readonly handle: (input: HandlerInput<PS, QS, B>) => Effect.Effect<ControlResponseBody<Op, S> | RawBody | StreamBody, ApiFailure | StoreError, R>
   }
 ): Route<R> => build<R>(operationId, status, spec, (input) => spec.handle(input as HandlerInput<PS, QS, B>))
 

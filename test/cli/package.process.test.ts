@@ -17,6 +17,7 @@ import { createServer, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { servesTheConsole } from "../console/console-kit.ts"
 import { adminUrl, freePort, send, withDatabase } from "../http/node-server-kit.ts"
 import { onPostgres } from "../support/stores.ts"
 import { ROOT, sokoni } from "../support/sokoni-cli.ts"
@@ -103,6 +104,7 @@ describe("the packed tarball, installed with --omit=dev into an empty folder", (
     const manual = ["--clock", "manual", "--start", "2026-11-23T08:00:00.000Z", "--desk", "manual"]
     await serveInstalled(manual, async (port) => {
       await servesTheApi(port)
+      await servesTheConsole(port, ADMIN)
       const conform = await conformSubset(`http://127.0.0.1:${port}`)
       expect(conform.stdout, conform.stderr).toMatch(/^\d+ passed, 0 failed, 0 skipped$/m)
       expect(conform.code).toBe(0)

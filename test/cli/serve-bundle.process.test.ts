@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BUNDLE_ENV, MANIFEST, type Manifest } from "../../engine/cli/bundle.ts"
 import { buildServe } from "../../scripts/build-serve.ts"
+import { servesTheConsole } from "../console/console-kit.ts"
 import { adminUrl, freePort, send, withDatabase } from "../http/node-server-kit.ts"
 import { onPostgres } from "../support/stores.ts"
 
@@ -91,8 +92,11 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 describe("the bundled serve", () => {
-  it("is what `sokoni serve` runs when fresh: one module instead of the engine's sources, serving the API", async () => {
-    const served = await serveWith(bundleDir, ["--store", "memory"], servesTheApi)
+  it("is what `sokoni serve` runs when fresh: one module instead of the engine's sources, serving the API and the console", async () => {
+    const served = await serveWith(bundleDir, ["--store", "memory"], async (port) => {
+      await servesTheApi(port)
+      await servesTheConsole(port, ADMIN)
+    })
     expect(served.loaded).toContain(pathToFileURL(join(bundleDir, "serve-main.js")).href)
     // bin.ts and the freshness check are all of the engine that loads from source.
     expect(engineSources(served.loaded).sort()).toEqual([pathToFileURL(BIN).href, pathToFileURL(join(ROOT, "engine", "cli", "bundle.ts")).href].sort())
@@ -105,6 +109,8 @@ describe("the bundled serve", () => {
     const manifest = JSON.parse(readFileSync(join(stale, MANIFEST), "utf8")) as Manifest
     const input = "engine/http/node-server.ts"
     expect(manifest.inputs[input]).toBeDefined()
+    // The console's files are inlined, so they are inputs too: an edited page makes the bundle stale.
+    expect(Object.keys(manifest.inputs)).toEqual(expect.arrayContaining(["engine/console/index.html", "engine/console/console.js", "engine/console/files.ts"]))
     writeFileSync(join(stale, MANIFEST), JSON.stringify({ ...manifest, inputs: { ...manifest.inputs, [input]: "0".repeat(64) } }))
     const served = await serveWith(stale, ["--store", "memory"], servesTheApi)
     expect(served.loaded).not.toContain(pathToFileURL(join(stale, "serve-main.js")).href)

@@ -113,7 +113,7 @@ const IncidentBody = Schema.Struct({
 })
 
 /** The policy as the contract shows it (mutable copies of its lists). */
-const policyWire = (p: DeskPolicy) => {
+export const policyWire = (p: DeskPolicy) => {
   switch (p.mode) {
     case "random":
       return { ...p, rejectionCodes: [...p.rejectionCodes] }

@@ -28,7 +28,7 @@ import type { PartnerService } from "../../app/partners.ts"
 import type { SandboxService } from "../../app/sandbox.ts"
 import type { ReferenceService } from "../../app/reference.ts"
 import type { TradingService } from "../../app/trading/service.ts"
-import type { WalletService } from "../../app/wallets.ts"
+import type { WalletService } from "../../app/wallets/service.ts"
 import type { WebhookService } from "../../app/webhooks.ts"
 import type { KeyService } from "../../app/keys.ts"
 import type { IdentityProvider } from "../../app/identity.ts"
@@ -36,19 +36,23 @@ import type { PortalService } from "../../app/portal.ts"
 import type { PortalAccountService } from "../../app/portal-account.ts"
 import type { SettingsService } from "../../app/settings.ts"
 import type { StreamService } from "../../app/stream.ts"
-import type { SubscriptionService } from "../../app/subscriptions.ts"
+import type { SubscriptionService } from "../../app/subscriptions/service.ts"
 import type { EngineClock } from "../../sim/clock.ts"
 import type { Maintenance } from "../guards/maintenance.ts"
 import type { Faults } from "../../sim/faults.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Trace } from "../../sim/trace.ts"
 import type { ReceiverScripts } from "../../app/receiver-scripts.ts"
+import type { ConsoleView } from "../../app/console-view.ts"
+import type { ConsoleFeed } from "../../events/console-feed.ts"
+import type { EventLog } from "../../events/event-log.ts"
 import type { EngineReset } from "../../sim/reset.ts"
 import type { Findings } from "../../findings/findings.ts"
 import type { Dialect } from "../dialect.ts"
 import type { Route } from "../route.ts"
 import { accountRoutes } from "./accounts.ts"
 import { complianceRoutes } from "./control-accounts.ts"
+import { consoleRoutes } from "./control-console.ts"
 import { corporateControlRoutes } from "./control-corporate.ts"
 import { marketControlRoutes } from "./control-market.ts"
 import { controlRoutes } from "./control.ts"
@@ -120,6 +124,9 @@ export type RouteServices =
   | UsageMeter
   | ReportService
   | InvoiceService
+  | ConsoleView
+  | ConsoleFeed
+  | EventLog
 
 export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...marketDataRoutes,
@@ -148,5 +155,6 @@ export const ROUTES: ReadonlyArray<Route<RouteServices>> = [
   ...complianceRoutes,
   ...marketControlRoutes,
   ...corporateControlRoutes,
-  ...subscriptionControlRoutes
+  ...subscriptionControlRoutes,
+  ...consoleRoutes
 ]

@@ -103,7 +103,21 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
             rate: rateOf(response.headers),
             body: response.body
           })
-        return { status: response.status, body: response.body, json: parse(response.body) } satisfies Answer
+        // Parsed when asked for: the driver reads a few answers (a quote's id, a created partner), not the others.
+        let json: unknown
+        let parsed = false
+        const text = response.body
+        return {
+          status: response.status,
+          body: text,
+          get json() {
+            if (!parsed) {
+              json = parse(text)
+              parsed = true
+            }
+            return json
+          }
+        } satisfies Answer
       })
     /** The deliveries received since the last drain, each parsed once for whoever reads them. */
     const drain = Effect.sync(() =>
