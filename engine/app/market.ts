@@ -1,6 +1,6 @@
 /**
  * Market: the stock list and tradeable quotes. Owns: stock items as the spec shows them, quote issuance (single use,
- * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (app/trading.ts).
+ * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (domain/trading/decide-quote.ts, app/trading/place.ts).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
