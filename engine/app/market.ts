@@ -125,7 +125,7 @@ export class MarketService extends Context.Service<
       return list
     })
 
-    const issueQuote = Effect.fn("MarketService.issueQuote")(function* (principal: Principal, symbol: string, query: QuoteQuery) {
+    const issueQuote = Effect.fnUntraced(function* (principal: Principal, symbol: string, query: QuoteQuery) {
       const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
       if (query.quantity !== undefined && query.cashValue !== undefined) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "give quantity or cashValue, not both", { params: ["quantity", "cashValue"] }))
