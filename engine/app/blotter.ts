@@ -2,7 +2,7 @@
  * OrderBlotter: `GET /orders/blotter` (D-032), sub-account orders across customers, newest first. Like the service,
  * a page scans at most 20 customers and 1,000 orders and returns up to `limit` matches; `nextCursor` continues the
  * scan where it stopped (bound to the partner, environment and filters). Owns the scan and the item; does not own
- * orders (app/trading.ts) nor the master account's list (`GET /orders`).
+ * orders (app/trading/) nor the master account's list (`GET /orders`).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"

@@ -7,7 +7,7 @@
  * effective date (D-340). Every action rejects the listing's open orders first where it changes what they trade
  * (D-304), and appends its `corporateaction.*` event and the generic `corporateaction.declared` (D-074).
  * Owns the raised records (SimActions, SimDividends). Does not own the seeded schedules (domain/reference), how they
- * are listed (app/corporate.ts), order rejection (app/trading.ts), listing statuses (app/listings.ts), symbols
+ * are listed (app/corporate.ts), order rejection (app/trading/desk.ts), listing statuses (app/listings.ts), symbols
  * (app/symbols.ts, app/symbol-change.ts), rights take-up (app/rights.ts) nor prices.
  */
 import { Context, Effect, Layer, Option } from "effect"

@@ -1,8 +1,9 @@
 /**
  * Typed access to the documents the app keeps in the store: collection names, ids, sort keys and the body types.
- * Owns nothing but naming and (de)serialising; the store is schemaless JSON and only this module casts it.
+ * Owns nothing but naming and (de)serialising; the store is schemaless JSON and only this module casts it, after
+ * checking the body against its collection's shape where one is given (doc-shapes.ts).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, type Schema } from "effect"
 import { joinFlat } from "../domain/strings.ts"
 import type { EntryKind, Posting, TransactionType } from "../domain/ledger.ts"
 import type { OrderRecord, Side } from "../domain/order.ts"
@@ -10,6 +11,19 @@ import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { IdSequence, ReadTx, StoreError, Tx } from "../store/port.ts"
+import {
+  ApiKeyShape,
+  checkShape,
+  DeliveryShape,
+  HoldingShape,
+  KeyPointerShape,
+  OAuthClientShape,
+  PartnerSettingsShape,
+  PartnerShape,
+  QuoteShape,
+  SubAccountKeyShape,
+  WebhookShape
+} from "./doc-shapes.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
 export interface PartnerDoc {
@@ -95,17 +109,17 @@ interface Collection<A> {
   ) => Effect.Effect<ReadonlyArray<A>, StoreError>
 }
 
-const collection = <A>(name: string): Collection<A> => ({
-  name,
-  get: (tx, id) =>
-    Effect.map(
-      tx.get(name, id),
-      Option.map((d) => d.body as A)
-    ),
-  put: (tx, id, partition, sortKey, body, keepUntil) =>
-    tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
-  list: (tx, partition, options) => Effect.map(tx.list(name, { partition, ...options }), (docs) => docs.map((d) => d.body as A))
-})
+/** A collection; with a `shape` (doc-shapes.ts), every body read is checked against it first. */
+const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
+  const check = checkShape(name, shape)
+  return {
+    name,
+    get: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(check(d.id, d.body)) })),
+    put: (tx, id, partition, sortKey, body, keepUntil) =>
+      tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
+    list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), (docs) => Effect.forEach(docs, (d) => check(d.id, d.body)))
+  }
+}
 
 /**
  * Bumped after every commit that wrote a partner or key document, in this process: caches of credentials compare it,
@@ -119,15 +133,15 @@ const bumpCredentials = Effect.sync(() => {
 })
 
 /** A collection whose writes invalidate cached credentials once they commit. */
-const credentialCollection = <A>(name: string): Collection<A> => {
-  const plain = collection<A>(name)
+const credentialCollection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
+  const plain = collection<A>(name, shape)
   return { ...plain, put: (tx, id, partition, sortKey, body) => Effect.andThen(plain.put(tx, id, partition, sortKey, body), tx.afterCommit(bumpCredentials)) }
 }
 
-export const Partners = credentialCollection<PartnerDoc>("partners")
-export const ApiKeys = credentialCollection<ApiKeyDoc>("apiKeys")
-export const Holdings = collection<HoldingDoc>("holdings")
-export const Quotes = collection<QuoteDoc>("quotes")
+export const Partners = credentialCollection<PartnerDoc>("partners", PartnerShape)
+export const ApiKeys = credentialCollection<ApiKeyDoc>("apiKeys", ApiKeyShape)
+export const Holdings = collection<HoldingDoc>("holdings", HoldingShape)
+export const Quotes = collection<QuoteDoc>("quotes", QuoteShape)
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
 /** Corporate actions and dividends raised through the control API (D-302), partition "global", by announcement time. */
@@ -140,7 +154,7 @@ export const SubAccounts = collection<SubAccountRecord>("subAccounts")
 export interface SubAccountKeyDoc {
   readonly subAccountId: string
 }
-export const SubAccountKeys = collection<SubAccountKeyDoc>("subAccountKeys")
+export const SubAccountKeys = collection<SubAccountKeyDoc>("subAccountKeys", SubAccountKeyShape)
 export const externalIdKey = (partition: string, externalId: string) => `${partition}|ext|${externalId}`
 export const uidKey = (partition: string, uid: string) => `${partition}|uid|${uid}`
 
@@ -233,7 +247,7 @@ export interface WebhookDoc {
   /** Deliveries in a row that exhausted every attempt (D-055: 20 disables the webhook). */
   readonly consecutiveFailures: number
 }
-export const Webhooks = collection<WebhookDoc>("webhooks")
+export const Webhooks = collection<WebhookDoc>("webhooks", WebhookShape)
 export const deletedWebhookPartition = (partition: string) => `${partition}|deleted`
 
 /** One event to one webhook and its attempts (D-057); document partition `${partition}|${webhookId}`. */
@@ -269,7 +283,7 @@ export interface AttemptRecord {
   readonly latencyMs: number | null
   readonly bytes: number | null
 }
-export const Deliveries = collection<DeliveryDoc>("webhookDeliveries")
+export const Deliveries = collection<DeliveryDoc>("webhookDeliveries", DeliveryShape)
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`
 
 /** A partner's settings in one environment (D-065), id = the partition. Absent until first changed: the partner's
@@ -280,7 +294,7 @@ export interface PartnerSettingsDoc {
   readonly ipAllowlist: ReadonlyArray<string>
   readonly updatedAt: number
 }
-export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings")
+export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings", PartnerSettingsShape)
 
 /** Whether a partner may use `POST /oauth/token` (set by the operator, `POST /_sim/partners/{id}/oauth`); id = partnerId. */
 export interface OAuthClientDoc {
@@ -288,7 +302,7 @@ export interface OAuthClientDoc {
   readonly enabled: boolean
   readonly updatedAt: number
 }
-export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
+export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients", OAuthClientShape)
 
 /**
  * Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here.
@@ -297,7 +311,7 @@ export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients")
 export interface KeyPointerDoc {
   readonly keyHash: string
 }
-export const KeyPointers = collection<KeyPointerDoc>("keyPointers")
+export const KeyPointers = collection<KeyPointerDoc>("keyPointers", KeyPointerShape)
 export const keyPointerId = (partition: string, kind: "full" | "data") => `${partition}|${kind}`
 /** Makes `keyHash` the partition's active key of `kind`: the pointer is written to "global" with the keys, never to the
  * partition itself, which a sandbox reset wipes. */

@@ -8,7 +8,7 @@
  * Entry ids are `txn_` + a hash of (partition, journal position): deterministic without drawing from the seeded
  * generator, so adding the journal changed no id a scenario shows.
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import { Data, Effect, Option } from "effect"
 import {
   compact,
@@ -41,7 +41,7 @@ const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
 /** `txn_` + 16 base32 characters of sha256(partition, position). */
 export const entryIdOf = (partition: string, seq: number): string => {
-  const digest = createHash("sha256").update(`${partition}\u0000${seq}`).digest()
+  const digest = hash("sha256", `${partition}\u0000${seq}`, "buffer")
   const id = ["txn_"]
   for (let i = 0; i < 16; i++) id.push(ALPHABET[(digest[i] ?? 0) % 32] ?? "")
   return joinFlat(id)
@@ -105,7 +105,7 @@ export interface Posted {
  * it moved. Dies (a defect: a 500 and a rollback, nothing written) on an entry that does not sum to zero or that would leave a wallet
  * or an escrow negative: callers check funds before posting, so either is a bug.
  */
-export const postEntry = Effect.fn("Ledger.postEntry")(function* (tx: Tx, partition: string, input: EntryInput) {
+export const postEntry = Effect.fnUntraced(function* (tx: Tx, partition: string, input: EntryInput) {
   // one posting per account: the journal, the balances and the history rows all read the same net amounts
   const postings = compact(input.postings)
   const sum = sumOf(postings)
@@ -196,7 +196,7 @@ const orderEntryOpening = (t: OrderTransition) => {
 }
 
 /** Applies an order transition: one journal entry for its money (if any moved), and its share movements. */
-export const applyOrderTransition = Effect.fn("Ledger.applyOrderTransition")(function* (tx: Tx, partition: string, t: OrderTransition) {
+export const applyOrderTransition = Effect.fnUntraced(function* (tx: Tx, partition: string, t: OrderTransition) {
   const postings = orderPostings(t.account, t.movements, t.escrowDelta)
   if (postings === undefined) {
     return yield* Effect.die(new LedgerInvariantError({ message: `order ${t.orderId}: ${t.kind} movements do not balance` }))

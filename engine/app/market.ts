@@ -1,6 +1,6 @@
 /**
  * Market: the stock list and tradeable quotes. Owns: stock items as the spec shows them, quote issuance (single use,
- * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (app/trading.ts).
+ * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (domain/trading/decide-quote.ts, app/trading/place.ts).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
@@ -125,7 +125,7 @@ export class MarketService extends Context.Service<
       return list
     })
 
-    const issueQuote = Effect.fn("MarketService.issueQuote")(function* (principal: Principal, symbol: string, query: QuoteQuery) {
+    const issueQuote = Effect.fnUntraced(function* (principal: Principal, symbol: string, query: QuoteQuery) {
       const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
       if (query.quantity !== undefined && query.cashValue !== undefined) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "give quantity or cashValue, not both", { params: ["quantity", "cashValue"] }))

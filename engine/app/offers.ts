@@ -3,7 +3,7 @@
  * directory that lists them beside the traded listings (D-047, D-048, D-049, D-099). Windows and amounts raised are
  * evaluated at now; an equity or balanced fund's NAV follows its exchange's delayed prices from the MarketFeed, the
  * feed the quotes use. Owns those wire shapes and their filters.
- * Does not own the seeded offers (domain/reference/offers.ts) nor subscriptions (app/subscriptions.ts).
+ * Does not own the seeded offers (domain/reference/offers.ts) nor subscriptions (app/subscriptions/).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../contract/wire.ts"

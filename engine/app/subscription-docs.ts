@@ -1,7 +1,7 @@
 /**
  * Where asset subscriptions live in the store, and the one question other services ask of them (how many are
  * pending for an account, for the closure blockers). Owns naming and reading only; the lifecycle is
- * app/subscriptions.ts's. Kept apart so accounts.ts can read it without importing the service (which imports it).
+ * app/subscriptions/'s. Kept apart so accounts.ts can read it without importing the service (which imports it).
  *
  * A subscription is stored once, in its account's child partition (`partnerId:env/master` or `.../usr_...`), sorted by
  * (creation time, id): an account's list reads only its own rows, a sandbox reset wipes them with the parent, and a

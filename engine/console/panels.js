@@ -20,6 +20,24 @@ export const renderMarkets = (state, act) => {
   )
   const columns = [{ label: "Exchange" }, { label: "Phase" }, { label: "Local", class: "num" }, { label: "Next open" }, { label: "Next close" }]
   fill(byId("markets"), table("Exchanges", columns, rows, "No exchanges."))
+  renderNextBoundary(state, act)
+}
+
+/** The clock's next move worth making: the earliest open or close of any exchange. */
+const renderNextBoundary = (state, act) => {
+  const boundaries = state.exchanges.flatMap((e) => [
+    { at: e.nextOpen, what: `${e.exchange} opens` },
+    { at: e.nextClose, what: `${e.exchange} closes` }
+  ])
+  const next = boundaries.filter((b) => b.at !== null && b.at > state.now).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))[0]
+  const button = byId("next-boundary")
+  button.disabled = next === undefined
+  button.textContent = next === undefined ? "No open or close ahead" : `Jump: ${next.what} ${clockOnly(next.at).slice(0, 5)}`
+  button.setAttribute(
+    "aria-label",
+    next === undefined ? "No open or close ahead" : `Jump to the next open or close of any exchange: ${next.what} at ${time(next.at)}`
+  )
+  button.onclick = next === undefined ? null : () => act.jump(next.at)
 }
 
 const jump = (exchange, what, at, act) =>
@@ -33,9 +51,11 @@ const jump = (exchange, what, at, act) =>
 
 /** The desk's queue, oldest first, each order with its four decisions. */
 export const renderDesk = (state, act) => {
-  byId("desk-mode").value = state.desk.policy.mode === "auto" ? "auto" : "manual"
-  if (!["manual", "auto"].includes(state.desk.policy.mode))
-    byId("desk-mode").append(h("option", { value: state.desk.policy.mode, selected: true }, state.desk.policy.mode))
+  // manual and auto are chosen here; a random or scripted policy (set through the API) is shown, not offered.
+  const mode = state.desk.policy.mode
+  const extra = mode === "manual" || mode === "auto" ? [] : [h("option", { value: mode, disabled: true }, `${mode} (set by the API)`)]
+  fill(byId("desk-mode"), h("option", { value: "manual" }, "manual"), h("option", { value: "auto" }, "auto"), extra)
+  byId("desk-mode").value = mode
   const owners = new Map(state.orders.map((o) => [o.order.orderId, o]))
   const rows = state.desk.queue.map((o) => {
     const owner = owners.get(o.orderId)

@@ -2,7 +2,7 @@
  * The order state machine and its money arithmetic. Pure: the time, ids, prices and rates come in as arguments
  * and every transition returns the new order plus the wallet, escrow, holding and fee movements it causes.
  * Owns: statuses and their legal moves, escrow accounting per order, the wire projection of an order.
- * Does not own: storing, events, the desk's decisions (app/trading.ts and sim/desk.ts do those).
+ * Does not own: storing, events, the desk's decisions (domain/trading/ decides, app/trading/ and sim/desk.ts apply).
  */
 import type { Schemas } from "../contract/wire.ts"
 import { fail, type ApiFailure } from "./errors.ts"

@@ -4,7 +4,7 @@
  * state machine (PENDING -> ALLOTTED | PARTIALLY_ALLOTTED | REJECTED | CANCELLED, terminal states final), the fee,
  * the money each transition moves (as ledger postings that sum to zero), units from a price, the allotment a closing
  * offer gives, who may subscribe, and the wire projection. Does not own storing, scheduling or the offers themselves
- * (app/subscriptions.ts, domain/reference/offers.ts).
+ * (app/subscriptions/, domain/subscriptions/, domain/reference/offers.ts).
  */
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail } from "./errors.ts"

@@ -1,7 +1,7 @@
 /**
  * Deposit and withdrawal amounts (D-025). Pure. Owns: the USD amount's precision, and the local-currency fields the
  * partner reports: the partner does the FX, the service records what it is told and derives only what is missing.
- * Does not own balances or funds checks (app/wallets.ts).
+ * Does not own balances or funds checks (domain/wallets/decide-transfer.ts).
  */
 import { type ApiFailure, fail } from "./errors.ts"
 import { rateFor } from "./fx.ts"

@@ -63,7 +63,7 @@ export class EventLog extends Context.Service<
     const trace = yield* Trace
     const committed = yield* PubSub.unbounded<LoggedEvent>()
     const hooks: Array<AppendHook> = []
-    const append = Effect.fn("EventLog.append")(function* (tx: Tx, partition: string, name: string, payload: unknown) {
+    const append = Effect.fnUntraced(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {
         eventId: yield* entropy.id("evt"),
         name,

@@ -11,7 +11,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
-import { PartnerService } from "../app/partners.ts"
+import { PartnerService, SANDBOX_SEED_CENTS } from "../app/partners.ts"
+import type { ResponseBody } from "../contract/wire.ts"
+import type { StoreError } from "../store/port.ts"
 import type { Principal } from "../app/principal.ts"
 import { Findings } from "../findings/findings.ts"
 import { SIGNATURE_HEADER } from "../events/webhook-delivery.ts"
@@ -81,15 +83,10 @@ export const publicKycBody = (body: string | undefined): Record<string, unknown>
 }
 
 /**
- * What a client written for the public service meets that neither dialect accepts (E-367): a sandbox register with
- * no Authorization at all (facts 3.1) and a MARKET trade without a quote (facts 8.2). Recorded when refused.
+ * What a client written for the public service meets that neither dialect accepts (E-367): a MARKET trade without a
+ * quote (facts 8.2). Recorded when refused.
  */
 const refusedInBothDialects = (operationId: string, request: EngineRequest): { kind: string; message: string } | undefined => {
-  if (operationId === "registerSandbox" && request.headers.authorization === undefined)
-    return {
-      kind: "dialect.register-without-token",
-      message: `POST ${SANDBOX_ROOT}/register without Authorization: refused 401 AUTH_MISSING in both dialects, the spec registers with the portal's ID token; the public service's quick start sends none (facts 3.1). Meanwhile: POST /_sim/partners or serve --demo`
-    }
   if (operationId !== "placeTrade" && operationId !== "placeSubAccountTrade") return undefined
   const body = parseJsonBody(request.body)
   if (isFailure(body) || typeof body !== "object" || body === null || "quoteId" in body) return undefined
@@ -115,6 +112,10 @@ const sentences = {
     lenient
       ? `${named("assertSubAccountKyc")} with {status, level}: the spec's body is {kycStatus, kycLevel} (400 MISSING_PARAM: kycStatus); read as kycStatus and kycLevel, as the public service's clients send it (facts 6.1, 6.2)`
       : `${named("assertSubAccountKyc")} with {status, level}: refused 400 MISSING_PARAM (kycStatus), the spec's body is {kycStatus, kycLevel}; the public service's clients send {status, level} (facts 6.1, 6.2)`,
+  register: (lenient: boolean) =>
+    lenient
+      ? `POST ${SANDBOX_ROOT}/register without Authorization: the spec registers with the portal's ID token (401 AUTH_MISSING); accepted as the public service's quick start does it (facts 3.1), a new partner with its sandbox key`
+      : `POST ${SANDBOX_ROOT}/register without Authorization: refused 401 AUTH_MISSING, the spec registers with the portal's ID token; the public service's quick start sends none (facts 3.1)`,
   usersListKey: `${named("listSubAccounts")}?externalId=: answered as users[] in both dialects (the contract's D-020); a client that looks for accounts[] or data[] (facts 4.4, one client's unconfirmed guess) finds nothing there`,
   signature: (headers: ReadonlyArray<string>) =>
     headers.includes(PUBLIC_SIGNATURE_HEADER)
@@ -128,6 +129,53 @@ export interface DialectOptions {
   readonly signatureHeaders: ReadonlyArray<string>
 }
 
+/**
+ * How the gateway reads a request in `options.name`'s dialect: pure, it writes nothing but the exchange's notes (the
+ * findings are recorded from them by `report`, after the answer).
+ */
+export const readerFor = (options: DialectOptions) => {
+  const lenient = options.name === "public-service"
+
+  const enter = (request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
+    const legacy = legacyOperation(request.method, request.path)
+    if (legacy === undefined) return request
+    notes.push({ kind: "dialect.legacy-sandbox-root", operation: legacy.operationId, message: sentences.legacyRoot(request.method, legacy.template, lenient) })
+    return lenient ? { ...request, path: `${SANDBOX_BASE}${legacy.rest}` } : request
+  }
+
+  /** The notes about what follows an operation's answer, whatever the body: what it is signed under, what is refused. */
+  const noteOperation = (operationId: string, request: EngineRequest, notes: Array<DialectNote>) => {
+    if (operationId === "createWebhook")
+      notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
+    if (operationId === "registerSandbox" && request.headers.authorization === undefined)
+      notes.push({ kind: "dialect.register-without-token", operation: operationId, message: sentences.register(lenient), when: lenient ? "served" : "refused" })
+    // A public-service client's recovery lookup may read a list key the service was never shown to send (E-366).
+    if (lenient && operationId === "listSubAccounts" && request.query.has("externalId"))
+      notes.push({ kind: "dialect.users-list-key", operation: operationId, message: sentences.usersListKey, when: "served" })
+    const refusedInBoth = refusedInBothDialects(operationId, request)
+    if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
+  }
+
+  const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
+    noteOperation(operationId, request, notes)
+    if (operationId !== "assertSubAccountKyc") return request
+    const kyc = publicKycBody(request.body)
+    if (kyc === undefined) return request
+    notes.push({ kind: "dialect.kyc-status-level", operation: operationId, message: sentences.kyc(lenient) })
+    return lenient ? { ...request, body: JSON.stringify(kyc) } : request
+  }
+
+  const keyless = (operationId: string, notes: Array<DialectNote>): boolean => {
+    if (KEYED_IN_PUBLIC_SERVICE.has(operationId)) return false
+    notes.push({ kind: "dialect.missing-idempotency-key", operation: operationId, message: sentences.key(operationId, lenient) })
+    return lenient
+  }
+
+  const registersWithoutToken = (request: EngineRequest) => lenient && request.headers.authorization === undefined
+
+  return { enter, adapt, keyless, registersWithoutToken }
+}
+
 export class Dialect extends Context.Service<
   Dialect,
   {
@@ -138,6 +186,10 @@ export class Dialect extends Context.Service<
     readonly adapt: (operationId: string, request: EngineRequest, notes: Array<DialectNote>) => EngineRequest
     /** A keyed mutation came without an Idempotency-Key: true to run it without one (facts 4.1, 11.5, 15.1). */
     readonly keyless: (operationId: string, notes: Array<DialectNote>) => boolean
+    /** Whether `registerSandbox` may go without an ID token (facts 3.1): then `register` answers it instead. */
+    readonly registersWithoutToken: (request: EngineRequest) => boolean
+    /** The public service's sandbox register: a new partner with its sandbox key and seeded wallet (E-368). */
+    readonly register: (input: { readonly businessName: string; readonly email: string }) => Effect.Effect<ResponseBody<"registerSandbox", 201>, StoreError>
     /** Records an exchange's notes as findings of the partner whose key it carried. */
     readonly report: (notes: ReadonlyArray<DialectNote>, request: EngineRequest, principal: Principal | undefined, status: number) => Effect.Effect<void>
   }
@@ -146,39 +198,6 @@ export class Dialect extends Context.Service<
     Effect.gen(function* () {
       const findings = yield* Findings
       const partners = yield* PartnerService
-      const lenient = options.name === "public-service"
-
-      const enter = (request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
-        const legacy = legacyOperation(request.method, request.path)
-        if (legacy === undefined) return request
-        notes.push({
-          kind: "dialect.legacy-sandbox-root",
-          operation: legacy.operationId,
-          message: sentences.legacyRoot(request.method, legacy.template, lenient)
-        })
-        return lenient ? { ...request, path: `${SANDBOX_BASE}${legacy.rest}` } : request
-      }
-
-      const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
-        if (operationId === "createWebhook")
-          notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
-        // A public-service client's recovery lookup may read a list key the service was never shown to send (E-366).
-        if (lenient && operationId === "listSubAccounts" && request.query.has("externalId"))
-          notes.push({ kind: "dialect.users-list-key", operation: operationId, message: sentences.usersListKey, when: "served" })
-        const refusedInBoth = refusedInBothDialects(operationId, request)
-        if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
-        if (operationId !== "assertSubAccountKyc") return request
-        const kyc = publicKycBody(request.body)
-        if (kyc === undefined) return request
-        notes.push({ kind: "dialect.kyc-status-level", operation: operationId, message: sentences.kyc(lenient) })
-        return lenient ? { ...request, body: JSON.stringify(kyc) } : request
-      }
-
-      const keyless = (operationId: string, notes: Array<DialectNote>): boolean => {
-        if (KEYED_IN_PUBLIC_SERVICE.has(operationId)) return false
-        notes.push({ kind: "dialect.missing-idempotency-key", operation: operationId, message: sentences.key(operationId, lenient) })
-        return lenient
-      }
 
       /** A refusal before authentication (the legacy root under `spec`) still names the partner its key belongs to. */
       const partnerOf = (request: EngineRequest, principal: Principal | undefined) => {
@@ -200,7 +219,19 @@ export class Dialect extends Context.Service<
           for (const n of kept) yield* findings.record({ partner, kind: n.kind, operation: n.operation, message: n.message })
         })
 
-      return Dialect.of({ name: options.name, enter, adapt, keyless, report })
+      const register = (input: { readonly businessName: string; readonly email: string }) =>
+        Effect.map(
+          partners.bootstrap({ businessName: input.businessName, email: input.email, tier: "starter" }),
+          (made): ResponseBody<"registerSandbox", 201> => ({
+            message: "Sandbox account created.",
+            apiKey: made.sandboxKey,
+            walletBalance: SANDBOX_SEED_CENTS / 100,
+            currency: "USD",
+            existing: false
+          })
+        )
+
+      return Dialect.of({ name: options.name, ...readerFor(options), register, report })
     })
 
   static readonly layer = (options: DialectOptions) => Layer.effect(Dialect, Dialect.make(options))

@@ -6,7 +6,7 @@
  * fills, settlement failures) and `scripted` (steps per order: fill 40% at +2 s, reject the rest...). The plan is made
  * when the order is queued and scheduled as `desk.step` jobs, so a policy applies to orders queued after it is set
  * (a script naming an order already queued is scheduled when the policy is set).
- * Does not own applying a decision (app/trading.ts does, for every policy and for the control API alike, so a manual
+ * Does not own applying a decision (app/trading/desk.ts and jobs.ts do, for every policy and for the control API alike, so a manual
  * fill and an automatic one go through exactly the same code).
  */
 import { Context, Effect, Layer, Ref } from "effect"

@@ -112,8 +112,8 @@ export class Faults extends Context.Service<
     readonly streamWasCut: (partnerId: string, afterMessages: number) => Effect.Effect<void>
     /** Waits `ms` of engine time (a Scheduler timer: advanced by the clock, never by real time in simulation). */
     readonly wait: (ms: number) => Effect.Effect<void>
-    /** Remembers a fault a client met, to see how it answers it. */
-    readonly met: (fault: Omit<MetFault, "answer">) => Effect.Effect<void>
+    /** Remembers a fault a client met now (after any latency it waited), to see how it answers it. */
+    readonly met: (fault: Omit<MetFault, "answer" | "at">) => Effect.Effect<void>
     /** A client's request: when it retries a fault it met, how (its answer is recorded); returns that fault. */
     readonly observe: (input: {
       readonly partition: string
@@ -309,8 +309,8 @@ export class Faults extends Context.Service<
         wait,
         met: (fault) =>
           Effect.andThen(
-            Effect.sync(() => {
-              metFaults.push({ ...fault, answer: null })
+            Effect.map(clock.now, (at) => {
+              metFaults.push({ ...fault, at, answer: null })
               unanswered++
               if (metFaults.length > MAX_MET && metFaults.shift()?.answer === null) unanswered--
             }),

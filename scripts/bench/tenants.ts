@@ -1,5 +1,6 @@
 /**
- * Tenants on the postgres store (issue 22 item 3, E-322): does one partner wait on another, and do two engine
+ * Tenants on the postgres store (issue 22 item 3, E-322), and on the memory store for isolation (issue 25 item 2:
+ * GC stalls under a flood): does one partner wait on another, and do two engine
  * processes on one database serve more than one? Each comparison runs on every engine variant (this checkout, and
  * `--baseline DIR` when given), in interleaved rounds.
  * - isolation: partner A at a steady 20 quote->trade pairs/s (paced.ts) alone, then while partner B floods the same
@@ -10,11 +11,13 @@
 import type { PacedResult, PacedSpec } from "./paced.ts"
 import { type LoadResult, runChild, runLoad } from "./load.ts"
 import { median, table } from "./report.ts"
-import { createPartner, type Engine, startEngine, stop } from "./targets.ts"
+import { createPartner, type Engine, type Store, startEngine, stop } from "./targets.ts"
 
 export interface Variant {
   readonly name: string
   readonly cwd?: string | undefined
+  /** postgres unless named. */
+  readonly store?: Store | undefined
 }
 
 export interface TenantSettings {
@@ -58,7 +61,7 @@ export interface IsolationSample {
 export const isolation = async (variants: readonly Variant[], settings: TenantSettings, log: (line: string) => void): Promise<IsolationSample[]> => {
   const engines = new Map<string, { engine: Engine; keyB: string; symbol: string }>()
   for (const variant of variants) {
-    const engine = await startEngine("postgres", { cwd: variant.cwd, name: variant.name })
+    const engine = await startEngine(variant.store ?? "postgres", { cwd: variant.cwd, name: variant.name })
     const { apiKey: keyB } = await createPartner(engine.base, "Flood")
     engines.set(variant.name, { engine, keyB, symbol: await symbolOf(engine) })
   }

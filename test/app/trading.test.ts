@@ -1,5 +1,5 @@
 /**
- * Trading service through the partner API on a manual clock: the one-line mutations of engine/app/trading.ts
+ * Trading service through the partner API on a manual clock: the one-line mutations of the trading rules (engine/domain/trading/, engine/app/trading/)
  * (quote TTL, BUY debit, reject refund, funds boundary, quote reuse/not-found) each fail one of these.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"

@@ -9,7 +9,7 @@ import { ApiFailure } from "../../engine/domain/errors.ts"
 import { orderPostings } from "../../engine/domain/ledger.ts"
 import { type OrderRecord, placeMarket, remainingQuantity } from "../../engine/domain/order.ts"
 import { decideFill, decideReject, deskStepAction, fillPrice } from "../../engine/domain/trading/decide-desk.ts"
-import { accepted, codeOf, OPEN_AT, PARTITION, SCOM } from "./trading-fixtures.ts"
+import { accepted, codeOf, OPEN_AT, PARTITION, SCOM } from "./decider-fixtures.ts"
 
 const pending = (side: "BUY" | "SELL", quantity: number, price = 180_000): OrderRecord =>
   placeMarket({

@@ -18,7 +18,7 @@ import {
 } from "../../engine/domain/trading/decide-order.ts"
 import { restingFields } from "../../engine/domain/trading/order-fields.ts"
 import { EXPIRE_JOB, TRIGGER_JOB } from "../../engine/domain/trading/plan.ts"
-import { accepted, codeOf, marketCommand, marketState, NSE, OPEN_AT, PARTITION, quote, SCOM, subAccount } from "./trading-fixtures.ts"
+import { accepted, codeOf, marketCommand, marketState, NSE, OPEN_AT, PARTITION, quote, SCOM, subAccount } from "./decider-fixtures.ts"
 
 const cash = (available: number): Funds => ({ kind: "cash", available })
 const units = (free: number): Funds => ({ kind: "units", free })

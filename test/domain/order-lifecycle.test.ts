@@ -9,7 +9,7 @@ import { orderPostings } from "../../engine/domain/ledger.ts"
 import { type OrderRecord, placeResting, type RestingType } from "../../engine/domain/order.ts"
 import { decideCancel, decideExpire, decideReplace, decideTrigger, type ReplaceState } from "../../engine/domain/trading/decide-lifecycle.ts"
 import { EXPIRE_JOB, NOTHING, TRIGGER_JOB } from "../../engine/domain/trading/plan.ts"
-import { accepted, codeOf, NSE, OPEN_AT, PARTITION, SCOM, subAccount } from "./trading-fixtures.ts"
+import { accepted, codeOf, NSE, OPEN_AT, PARTITION, SCOM, subAccount } from "./decider-fixtures.ts"
 
 const resting = (orderType: RestingType, side: "BUY" | "SELL", prices: { limit?: number; stop?: number }, deadline: number | null = null): OrderRecord =>
   placeResting({

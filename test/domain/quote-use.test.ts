@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { acceptQuote, type QuoteUse, usedQuote } from "../../engine/domain/trading/decide-quote.ts"
-import { codeOf, OPEN_AT, PARTITION, quote, SCOM } from "./trading-fixtures.ts"
+import { codeOf, OPEN_AT, PARTITION, quote, SCOM } from "./decider-fixtures.ts"
 
 const use = (over: Partial<QuoteUse> = {}): QuoteUse => ({
   quoteId: "qt_1",

@@ -196,21 +196,41 @@ describe("--dialect spec (the default)", () => {
   })
 })
 
+describe("a sandbox register with no Authorization (facts 3.1)", () => {
+  it("--dialect public-service answers it as the service's quick start shows: a new partner, its sandbox key, 100,000 USD", async () => {
+    const { engine } = await setup("public-service")
+    const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
+    expect(register.status).toBe(201)
+    expect(register.body).toMatchObject({ message: "Sandbox account created.", walletBalance: 100000, currency: "USD", existing: false })
+    const wallet = await engine.call("GET", `${BASE}/wallet`, { headers: { authorization: `Bearer ${register.body.apiKey}` } })
+    expect([wallet.status, wallet.body.balance]).toEqual([200, 100000])
+    const { findings } = await findingsOf(engine)
+    expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.register-without-token", "registerSandbox", null]])
+    expect(findings[0]?.message).toMatch(
+      /^POST \/api\/sandbox\/v1\/register without Authorization: the spec registers with the portal's ID token \(401 AUTH_MISSING\); accepted/
+    )
+  })
+
+  it("--dialect spec refuses it 401 AUTH_MISSING, and the finding names it", async () => {
+    const { engine } = await setup("spec")
+    const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
+    expect(refusal(register)).toEqual([401, "AUTH_MISSING"])
+    const { findings } = await findingsOf(engine)
+    expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.register-without-token", "registerSandbox", null]])
+    expect(findings[0]?.message).toMatch(/refused 401 AUTH_MISSING/)
+  })
+})
+
 describe("in both dialects", () => {
   for (const dialect of ["spec", "public-service"] as const) {
-    it(`tells a public-service client under ${dialect} what neither dialect accepts: a register with no token, a trade with no quote`, async () => {
+    it(`tells a public-service client under ${dialect} that a MARKET trade with no quote is refused in both`, async () => {
       const { engine, partner } = await setup(dialect)
-      const register = await engine.call("POST", `${LEGACY_ROOT}/register`, { body: { businessName: "Broker Ltd", email: "ops@broker.test" } })
-      expect(refusal(register)).toEqual([401, "AUTH_MISSING"])
       const headers = { "x-api-key": partner.sandboxKey, "idempotency-key": "trade-without-quote" }
       const trade = await engine.call("POST", `${BASE}/trade`, { headers, body: { symbol: "SCOM.KE", type: "BUY", quantity: 1 } })
       expect(refusal(trade)).toEqual([400, "QUOTE_REQUIRED"])
       const { findings } = await findingsOf(engine)
-      expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([
-        ["dialect.register-without-token", "registerSandbox", null],
-        ["dialect.trade-without-quote", "placeTrade", partner.partnerId]
-      ])
-      expect(findings.every((f) => f.message.includes("in both dialects"))).toBe(true)
+      expect(findings.map((f) => [f.kind, f.operation, f.partner])).toEqual([["dialect.trade-without-quote", "placeTrade", partner.partnerId]])
+      expect(findings[0]?.message).toContain("in both dialects")
     })
   }
 })

@@ -106,7 +106,7 @@ export const placing = (d: TradingDeps) => {
       )
     })
 
-  const trade = Effect.fn("TradingService.trade")(function* (principal: Principal, account: string, input: TradeInput) {
+  const trade = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
     const orderType = input.orderType ?? "MARKET"
     const placed: Schemas["Order"] =
       orderType === "MARKET"

@@ -61,7 +61,6 @@ export const injectFault = (
     if (answer === undefined) return undefined
     if (principal !== undefined)
       yield* faults.met({
-        at: now,
         partnerId: principal.partnerId,
         operationId,
         method: request.method,

@@ -15,7 +15,7 @@
  * The key is held in this process while its request runs, so a concurrent same-key request answers 409; a request in
  * another process on the same database waits for the first transaction and replays its answer.
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
@@ -46,7 +46,8 @@ export const checkKey = (key: string | undefined): ApiFailure | undefined => {
   return undefined
 }
 
-export const fingerprintOf = (method: string, path: string, body: string) => createHash("sha256").update(`${method} ${path}\n${body}`).digest("hex")
+// One-shot `hash`: the same digest as createHash().update().digest(), without a Hash object per keyed request.
+export const fingerprintOf = (method: string, path: string, body: string) => hash("sha256", `${method} ${path}\n${body}`, "hex")
 
 /** Whether an answer is kept under its key: not 5xx (503 included), not a request-shape failure. */
 export const storable = (status: number, value: unknown): boolean => {
@@ -174,7 +175,7 @@ export class Idempotency extends Context.Service<
         return { _tag: "Ran", response } as const
       })
 
-    const execute = Effect.fn("Idempotency.execute")(function* <R>(command: Command<R>) {
+    const execute = Effect.fnUntraced(function* <R>(command: Command<R>) {
       const id = recordId(command.partition, command.key)
       if (held.has(id)) return yield* Effect.fail(fail("CONFLICT", IN_FLIGHT_MESSAGE))
       held.add(id)

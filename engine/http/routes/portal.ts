@@ -5,6 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import { IdentityProvider } from "../../app/identity.ts"
+import { Dialect } from "../dialect.ts"
 import { type ClientCredentials, PortalService } from "../../app/portal.ts"
 import { PortalAccountService } from "../../app/portal-account.ts"
 import { checkKey } from "../guards/idempotency.ts"
@@ -122,6 +123,9 @@ export const portalRoutes = [
   ),
   requestRoute("registerSandbox", 201, (request) =>
     Effect.gen(function* () {
+      // The public service's quick start registers with no Authorization at all (facts 3.1): its dialect answers it.
+      const dialect = yield* Dialect
+      if (dialect.registersWithoutToken(request)) return yield* dialect.register(yield* registerBody(request))
       const identity = yield* identityOf(request)
       const body = yield* registerBody(request)
       return yield* PortalService.use((p) => p.register(identity, body))

@@ -5,7 +5,7 @@
  * is SubscriptionService's.
  */
 import { Schema } from "effect"
-import { SubscriptionService } from "../../app/subscriptions.ts"
+import { SubscriptionService } from "../../app/subscriptions/service.ts"
 import { ASSET_CLASSES, SUBSCRIPTION_STATUSES } from "../../domain/subscription.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { controlRoute, partnerRoute } from "../route.ts"

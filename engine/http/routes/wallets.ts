@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { SandboxService } from "../../app/sandbox.ts"
-import { WalletService } from "../../app/wallets.ts"
+import { WalletService } from "../../app/wallets/service.ts"
 import { ApiFailure, fail } from "../../domain/errors.ts"
 import { TRANSACTION_TYPES } from "../../domain/ledger.ts"
 import { MAX_CASH_VALUE } from "../../domain/order.ts"

@@ -1,5 +1,5 @@
 /**
- * Loaded state for the trading deciders' unit tests (domain/trading/): a listing, an open exchange instant, a quote,
+ * Loaded state for the deciders' unit tests (domain/trading/, domain/wallets/): a listing, an open exchange instant, a quote,
  * a verified sub-account and the commands built from them. No store, no runtime: the deciders are pure.
  */
 import { findExchange, isOpen } from "../../engine/domain/calendar.ts"

@@ -1,30 +1,27 @@
 /**
  * Wallets: the master wallet, deposits (master -> sub-account), withdrawals (sub-account -> master) and a
- * sub-account's wallet history. Owns: the funds checks, the frozen/closed rules for moving money, and the
- * `deposit.confirmed` / `withdraw.confirmed` events, each written with its journal entry in one transaction.
- * Does not own the ledger's bookkeeping (ledger.ts) nor the local-currency rules (domain/transfer.ts).
+ * sub-account's wallet history. Wiring and reads: the transfer rules are pure in domain/wallets/decide-transfer.ts,
+ * their dispatcher is transfer.ts (one transaction: the entry, its event, the answer).
+ * Does not own the ledger's bookkeeping (app/ledger.ts) nor the local-currency rules (domain/transfer.ts).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { Schemas } from "../contract/wire.ts"
-import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { escrowAccount, MASTER, subscriptionEscrowAccount, type TransactionType, transfer, walletAccount } from "../domain/ledger.ts"
-import { centsToWire, rate6ToWire, toWireNumber } from "../domain/money.ts"
-import { refuseInactive } from "../domain/subaccount.ts"
-import { LOCAL_DECIMALS, type TransferInput, transferAmounts } from "../domain/transfer.ts"
-import { EventLog } from "../events/event-log.ts"
-import { EngineClock, isoAt } from "../sim/clock.ts"
-import { PlantedDefects } from "../sim/defects.ts"
-import { Store, type StoreError } from "../store/port.ts"
-import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { accountPartition, Partners, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
-import { findSubAccount } from "./accounts.ts"
-import { lastMovedAt, postEntry, reservedBalance, walletBalance } from "./ledger.ts"
-import type { Principal } from "./principal.ts"
+import type { Schemas } from "../../contract/wire.ts"
+import { type ApiFailure, fail, liftFailure } from "../../domain/errors.ts"
+import { escrowAccount, MASTER, subscriptionEscrowAccount, type TransactionType, walletAccount } from "../../domain/ledger.ts"
+import { centsToWire } from "../../domain/money.ts"
+import type { TransferRequest } from "../../domain/wallets/decide-transfer.ts"
+import { EventLog } from "../../events/event-log.ts"
+import { EngineClock, isoAt } from "../../sim/clock.ts"
+import { PlantedDefects } from "../../sim/defects.ts"
+import { Store, type StoreError } from "../../store/port.ts"
+import { findSubAccount } from "../accounts.ts"
+import { checkLimit, decodeCursor, encodeCursor } from "../cursor.ts"
+import { accountPartition, Partners, timeSortKey, type WalletTxnDoc, WalletTxns } from "../docs.ts"
+import { lastMovedAt, reservedBalance, walletBalance } from "../ledger.ts"
+import type { Principal } from "../principal.ts"
+import { transferring } from "./transfer.ts"
 
-export interface TransferRequest extends TransferInput {
-  readonly note?: string | undefined
-  readonly reference?: string | undefined
-}
+export type { TransferRequest }
 
 export interface TransactionQuery {
   /** Epoch millis, inclusive (the route turns dates into whole UTC days). */
@@ -81,75 +78,7 @@ export class WalletService extends Context.Service<
       )
     })
 
-    const move = (principal: Principal, id: string, request: TransferRequest, direction: "DEPOSIT" | "WITHDRAWAL") =>
-      Effect.gen(function* () {
-        const amounts = yield* liftFailure(transferAmounts(request))
-        return yield* store.transact((tx) =>
-          Effect.gen(function* () {
-            const now = yield* clock.now
-            const p = principal.partition
-            const s = yield* findSubAccount(tx, p, id)
-            yield* liftFailure(refuseInactive(s, direction === "DEPOSIT" ? "a deposit" : "a withdrawal"))
-            const [from, to] = direction === "DEPOSIT" ? [MASTER, s.subAccountId] : [s.subAccountId, MASTER]
-            const available = yield* walletBalance(tx, p, from)
-            // TEST ONLY (sim/defects.ts, E-190): empty unless `serve --plant-defect overdraw`.
-            const overdraw = direction === "WITHDRAWAL" && planted.has("overdraw")
-            if (available < amounts.cents && !overdraw) {
-              const whose = direction === "DEPOSIT" ? "the master wallet" : `sub-account ${id}`
-              return yield* Effect.fail(
-                fail("INSUFFICIENT_FUNDS", `${whose} holds ${centsToWire(available)} USD available; the transfer needs ${centsToWire(amounts.cents)} USD`)
-              )
-            }
-            const posted = yield* postEntry(tx, p, {
-              kind: direction,
-              plantedOverdraw: overdraw,
-              postings: transfer(walletAccount(from), walletAccount(to), amounts.cents),
-              at: now,
-              description: direction === "DEPOSIT" ? "Deposit from the master wallet" : "Withdrawal to the master wallet",
-              reference: request.reference,
-              note: request.note
-            })
-            const newBalance = centsToWire(posted.after.get(walletAccount(s.subAccountId)) ?? 0)
-            const local = amounts.local
-            const localFields =
-              local === null ? {} : { localAmount: toWireNumber(local.amount4, LOCAL_DECIMALS), localCurrency: local.currency, fxRate: rate6ToWire(local.rate) }
-            yield* events.append(tx, p, direction === "DEPOSIT" ? "deposit.confirmed" : "withdraw.confirmed", {
-              subAccountId: s.subAccountId,
-              externalId: s.externalId,
-              amount: centsToWire(amounts.cents),
-              currency: "USD",
-              newBalance,
-              ...localFields
-            })
-            const answer: Schemas["WalletTransferResponse"] = {
-              message: direction === "DEPOSIT" ? "Deposit successful." : "Withdrawal successful.",
-              transactionId: posted.entry.entryId,
-              type: direction,
-              subAccountId: s.subAccountId,
-              externalId: s.externalId,
-              amount: centsToWire(amounts.cents),
-              currency: "USD",
-              newBalance,
-              masterWalletBalance: centsToWire(posted.after.get(walletAccount(MASTER)) ?? 0),
-              localAmount: local === null ? null : toWireNumber(local.amount4, LOCAL_DECIMALS),
-              localCurrency: local?.currency ?? null,
-              fxRate: local === null ? null : rate6ToWire(local.rate),
-              note: request.note ?? null,
-              reference: request.reference ?? null,
-              createdAt: isoAt(now)
-            }
-            return answer
-          })
-        )
-      })
-
-    const deposit = Effect.fn("WalletService.deposit")(function* (principal: Principal, id: string, request: TransferRequest) {
-      return yield* move(principal, id, request, "DEPOSIT")
-    })
-
-    const withdraw = Effect.fn("WalletService.withdraw")(function* (principal: Principal, id: string, request: TransferRequest) {
-      return yield* move(principal, id, request, "WITHDRAWAL")
-    })
+    const { deposit, withdraw } = transferring({ store, clock, events, planted })
 
     const transactions = Effect.fn("WalletService.transactions")(function* (principal: Principal, id: string, query: TransactionQuery) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))

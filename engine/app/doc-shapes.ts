@@ -1,0 +1,123 @@
+/**
+ * The shapes of the documents docs.ts reads back, as Schemas: a read checks the stored body against its collection's
+ * shape (issue 22 item 4: "other documents are decoded with Schema on read"), so a body that is not what the code
+ * takes it for fails as a StoreError naming the document, instead of travelling on as a cast. Owns the shapes and the
+ * check; docs.ts owns the collections. Each shape is typed against its interface (`Schema.Codec<Doc>`), so the two
+ * cannot drift without the compiler saying so.
+ *
+ * A check, not a transformation: the body the code gets is the stored one (fields a shape does not name pass through
+ * untouched), so a field added by newer code is never dropped by an older shape. The version of the shape is the
+ * row's `shape_version` on PostgreSQL (docs/storage.md); a new shape is a new version with a migration of the rows.
+ */
+import { Cause, Effect, Exit, Schema } from "effect"
+import { StoreError } from "../store/port.ts"
+import type {
+  ApiKeyDoc,
+  DeliveryDoc,
+  HoldingDoc,
+  KeyPointerDoc,
+  OAuthClientDoc,
+  PartnerDoc,
+  PartnerSettingsDoc,
+  QuoteDoc,
+  SubAccountKeyDoc,
+  WebhookDoc
+} from "./docs.ts"
+
+/** The version every shape below describes (the rows' `shape_version`). */
+export const SHAPE_VERSION = 1
+
+const ENVIRONMENT = Schema.Literals(["sandbox", "production"])
+const NullableNumber = Schema.NullOr(Schema.Number)
+
+export const PartnerShape: Schema.Codec<PartnerDoc> = Schema.Struct({
+  partnerId: Schema.String,
+  businessName: Schema.String,
+  email: Schema.String,
+  tier: Schema.Literals(["starter", "growth", "enterprise"]),
+  markupBps: Schema.Number,
+  createdAt: Schema.Number,
+  status: Schema.optionalKey(Schema.Literals(["active", "suspended"]))
+})
+
+export const ApiKeyShape: Schema.Codec<ApiKeyDoc> = Schema.Struct({
+  keyHash: Schema.String,
+  partnerId: Schema.String,
+  environment: ENVIRONMENT,
+  kind: Schema.Literals(["full", "data"]),
+  status: Schema.Literals(["active", "revoked", "rotated"]),
+  last4: Schema.String,
+  createdAt: Schema.Number
+})
+
+export const HoldingShape: Schema.Codec<HoldingDoc> = Schema.Struct({ symbol: Schema.String, quantity: Schema.Number, reserved: Schema.Number })
+
+export const QuoteShape: Schema.Codec<QuoteDoc> = Schema.Struct({
+  quoteId: Schema.String,
+  partition: Schema.String,
+  account: Schema.String,
+  symbol: Schema.String,
+  side: Schema.NullOr(Schema.Literals(["BUY", "SELL"])),
+  quantity: NullableNumber,
+  cashValue: NullableNumber,
+  derivedQuantity: NullableNumber,
+  price: Schema.Number,
+  rate: Schema.Number,
+  issuedAt: Schema.Number,
+  expiresAt: Schema.Number,
+  status: Schema.Literals(["OPEN", "USED", "EXPIRED"]),
+  expiryJob: Schema.optional(Schema.Number)
+})
+
+export const KeyPointerShape: Schema.Codec<KeyPointerDoc> = Schema.Struct({ keyHash: Schema.String })
+
+export const SubAccountKeyShape: Schema.Codec<SubAccountKeyDoc> = Schema.Struct({ subAccountId: Schema.String })
+
+export const WebhookShape: Schema.Codec<WebhookDoc> = Schema.Struct({
+  id: Schema.String,
+  partition: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  secret: Schema.String,
+  status: Schema.Literals(["active", "disabled"]),
+  deleted: Schema.Boolean,
+  createdAt: Schema.Number,
+  consecutiveFailures: Schema.Number
+})
+
+export const DeliveryShape: Schema.Codec<DeliveryDoc> = Schema.Struct({
+  deliveryId: Schema.String,
+  webhookId: Schema.String,
+  partition: Schema.String,
+  eventId: Schema.String,
+  event: Schema.String,
+  position: NullableNumber,
+  createdAt: Schema.Number,
+  attempts: Schema.Number,
+  state: Schema.Literals(["pending", "sending", "retrying", "delivered", "failed"]),
+  statusCode: NullableNumber,
+  latencyMs: NullableNumber,
+  success: Schema.Boolean,
+  lastAttemptAt: NullableNumber,
+  nextAttemptAt: NullableNumber,
+  nextJobSeq: NullableNumber
+})
+
+export const PartnerSettingsShape: Schema.Codec<PartnerSettingsDoc> = Schema.Struct({
+  markupBps: Schema.Number,
+  notificationEmail: Schema.NullOr(Schema.String),
+  ipAllowlist: Schema.Array(Schema.String),
+  updatedAt: Schema.Number
+})
+
+export const OAuthClientShape: Schema.Codec<OAuthClientDoc> = Schema.Struct({ partnerId: Schema.String, enabled: Schema.Boolean, updatedAt: Schema.Number })
+
+/** The body of `collection/id` if it has `shape`; a StoreError naming the document and what is wrong with it if not. */
+export const checkShape =
+  <A>(collection: string, shape: Schema.Codec<A> | undefined) =>
+  (id: string, body: unknown): Effect.Effect<A, StoreError> => {
+    if (shape === undefined || Schema.is(shape)(body)) return Effect.succeed(body as A)
+    const exit = Schema.decodeUnknownExit(shape)(body)
+    const issue = Exit.isFailure(exit) ? `: ${Cause.pretty(exit.cause)}` : ""
+    return Effect.fail(new StoreError({ message: `stored ${collection}/${id} does not have the shape of version ${SHAPE_VERSION}${issue}` }))
+  }
