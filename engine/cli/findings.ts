@@ -44,3 +44,15 @@ export const findings = Command.make(
     for (const line of findingsReport(body as FindingsAnswer)) yield* Console.log(line)
   })
 ).pipe(Command.withDescription("Print what a running engine noticed about its partners' integrations (dialect differences, faults met)"))
+
+/** The dialect a target engine serves, read from its findings (undefined when it has no control API or says none). */
+export const targetDialect = async (base: string, adminToken: string): Promise<string | undefined> => {
+  try {
+    const response = await fetch(`${base.replace(/\/+$/, "")}/_sim/findings`, { headers: { authorization: `Bearer ${adminToken}` } })
+    if (response.status !== 200) return undefined
+    const body = (await response.json()) as { dialect?: unknown }
+    return typeof body.dialect === "string" ? body.dialect : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -129,6 +129,53 @@ export interface DialectOptions {
   readonly signatureHeaders: ReadonlyArray<string>
 }
 
+/**
+ * How the gateway reads a request in `options.name`'s dialect: pure, it writes nothing but the exchange's notes (the
+ * findings are recorded from them by `report`, after the answer).
+ */
+export const readerFor = (options: DialectOptions) => {
+  const lenient = options.name === "public-service"
+
+  const enter = (request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
+    const legacy = legacyOperation(request.method, request.path)
+    if (legacy === undefined) return request
+    notes.push({ kind: "dialect.legacy-sandbox-root", operation: legacy.operationId, message: sentences.legacyRoot(request.method, legacy.template, lenient) })
+    return lenient ? { ...request, path: `${SANDBOX_BASE}${legacy.rest}` } : request
+  }
+
+  /** The notes about what follows an operation's answer, whatever the body: what it is signed under, what is refused. */
+  const noteOperation = (operationId: string, request: EngineRequest, notes: Array<DialectNote>) => {
+    if (operationId === "createWebhook")
+      notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
+    if (operationId === "registerSandbox" && request.headers.authorization === undefined)
+      notes.push({ kind: "dialect.register-without-token", operation: operationId, message: sentences.register(lenient), when: lenient ? "served" : "refused" })
+    // A public-service client's recovery lookup may read a list key the service was never shown to send (E-366).
+    if (lenient && operationId === "listSubAccounts" && request.query.has("externalId"))
+      notes.push({ kind: "dialect.users-list-key", operation: operationId, message: sentences.usersListKey, when: "served" })
+    const refusedInBoth = refusedInBothDialects(operationId, request)
+    if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
+  }
+
+  const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
+    noteOperation(operationId, request, notes)
+    if (operationId !== "assertSubAccountKyc") return request
+    const kyc = publicKycBody(request.body)
+    if (kyc === undefined) return request
+    notes.push({ kind: "dialect.kyc-status-level", operation: operationId, message: sentences.kyc(lenient) })
+    return lenient ? { ...request, body: JSON.stringify(kyc) } : request
+  }
+
+  const keyless = (operationId: string, notes: Array<DialectNote>): boolean => {
+    if (KEYED_IN_PUBLIC_SERVICE.has(operationId)) return false
+    notes.push({ kind: "dialect.missing-idempotency-key", operation: operationId, message: sentences.key(operationId, lenient) })
+    return lenient
+  }
+
+  const registersWithoutToken = (request: EngineRequest) => lenient && request.headers.authorization === undefined
+
+  return { enter, adapt, keyless, registersWithoutToken }
+}
+
 export class Dialect extends Context.Service<
   Dialect,
   {
@@ -151,46 +198,6 @@ export class Dialect extends Context.Service<
     Effect.gen(function* () {
       const findings = yield* Findings
       const partners = yield* PartnerService
-      const lenient = options.name === "public-service"
-
-      const enter = (request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
-        const legacy = legacyOperation(request.method, request.path)
-        if (legacy === undefined) return request
-        notes.push({
-          kind: "dialect.legacy-sandbox-root",
-          operation: legacy.operationId,
-          message: sentences.legacyRoot(request.method, legacy.template, lenient)
-        })
-        return lenient ? { ...request, path: `${SANDBOX_BASE}${legacy.rest}` } : request
-      }
-
-      const adapt = (operationId: string, request: EngineRequest, notes: Array<DialectNote>): EngineRequest => {
-        if (operationId === "createWebhook")
-          notes.push({ kind: "dialect.signature-header", operation: operationId, message: sentences.signature(options.signatureHeaders), when: "served" })
-        if (operationId === "registerSandbox" && request.headers.authorization === undefined)
-          notes.push({
-            kind: "dialect.register-without-token",
-            operation: operationId,
-            message: sentences.register(lenient),
-            when: lenient ? "served" : "refused"
-          })
-        // A public-service client's recovery lookup may read a list key the service was never shown to send (E-366).
-        if (lenient && operationId === "listSubAccounts" && request.query.has("externalId"))
-          notes.push({ kind: "dialect.users-list-key", operation: operationId, message: sentences.usersListKey, when: "served" })
-        const refusedInBoth = refusedInBothDialects(operationId, request)
-        if (refusedInBoth !== undefined) notes.push({ ...refusedInBoth, operation: operationId, when: "refused" })
-        if (operationId !== "assertSubAccountKyc") return request
-        const kyc = publicKycBody(request.body)
-        if (kyc === undefined) return request
-        notes.push({ kind: "dialect.kyc-status-level", operation: operationId, message: sentences.kyc(lenient) })
-        return lenient ? { ...request, body: JSON.stringify(kyc) } : request
-      }
-
-      const keyless = (operationId: string, notes: Array<DialectNote>): boolean => {
-        if (KEYED_IN_PUBLIC_SERVICE.has(operationId)) return false
-        notes.push({ kind: "dialect.missing-idempotency-key", operation: operationId, message: sentences.key(operationId, lenient) })
-        return lenient
-      }
 
       /** A refusal before authentication (the legacy root under `spec`) still names the partner its key belongs to. */
       const partnerOf = (request: EngineRequest, principal: Principal | undefined) => {
@@ -212,8 +219,6 @@ export class Dialect extends Context.Service<
           for (const n of kept) yield* findings.record({ partner, kind: n.kind, operation: n.operation, message: n.message })
         })
 
-      const registersWithoutToken = (request: EngineRequest) => lenient && request.headers.authorization === undefined
-
       const register = (input: { readonly businessName: string; readonly email: string }) =>
         Effect.map(
           partners.bootstrap({ businessName: input.businessName, email: input.email, tier: "starter" }),
@@ -226,7 +231,7 @@ export class Dialect extends Context.Service<
           })
         )
 
-      return Dialect.of({ name: options.name, enter, adapt, keyless, registersWithoutToken, register, report })
+      return Dialect.of({ name: options.name, ...readerFor(options), register, report })
     })
 
   static readonly layer = (options: DialectOptions) => Layer.effect(Dialect, Dialect.make(options))

@@ -5,6 +5,8 @@
  */
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
+import { targetDialect } from "../../engine/cli/findings.ts"
+import { startServer } from "../../engine/http/node-server.ts"
 import { freePort } from "../http/node-server-kit.ts"
 import { BIN, ROOT, sokoni } from "../support/sokoni-cli.ts"
 
@@ -71,4 +73,15 @@ describe("sokoni findings and serve's summary when it stops", () => {
     const run = await sokoni(["findings", "--base", "http://127.0.0.1:9"], { SOKONI_ADMIN_TOKEN: undefined })
     expect([run.code, run.stderr.trim()]).toEqual([2, "sokoni: give the engine's admin token: --admin-token T, or SOKONI_ADMIN_TOKEN"])
   }, 60_000)
+
+  it("tells conform which dialect a target serves, and nothing without the target's admin token", async () => {
+    const config = { store: "memory", clock: "manual", seed: 1, desk: "manual", adminToken: TOKEN, dialect: "public-service" } as const
+    const server = await startServer(config, 0)
+    try {
+      expect(await targetDialect(server.url, TOKEN)).toBe("public-service")
+      expect(await targetDialect(server.url, "not-the-token")).toBeUndefined()
+    } finally {
+      await server.stop({ idleLingerMs: 0 })
+    }
+  })
 })

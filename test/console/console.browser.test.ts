@@ -40,8 +40,10 @@ describe.skipIf(chromium === undefined)(title, () => {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, deviceScaleFactor: 1 })
     page.setDefaultTimeout(PAGE_BOUND_MS)
     await page.goto(`${base}/_sim/console`)
-    await page.getByRole("textbox", { name: "Token" }).fill(ADMIN)
-    await page.getByRole("button", { name: "Connect" }).click()
+    // By keyboard: the token dialog opens with its field focused, and Enter connects.
+    await page.waitForFunction(() => document.activeElement?.id === "token-input")
+    await page.keyboard.type(ADMIN)
+    await page.keyboard.press("Enter")
     await page.locator("#live.on").waitFor()
     return page
   }
@@ -64,7 +66,7 @@ describe.skipIf(chromium === undefined)(title, () => {
     await page.locator("#streams tr", { hasText: world.partnerId }).waitFor()
     await page.locator("#faults tr", { hasText: "listOrders" }).first().waitFor()
     await page.locator("#findings tr", { hasText: "createSubAccount" }).first().waitFor()
-    const [first, second, third] = world.orders as [string, string, string, string]
+    const [first, second, third, fourth] = world.orders as [string, string, string, string]
     const deskRow = (orderId: string) => page.locator(`#desk tr[data-order="${orderId}"]`)
     await deskRow(first).waitFor()
     await shot(page, "queue")
@@ -93,6 +95,11 @@ describe.skipIf(chromium === undefined)(title, () => {
     await page.getByLabel(/Quantity/).fill("100")
     await page.getByRole("button", { name: "Fill", exact: true }).click()
     await deskRow(third).locator("td", { hasText: "100/300" }).waitFor()
+
+    // A settlement failure unwinds the order: REJECTED with SETTLEMENT_FAILED.
+    await page.getByRole("button", { name: `Fail the settlement of order ${fourth}`, exact: true }).click()
+    await page.getByRole("button", { name: "Fail settlement", exact: true }).click()
+    await page.locator(`#orders tr[data-order="${fourth}"] td.status`, { hasText: "SETTLEMENT_FAILED" }).waitFor()
     await shot(page, "filled")
 
     // What the page showed is what the engine holds.
@@ -102,6 +109,21 @@ describe.skipIf(chromium === undefined)(title, () => {
     const received = await call("POST", "/_sim/receivers/take", { partnerId: world.partnerId })
     expect((received.received as Array<{ url: string; event: string }>).some((r) => r.url === RECEIVER && r.event === "order.filled")).toBe(true)
     listening.abort()
+    await page.close()
+  })
+
+  it("asks again for a wrong token, and keeps the right one for the tab in sessionStorage only", async () => {
+    const page = await browser.newPage()
+    page.setDefaultTimeout(PAGE_BOUND_MS)
+    await page.goto(`${base}/_sim/console`)
+    await page.getByRole("textbox", { name: "Token" }).fill("not-the-token")
+    await page.getByRole("button", { name: "Connect" }).click()
+    await page.getByRole("alert").filter({ hasText: "wrong admin token" }).waitFor()
+    await page.getByRole("textbox", { name: "Token" }).fill(ADMIN)
+    await page.getByRole("button", { name: "Connect" }).click()
+    await page.locator("#live.on").waitFor()
+    const kept = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: Object.values(localStorage) }))
+    expect(kept).toEqual({ session: [ADMIN], local: [] })
     await page.close()
   })
 
