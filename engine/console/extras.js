@@ -52,10 +52,7 @@ export const addRequest = (signal, at) => {
   const element = document.getElementById("requests")
   let body = element.querySelector("tbody")
   if (body === null) {
-    fill(
-      element,
-      table("Requests", [{ label: "Seen (your clock)" }, { label: "Method" }, { label: "Path" }, { label: "Status", class: "num" }], [h("tr", {})], "")
-    )
+    fill(element, table("Requests", [{ label: "Seen (local)" }, { label: "Method" }, { label: "Path" }, { label: "Status", class: "num" }], [h("tr", {})], ""))
     body = element.querySelector("tbody")
     body.replaceChildren()
   }
@@ -66,7 +63,7 @@ export const addRequest = (signal, at) => {
       {},
       h("td", { class: "mono" }, at),
       h("td", {}, h("strong", {}, signal.method)),
-      h("td", { class: "mono" }, signal.path),
+      h("td", { class: "mono path", title: signal.path }, signal.path),
       h("td", { class: "num" }, h("span", { class: `badge ${tone}` }, signal.status))
     )
   )

@@ -22,13 +22,20 @@ export interface KeepQueue {
   readonly size: () => number
 }
 
+/**
+ * Whether `a` goes after `b`: later `keepUntil`, then (same instant) greater id by code units. Ties on the instant
+ * are common (quotes issued in one instant of a manual clock), and the PostgreSQL adapter drops in the same order
+ * (`ORDER BY keep_until, id COLLATE "C"`), so both stores drop the same documents (E-299).
+ */
+const keptLonger = (a: KeepEntry, b: KeepEntry): boolean => a.keepUntil > b.keepUntil || (a.keepUntil === b.keepUntil && a.id > b.id)
+
 export const makeKeepQueue = (): KeepQueue => {
   let entries: Array<KeepEntry> = []
   let head = 0
 
   const add = (entry: KeepEntry) => {
     const last = entries[entries.length - 1]
-    if (entries.length === head || last === undefined || last.keepUntil <= entry.keepUntil) {
+    if (entries.length === head || last === undefined || !keptLonger(last, entry)) {
       entries.push(entry)
       return
     }
@@ -36,7 +43,7 @@ export const makeKeepQueue = (): KeepQueue => {
     let high = entries.length
     while (low < high) {
       const mid = (low + high) >>> 1
-      if ((entries[mid] as KeepEntry).keepUntil <= entry.keepUntil) low = mid + 1
+      if (!keptLonger(entries[mid] as KeepEntry, entry)) low = mid + 1
       else high = mid
     }
     entries.splice(low, 0, entry)

@@ -254,7 +254,7 @@ export const dropExpiredStatement = (collection: string, partition: string, upTo
   const table = tableOf(collection)
   const { params, add } = parameters()
   const where = `${collectionFilter(table, add, collection)}partition = ${add(partition)} AND keep_until <= ${add(upTo)}`
-  const rows = `SELECT id FROM ${table.name} WHERE ${where} ORDER BY keep_until LIMIT ${add(limit)}`
+  const rows = `SELECT id FROM ${table.name} WHERE ${where} ORDER BY keep_until, id COLLATE "C" LIMIT ${add(limit)}`
   return { text: `DELETE FROM ${table.name} WHERE ${collectionFilter(table, add, collection)}id IN (${rows}) RETURNING id`, params }
 }
 

@@ -66,7 +66,7 @@ describe.skipIf(chromium === undefined)(title, () => {
     await page.locator("#streams tr", { hasText: world.partnerId }).waitFor()
     await page.locator("#faults tr", { hasText: "listOrders" }).first().waitFor()
     await page.locator("#findings tr", { hasText: "createSubAccount" }).first().waitFor()
-    const [first, second, third] = world.orders as [string, string, string, string]
+    const [first, second, third, fourth] = world.orders as [string, string, string, string]
     const deskRow = (orderId: string) => page.locator(`#desk tr[data-order="${orderId}"]`)
     await deskRow(first).waitFor()
     await shot(page, "queue")
@@ -95,6 +95,11 @@ describe.skipIf(chromium === undefined)(title, () => {
     await page.getByLabel(/Quantity/).fill("100")
     await page.getByRole("button", { name: "Fill", exact: true }).click()
     await deskRow(third).locator("td", { hasText: "100/300" }).waitFor()
+
+    // A settlement failure unwinds the order: REJECTED with SETTLEMENT_FAILED.
+    await page.getByRole("button", { name: `Fail the settlement of order ${fourth}`, exact: true }).click()
+    await page.getByRole("button", { name: "Fail settlement", exact: true }).click()
+    await page.locator(`#orders tr[data-order="${fourth}"] td.status`, { hasText: "SETTLEMENT_FAILED" }).waitFor()
     await shot(page, "filled")
 
     // What the page showed is what the engine holds.

@@ -89,6 +89,23 @@ export interface QuoteModel {
   readonly total: number
   readonly expiresAt: number
   used: boolean
+  /** Dropped by the store once past its keep (E-400): a trade on it is QUOTE_NOT_FOUND, "expired and collected". */
+  collected?: boolean
+}
+
+/** How many of the partner's quotes past their keep one new quote collects, and how long a used or expired one is kept. */
+const QUOTES_COLLECTED_PER_ISSUE = 4
+const QUOTE_KEEP_AFTER_EXPIRY_MS = 60_000
+
+/**
+ * What issuing a quote at `now` collects (E-400, E-299): up to 4 of the partner's quotes whose keep (expiry + 60 s,
+ * used or not) has come, earliest keep first, then by id.
+ */
+export const collectQuotes = (quotes: ReadonlyArray<QuoteModel>, now: number) => {
+  const keep = (q: QuoteModel) => q.expiresAt + QUOTE_KEEP_AFTER_EXPIRY_MS
+  const due = quotes.filter((q) => q.collected !== true && keep(q) <= now)
+  due.sort((a, b) => keep(a) - keep(b) || (a.quoteId < b.quoteId ? -1 : a.quoteId > b.quoteId ? 1 : 0))
+  for (const q of due.slice(0, QUOTES_COLLECTED_PER_ISSUE)) q.collected = true
 }
 
 /** The engine's canonical states: an expired order shows `status: CANCELLED`, `canonicalStatus: EXPIRED` (D-283). */

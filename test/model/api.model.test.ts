@@ -29,6 +29,7 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import {
   accountOf,
   cents,
+  collectQuotes,
   count,
   emit,
   type EngineOptions,
@@ -202,6 +203,7 @@ const quoteOf = (user: number, master: boolean, side: "BUY" | "SELL", size: numb
     const quantity = side === "BUY" ? size : Math.max(1, Math.floor(((a.shares - a.reserved) * size) / 100))
     const res = await r.wire.partner("GET", `/quote/SCOM?side=${side}&quantity=${quantity}${account === "master" ? "" : `&subAccountId=${account}`}`)
     expectStatus("quote", res, 200)
+    collectQuotes(m.quotes, m.now)
     const price = price4(res.body.price)
     const rate = rate6(res.body.fxRate)
     const gross = grossOf(BigInt(quantity) * BigInt(price), rate)
@@ -241,6 +243,7 @@ const tradeOf = (index: number, other: boolean): Cmd => ({
     // the order of the checks: the account, then the quote (scope, freshness), the market, then the money
     if (a.status !== "active") return expectStatus("trade", res, 403, "FORBIDDEN")
     if (a.kyc !== "VERIFIED") return expectStatus("trade", res, 403, "KYC_REQUIRED")
+    if (q.collected === true) return expectStatus("trade", res, 404, "QUOTE_NOT_FOUND")
     if (account !== q.account) return expectStatus("trade", res, 403, "QUOTE_SCOPE_MISMATCH")
     if (q.used || m.now >= q.expiresAt) return expectStatus("trade", res, 409, "STALE_QUOTE")
     if (!marketOpen(m.now)) return expectStatus("trade", res, 422, "MARKET_CLOSED")

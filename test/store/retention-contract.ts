@@ -51,6 +51,16 @@ export const retentionContract = (name: string, storeLayer: Layer.Layer<Store, u
       })
     )
 
+    it.effect("documents kept until the same instant go in id order, whatever order they were written in (E-299)", () =>
+      Effect.gen(function* () {
+        yield* putAll("kt", [doc("qt_c", 100), doc("qt_a", 100), doc("qt_d", 90)])
+        yield* putAll("kt", [doc("qt_b", 100), doc("qt_B", 100)])
+        assert.strictEqual(yield* drop("kt", 100, 3), 3)
+        // qt_d (earliest), then among those of 100 by code units: qt_B before qt_a before qt_b before qt_c
+        assert.deepStrictEqual(yield* present("kt", ["qt_B", "qt_a", "qt_b", "qt_c", "qt_d"]), ["-", "-", "qt_b", "qt_c", "-"])
+      })
+    )
+
     it.effect("a document rewritten with a later keepUntil, or none, is kept until then", () =>
       Effect.gen(function* () {
         yield* putAll("kr", [doc("later", 100), doc("never", 100), doc("same", 100)])

@@ -71,7 +71,7 @@ export const acceptQuote = <Q extends QuoteRecord>(
   ignoreExpiry = false
 ): Q | ApiFailure => {
   if (quote === undefined || quote.partition !== use.partition) {
-    return fail("QUOTE_NOT_FOUND", `quote ${use.quoteId} was never issued to this key`, { param: "quoteId" })
+    return fail("QUOTE_NOT_FOUND", `quote ${use.quoteId} is unknown to this key: never issued to it, or expired and collected`, { param: "quoteId" })
   }
   if (quote.account !== use.account) {
     return fail("QUOTE_SCOPE_MISMATCH", "the quote was issued for another account: fetch it with the subAccountId you trade on", { param: "quoteId" })
