@@ -4,7 +4,7 @@
  * Owns wiring only. The seed and the clock's start are the run's identity: same config = same behaviour.
  */
 import { Effect, Layer, Logger, ManagedRuntime, Stream } from "effect"
-import { AccountLifecycleService } from "./app/account-lifecycle.ts"
+import { AccountLifecycleService } from "./app/account-lifecycle/service.ts"
 import { AccountsService } from "./app/accounts.ts"
 import { AuditTrail } from "./app/audit.ts"
 import { UsageMeter } from "./app/usage.ts"

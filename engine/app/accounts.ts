@@ -2,7 +2,7 @@
  * Accounts: creating end-user sub-accounts (`POST /users`, `POST /auto-register`) and reading them (one, a page,
  * wallet summaries). Owns: the sub-account documents and their unique keys (externalId, uid) per partner and
  * environment, the list scan, and the closure blockers a summary shows. Does not own status and KYC changes
- * (account-lifecycle.ts), money (wallets.ts, ledger.ts) nor devices (devices.ts).
+ * (account-lifecycle/), money (wallets/, ledger.ts) nor devices (devices.ts).
  *
  * Every lookup is scoped to the caller's partition: another partner's or the other environment's id is NOT_FOUND,
  * exactly like an id that never existed.

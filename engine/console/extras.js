@@ -52,10 +52,7 @@ export const addRequest = (signal, at) => {
   const element = document.getElementById("requests")
   let body = element.querySelector("tbody")
   if (body === null) {
-    fill(
-      element,
-      table("Requests", [{ label: "Seen (local)" }, { label: "Method" }, { label: "Path" }, { label: "Status", class: "num" }], [h("tr", {})], "")
-    )
+    fill(element, table("Requests", [{ label: "Seen (local)" }, { label: "Method" }, { label: "Path" }, { label: "Status", class: "num" }], [h("tr", {})], ""))
     body = element.querySelector("tbody")
     body.replaceChildren()
   }

@@ -4,7 +4,7 @@
  * case-exact, lengths, patterns); the rules are the services'. Decoding only.
  */
 import { Effect, Schema } from "effect"
-import { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import { AccountLifecycleService } from "../../app/account-lifecycle/service.ts"
 import { AccountsService } from "../../app/accounts.ts"
 import { DeviceService } from "../../app/devices.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"

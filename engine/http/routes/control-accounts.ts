@@ -3,7 +3,7 @@
  * partner's sub-account, by the service rather than the partner (decision D-100). Decoding only.
  */
 import { Schema } from "effect"
-import { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import { AccountLifecycleService } from "../../app/account-lifecycle/service.ts"
 import { controlRoute } from "../route.ts"
 import { ComplianceKycBody, userParam } from "./accounts.ts"
 import { maxCharacters } from "../body.ts"

@@ -3,7 +3,7 @@
  * operationId (docs/architecture.md, "Adding an endpoint"), and it is routed, guarded and typed from the contract.
  */
 import type { ExecutionDesk } from "../../sim/desk.ts"
-import type { AccountLifecycleService } from "../../app/account-lifecycle.ts"
+import type { AccountLifecycleService } from "../../app/account-lifecycle/service.ts"
 import type { AuditTrail } from "../../app/audit.ts"
 import type { UsageMeter } from "../../app/usage.ts"
 import type { InvoiceService } from "../../app/invoices.ts"
