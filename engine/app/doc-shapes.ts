@@ -12,15 +12,23 @@
 import { Cause, Effect, Exit, Schema } from "effect"
 import { StoreError } from "../store/port.ts"
 import type {
+  AccessTokenDoc,
   ApiKeyDoc,
+  ApplicationDoc,
   DeliveryDoc,
+  DeviceDoc,
   HoldingDoc,
+  IncidentDoc,
   KeyPointerDoc,
+  MarketWatchDoc,
   OAuthClientDoc,
   PartnerDoc,
   PartnerSettingsDoc,
+  PortalPrefsDoc,
+  PriceAlertDoc,
   QuoteDoc,
   SubAccountKeyDoc,
+  UpgradeRequestDoc,
   WebhookDoc
 } from "./docs.ts"
 
@@ -29,12 +37,14 @@ export const SHAPE_VERSION = 1
 
 const ENVIRONMENT = Schema.Literals(["sandbox", "production"])
 const NullableNumber = Schema.NullOr(Schema.Number)
+const NullableString = Schema.NullOr(Schema.String)
+const TIER = Schema.Literals(["starter", "growth", "enterprise"])
 
 export const PartnerShape: Schema.Codec<PartnerDoc> = Schema.Struct({
   partnerId: Schema.String,
   businessName: Schema.String,
   email: Schema.String,
-  tier: Schema.Literals(["starter", "growth", "enterprise"]),
+  tier: TIER,
   markupBps: Schema.Number,
   createdAt: Schema.Number,
   status: Schema.optionalKey(Schema.Literals(["active", "suspended"]))
@@ -111,6 +121,86 @@ export const PartnerSettingsShape: Schema.Codec<PartnerSettingsDoc> = Schema.Str
 })
 
 export const OAuthClientShape: Schema.Codec<OAuthClientDoc> = Schema.Struct({ partnerId: Schema.String, enabled: Schema.Boolean, updatedAt: Schema.Number })
+
+export const DeviceShape: Schema.Codec<DeviceDoc> = Schema.Struct({
+  deviceId: Schema.String,
+  subAccountId: Schema.String,
+  platform: Schema.Literals(["ios", "android", "web"]),
+  name: NullableString,
+  pushToken: Schema.String,
+  appVersion: NullableString,
+  createdAt: Schema.Number,
+  lastSeenAt: NullableNumber
+})
+
+export const ApplicationShape: Schema.Codec<ApplicationDoc> = Schema.Struct({
+  applicationId: Schema.String,
+  uid: Schema.String,
+  businessName: Schema.String,
+  email: Schema.String,
+  country: Schema.String,
+  status: Schema.Literals(["pending", "approved", "rejected"]),
+  rejectionReason: NullableString,
+  submittedAt: Schema.Number,
+  partnerId: NullableString
+})
+
+export const ApplicationByUidShape: Schema.Codec<{ readonly applicationId: string }> = Schema.Struct({ applicationId: Schema.String })
+
+export const AccessTokenShape: Schema.Codec<AccessTokenDoc> = Schema.Struct({
+  tokenHash: Schema.String,
+  partnerId: Schema.String,
+  environment: ENVIRONMENT,
+  parentKeyHash: Schema.String,
+  kind: Schema.Literals(["full", "data"]),
+  scopes: Schema.Array(Schema.String),
+  expiresAt: Schema.Number
+})
+
+export const PortalPrefsShape: Schema.Codec<PortalPrefsDoc> = Schema.Struct({ deploymentPreference: Schema.Literals(["hosted", "onprem", "both"]) })
+
+export const UpgradeRequestShape: Schema.Codec<UpgradeRequestDoc> = Schema.Struct({
+  requestId: Schema.String,
+  partnerId: Schema.String,
+  uid: Schema.String,
+  targetTier: Schema.NullOr(TIER),
+  message: NullableString,
+  createdAt: Schema.Number
+})
+
+export const IncidentShape: Schema.Codec<IncidentDoc> = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  severity: Schema.Literals(["P0", "P1", "P2", "P3"]),
+  affectedServices: Schema.Array(Schema.String),
+  status: Schema.Literals(["investigating", "resolved"]),
+  startedAt: Schema.Number,
+  resolvedAt: NullableNumber
+})
+
+export const PriceAlertShape: Schema.Codec<PriceAlertDoc> = Schema.Struct({
+  alertId: Schema.String,
+  partition: Schema.String,
+  clientAlertId: NullableString,
+  symbol: Schema.String,
+  exchange: Schema.String,
+  condition: Schema.Literals(["above", "below"]),
+  threshold: Schema.Number,
+  currency: Schema.String,
+  repeat: Schema.Boolean,
+  state: Schema.Literals(["ARMED", "TRIGGERED", "DISARMED"]),
+  lastPrice: Schema.Number,
+  triggerCount: Schema.Number,
+  createdAt: Schema.Number,
+  lastTriggeredAt: NullableNumber,
+  deleted: Schema.Boolean
+})
+
+export const MarketWatchShape: Schema.Codec<MarketWatchDoc> = Schema.Struct({
+  running: Schema.Boolean,
+  phases: Schema.Record(Schema.String, Schema.Literals(["OPEN", "CLOSED", "HOLIDAY"])),
+  dueAt: Schema.Number
+})
 
 /** The body of `collection/id` if it has `shape`; a StoreError naming the document and what is wrong with it if not. */
 export const checkShape =

@@ -11,19 +11,7 @@ import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { IdSequence, ReadTx, StoreError, Tx } from "../store/port.ts"
-import {
-  ApiKeyShape,
-  checkShape,
-  DeliveryShape,
-  HoldingShape,
-  KeyPointerShape,
-  OAuthClientShape,
-  PartnerSettingsShape,
-  PartnerShape,
-  QuoteShape,
-  SubAccountKeyShape,
-  WebhookShape
-} from "./doc-shapes.ts"
+import * as Shapes from "./doc-shapes.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
 export interface PartnerDoc {
@@ -111,7 +99,7 @@ interface Collection<A> {
 
 /** A collection; with a `shape` (doc-shapes.ts), every body read is checked against it first. */
 const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
-  const check = checkShape(name, shape)
+  const check = Shapes.checkShape(name, shape)
   return {
     name,
     get: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(check(d.id, d.body)) })),
@@ -138,10 +126,10 @@ const credentialCollection = <A>(name: string, shape?: Schema.Codec<A>): Collect
   return { ...plain, put: (tx, id, partition, sortKey, body) => Effect.andThen(plain.put(tx, id, partition, sortKey, body), tx.afterCommit(bumpCredentials)) }
 }
 
-export const Partners = credentialCollection<PartnerDoc>("partners", PartnerShape)
-export const ApiKeys = credentialCollection<ApiKeyDoc>("apiKeys", ApiKeyShape)
-export const Holdings = collection<HoldingDoc>("holdings", HoldingShape)
-export const Quotes = collection<QuoteDoc>("quotes", QuoteShape)
+export const Partners = credentialCollection<PartnerDoc>("partners", Shapes.PartnerShape)
+export const ApiKeys = credentialCollection<ApiKeyDoc>("apiKeys", Shapes.ApiKeyShape)
+export const Holdings = collection<HoldingDoc>("holdings", Shapes.HoldingShape)
+export const Quotes = collection<QuoteDoc>("quotes", Shapes.QuoteShape)
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
 /** Corporate actions and dividends raised through the control API (D-302), partition "global", by announcement time. */
@@ -154,7 +142,7 @@ export const SubAccounts = collection<SubAccountRecord>("subAccounts")
 export interface SubAccountKeyDoc {
   readonly subAccountId: string
 }
-export const SubAccountKeys = collection<SubAccountKeyDoc>("subAccountKeys", SubAccountKeyShape)
+export const SubAccountKeys = collection<SubAccountKeyDoc>("subAccountKeys", Shapes.SubAccountKeyShape)
 export const externalIdKey = (partition: string, externalId: string) => `${partition}|ext|${externalId}`
 export const uidKey = (partition: string, uid: string) => `${partition}|uid|${uid}`
 
@@ -172,7 +160,7 @@ export interface DeviceDoc {
   readonly createdAt: number
   readonly lastSeenAt: number | null
 }
-export const Devices = collection<DeviceDoc>("devices")
+export const Devices = collection<DeviceDoc>("devices", Shapes.DeviceShape)
 
 /** One journal entry of the double-entry ledger (domain/ledger.ts): postings that sum to zero. */
 export interface JournalEntryDoc {
@@ -247,7 +235,7 @@ export interface WebhookDoc {
   /** Deliveries in a row that exhausted every attempt (D-055: 20 disables the webhook). */
   readonly consecutiveFailures: number
 }
-export const Webhooks = collection<WebhookDoc>("webhooks", WebhookShape)
+export const Webhooks = collection<WebhookDoc>("webhooks", Shapes.WebhookShape)
 export const deletedWebhookPartition = (partition: string) => `${partition}|deleted`
 
 /** One event to one webhook and its attempts (D-057); document partition `${partition}|${webhookId}`. */
@@ -283,7 +271,7 @@ export interface AttemptRecord {
   readonly latencyMs: number | null
   readonly bytes: number | null
 }
-export const Deliveries = collection<DeliveryDoc>("webhookDeliveries", DeliveryShape)
+export const Deliveries = collection<DeliveryDoc>("webhookDeliveries", Shapes.DeliveryShape)
 export const deliveryPartition = (partition: string, webhookId: string) => `${partition}|${webhookId}`
 
 /** A partner's settings in one environment (D-065), id = the partition. Absent until first changed: the partner's
@@ -294,7 +282,7 @@ export interface PartnerSettingsDoc {
   readonly ipAllowlist: ReadonlyArray<string>
   readonly updatedAt: number
 }
-export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings", PartnerSettingsShape)
+export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings", Shapes.PartnerSettingsShape)
 
 /** Whether a partner may use `POST /oauth/token` (set by the operator, `POST /_sim/partners/{id}/oauth`); id = partnerId. */
 export interface OAuthClientDoc {
@@ -302,7 +290,7 @@ export interface OAuthClientDoc {
   readonly enabled: boolean
   readonly updatedAt: number
 }
-export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients", OAuthClientShape)
+export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients", Shapes.OAuthClientShape)
 
 /**
  * Which key of a kind is the partner's active one in a partition (id = `keyPointerId`): rotation finds the old one here.
@@ -311,7 +299,7 @@ export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients",
 export interface KeyPointerDoc {
   readonly keyHash: string
 }
-export const KeyPointers = collection<KeyPointerDoc>("keyPointers", KeyPointerShape)
+export const KeyPointers = collection<KeyPointerDoc>("keyPointers", Shapes.KeyPointerShape)
 export const keyPointerId = (partition: string, kind: "full" | "data") => `${partition}|${kind}`
 /** Makes `keyHash` the partition's active key of `kind`: the pointer is written to "global" with the keys, never to the
  * partition itself, which a sandbox reset wipes. */
@@ -330,9 +318,9 @@ export interface ApplicationDoc {
   readonly submittedAt: number
   readonly partnerId: string | null
 }
-export const Applications = collection<ApplicationDoc>("applications")
+export const Applications = collection<ApplicationDoc>("applications", Shapes.ApplicationShape)
 /** The latest application of an identity-provider uid (id = uid). */
-export const ApplicationsByUid = collection<{ readonly applicationId: string }>("applicationsByUid")
+export const ApplicationsByUid = collection<{ readonly applicationId: string }>("applicationsByUid", Shapes.ApplicationByUidShape)
 
 /** A short-lived `svc_oauth_` access token (portal session 3600 s, client credentials 900 s), id = its SHA-256. */
 export interface AccessTokenDoc {
@@ -345,13 +333,13 @@ export interface AccessTokenDoc {
   readonly scopes: ReadonlyArray<string>
   readonly expiresAt: number
 }
-export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens")
+export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens", Shapes.AccessTokenShape)
 
 /** A portal member's personal preferences (POST /me deployment_preference), id = uid. */
 export interface PortalPrefsDoc {
   readonly deploymentPreference: "hosted" | "onprem" | "both"
 }
-export const PortalPrefs = collection<PortalPrefsDoc>("portalPrefs")
+export const PortalPrefs = collection<PortalPrefsDoc>("portalPrefs", Shapes.PortalPrefsShape)
 
 /** A filed tier or sandbox-to-live request (POST /upgrade-request), partition = the partner id. */
 export interface UpgradeRequestDoc {
@@ -362,7 +350,7 @@ export interface UpgradeRequestDoc {
   readonly message: string | null
   readonly createdAt: number
 }
-export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests")
+export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests", Shapes.UpgradeRequestShape)
 
 /** A platform incident (D-193), in the `global` partition, sorted by start time. */
 export interface IncidentDoc {
@@ -374,7 +362,7 @@ export interface IncidentDoc {
   readonly startedAt: number
   readonly resolvedAt: number | null
 }
-export const Incidents = collection<IncidentDoc>("incidents")
+export const Incidents = collection<IncidentDoc>("incidents", Shapes.IncidentShape)
 
 /** A price alert (D-053, D-076), in its partner's production partition, sorted by creation. */
 export interface PriceAlertDoc {
@@ -396,7 +384,7 @@ export interface PriceAlertDoc {
   readonly lastTriggeredAt: number | null
   readonly deleted: boolean
 }
-export const PriceAlerts = collection<PriceAlertDoc>("priceAlerts")
+export const PriceAlerts = collection<PriceAlertDoc>("priceAlerts", Shapes.PriceAlertShape)
 
 /** The market.status watch (D-232), one document `market-status` in the global partition: whether its job chain
  * runs, each exchange's phase at the last boundary it saw, and the boundary it waits for. */
@@ -405,4 +393,4 @@ export interface MarketWatchDoc {
   readonly phases: Readonly<Record<string, "OPEN" | "CLOSED" | "HOLIDAY">>
   readonly dueAt: number
 }
-export const MarketWatch = collection<MarketWatchDoc>("marketWatch")
+export const MarketWatch = collection<MarketWatchDoc>("marketWatch", Shapes.MarketWatchShape)

@@ -11,7 +11,7 @@
  * (history-entries.ts), recording (target.ts) nor the command (engine/cli).
  */
 import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"
-import { answeredBefore, exchanges, groupBy, type HistoryEntry, type Rule, type Violation, worlds } from "./history-entries.ts"
+import { answeredBefore, type ExchangeEntry, exchanges, groupBy, type HistoryEntry, type Rule, type Violation, worlds } from "./history-entries.ts"
 import { negativeBalances, walletLedger } from "./history-money.ts"
 import { orderAgreement, orderTransitions } from "./history-orders.ts"
 import { timestamps } from "./history-time.ts"
@@ -90,14 +90,28 @@ const streamOnce = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
 }
 
 /**
+ * Whether `e` was sent in the last second before its window's reset. A sliding window's reset is the second its
+ * oldest hit leaves, rounded up: hits from within that one second leave during it, one by one, while the reset stays
+ * the same (the next oldest rounds to it too), so Remaining may rise then without a slot being counted back. A
+ * simulated week found it (issue 25: 289 then 290 at 08:48:29.437, reset 08:48:30).
+ */
+const inResetSecond = (e: ExchangeEntry) => {
+  const sent = Date.parse(e.sentAt)
+  const reset = (e.rate?.reset ?? 0) * 1000
+  return sent >= reset - 1000 && sent < reset
+}
+
+/**
  * Within one window (caller and X-RateLimit-Reset): `Remaining` may not rise from an answer to a request sent after
- * it came (requests in flight together may be answered in any order), and no more than `Limit` are admitted.
+ * it came (requests in flight together may be answered in any order) unless it was sent in the reset's own second
+ * (`inResetSecond`), and no more than `Limit` are admitted.
  */
 const rateWindows = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => {
   const limited = exchanges(history).filter(({ e }) => e.rate !== undefined)
   return [...groupBy(limited, ({ e, w }) => `${w} ${e.caller} ${e.rate?.reset}`).values()].flatMap((group) => {
     const found: Array<Violation> = []
     for (const [n, b] of group.entries()) {
+      if (inResetSecond(b.e)) continue
       const rose = group.slice(0, n).find(({ e: a }) => answeredBefore(a, b.e) && (b.e.rate?.remaining ?? 0) > (a.rate?.remaining ?? 0))
       if (rose !== undefined) {
         found.push({

@@ -91,7 +91,11 @@ export const renderDesk = (state, act) => {
   ]
   const empty =
     state.desk.policy.mode === "manual" ? "Nothing awaits the desk." : `Nothing awaits the desk (policy ${state.desk.policy.mode}: it decides by itself).`
-  fill(byId("desk"), table("Orders awaiting the desk", columns, rows, empty))
+  const more =
+    state.desk.queued > state.desk.queue.length
+      ? h("p", { class: "note" }, `The oldest ${state.desk.queue.length} of ${state.desk.queued} awaiting the desk.`)
+      : null
+  fill(byId("desk"), table("Orders awaiting the desk", columns, rows, empty), more)
 }
 
 const button = (label, name, onclick, tone = "") => h("button", { type: "button", class: `small ${tone}`, "aria-label": name, onclick }, label)

@@ -1263,8 +1263,10 @@ export interface components {
             desk: {
                 /** @description Its policy. */
                 policy: components["schemas"]["DeskPolicy"];
-                /** @description Orders awaiting a decision, oldest first. */
+                /** @description The oldest `limit` orders awaiting a decision, oldest first. */
                 queue: components["schemas"]["Order"][];
+                /** @description How many orders await a decision in all. */
+                queued: number;
             };
             /** @description The latest events of every partner's log, newest first. */
             events: components["schemas"]["ConsoleEvent"][];

@@ -19,6 +19,7 @@ import { bytesOf, type EngineRequest, type EngineResponse, errorResponse } from 
 import { wallDeadline } from "../sim/clock.ts"
 import { makeEngineHost } from "./engine-host.ts"
 import { MAX_HEADER_BYTES } from "./gateway.ts"
+import { makeLanes } from "./lanes.ts"
 
 /** Largest request body accepted; larger bodies answer 413 without being read further. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -127,6 +128,8 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
   const endStreams = () => Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber)))).then(() => undefined)
   // The engine (and a fresh one after `POST /_sim/reset`, whose old world's streams end first: E-242).
   const engine = await makeEngineHost(config, { beforeReset: endStreams })
+  // One partner's flood waits in its own lane instead of sharing the CPU with everyone's requests (E-404).
+  const lanes = makeLanes()
 
   let stopping: Promise<void> | undefined
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 5_000 }, (req, res) => {
@@ -139,15 +142,21 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     }
     inFlight.add(res)
     res.on("close", () => inFlight.delete(res))
-    const respond = (body: string | undefined) =>
-      engine.handle(toEngineRequest(req, body), (response) => {
-        // An answer written once the stop began is the connection's last, so the stop waits for nothing after it.
-        if (stopping !== undefined) res.setHeader("connection", "close")
-        if (response.stream === undefined) return write(res, response)
-        const fiber = pipeStream(res, response, response.stream)
-        streams.add(fiber)
-        fiber.addObserver(() => streams.delete(fiber))
-      })
+    const respond = (body: string | undefined) => {
+      const request = toEngineRequest(req, body)
+      lanes.enter(request, (leave) =>
+        engine.handle(request, (response) => {
+          // The answer is made: the lane's next request may start (a stream's body is not the engine's work).
+          leave()
+          // An answer written once the stop began is the connection's last, so the stop waits for nothing after it.
+          if (stopping !== undefined) res.setHeader("connection", "close")
+          if (response.stream === undefined) return write(res, response)
+          const fiber = pipeStream(res, response, response.stream)
+          streams.add(fiber)
+          fiber.addObserver(() => streams.delete(fiber))
+        })
+      )
+    }
     // A request that announces no body (most GETs) is answered at once, without waiting for its stream to end.
     if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) {
       req.resume()

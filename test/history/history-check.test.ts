@@ -213,6 +213,13 @@ describe("the history checker", () => {
     expect(rules([order(0, "REJECTED"), reset, order(6, "PENDING")])).toEqual([])
   })
 
+  it("lets Remaining rise in the reset's own second, when a sliding window's hits of that second leave", () => {
+    const reset = Date.parse(T(60)) / 1000
+    const at = (s: number, remaining: number) => exchange(s, { rate: { limit: 300, remaining, reset } })
+    expect(rules([at(0, 289), at(59.5, 290)])).toEqual([])
+    expect(rules([at(0, 289), at(58.9, 290)])).toEqual(["rate-window"])
+  })
+
   it("orders exchanges by their logical clock when a frozen clock gives them one instant", () => {
     const at = (sentSeq: number, answeredSeq: number, remaining: number) =>
       exchange(0, { answeredAt: T(0), sentSeq, answeredSeq, rate: { limit: 3, remaining, reset: 1 } })

@@ -93,7 +93,7 @@ describe("GET /_sim/console/state", () => {
         expect(JSON.stringify(state)).not.toContain(partner.sandboxKey)
         expect(shown.wallets.map((w: { environment: string }) => w.environment)).toEqual(["sandbox", "production"])
         expect(shown.webhooks).toEqual([expect.objectContaining({ url: HOOK, environment: "sandbox", status: "active" })])
-        expect(state.desk).toEqual({ policy: { mode: "manual" }, queue: [] })
+        expect(state.desk).toEqual({ policy: { mode: "manual" }, queue: [], queued: 0 })
         expect(state.orders.map((o: { order: { orderId: string; status: string } }) => [o.order.orderId, o.order.status])).toEqual([[orderId, "FILLED"]])
         const positions = state.events.map((e: { position: number }) => e.position)
         expect(positions).toEqual([...positions].sort((a, b) => b - a))
@@ -107,6 +107,20 @@ describe("GET /_sim/console/state", () => {
         for (const attempt of pending.attempts) expect(attempt.bytes).toBeGreaterThan(100)
       }
     )
+
+  it("bounds the desk queue to the oldest `limit`, and counts them all", async () => {
+    const { engine, key, orderId } = await world()
+    // A second later: the queue is ordered by time, then id.
+    await engine.admin("POST", "/_sim/clock/advance", { seconds: 1 })
+    const quote = await engine.call("GET", `${SANDBOX}/quote/EQTY.KE?side=BUY&quantity=5`, { headers: key })
+    const second = await engine.call("POST", `${SANDBOX}/trade`, {
+      headers: { ...key, "idempotency-key": "console-trade-2" },
+      body: { symbol: "EQTY.KE", type: "BUY", quantity: 5, quoteId: quote.body.quoteId }
+    })
+    expect(second.status).toBe(202)
+    const desk = (await engine.admin("GET", "/_sim/console/state?limit=1")).body.desk
+    expect([desk.queue.map((o: { orderId: string }) => o.orderId), desk.queued]).toEqual([[orderId], 2])
+  })
 
   it("lists the streams open in this process with their position and what they sent", async () => {
     const { engine, key } = await world()

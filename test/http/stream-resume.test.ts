@@ -184,7 +184,8 @@ const run = async (databaseUrl: string | undefined) => {
 
 for (const { store, admin } of stores())
   describe(`stream resume under 50 drops (store ${store})`, tagsFor(store), () => {
-    it("delivers exactly the committed ids, in order, once each, to an eventsource client dropped at 50 random points", { timeout: 180_000 }, async () => {
+    // A failure bound only (2,000 deposits): on PostgreSQL at load 27 the run took over 180 s.
+    it("delivers exactly the committed ids, in order, once each, to an eventsource client dropped at 50 random points", { timeout: 480_000 }, async () => {
       if (admin === undefined) await run(undefined)
       else await withDatabase(admin, (url) => run(url))
     })

@@ -4,8 +4,13 @@
  * retries from the flaky receivers, history entries) and passes its own verdict (history rules, money conserved);
  * the command prints the seed first and the summary; the plan is a pure function of its options.
  */
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { planWeek } from "../../engine/sim/week/plan.ts"
+import { Balances, balanceId } from "../../engine/app/docs.ts"
+import { makeInProcessEngine } from "../../engine/runtime.ts"
+import { checkConservation } from "../../engine/sim/week/verdict.ts"
+import { Store } from "../../engine/store/port.ts"
+import { planWeek, WEEK_START } from "../../engine/sim/week/plan.ts"
 import { runWeek } from "../../engine/sim/week/run.ts"
 import { adminUrl } from "../http/node-server-kit.ts"
 import { sokoni } from "../support/sokoni-cli.ts"
@@ -41,6 +46,24 @@ describe("a simulated week", () => {
     expect(s.traceHash).toMatch(/^[0-9a-f]{64}$/)
     const other = await runWeek({ seed: 12, ...SMALL, store: "memory" })
     expect(other.summary.traceHash).not.toBe(s.traceHash)
+  })
+
+  it("names a ledger whose balances do not sum to zero, and a wallet below zero", async () => {
+    const engine = makeInProcessEngine({ store: "memory", clock: "manual", start: WEEK_START, seed: 1, desk: "manual" })
+    try {
+      const partition = "ptn_broken:sandbox"
+      const conservation = await engine.runtime.runPromise(
+        Effect.gen(function* () {
+          const store = yield* Store
+          const wallet = { account: "wallet:usr_1", cents: -5, updatedAt: WEEK_START }
+          yield* store.transact((tx) => Balances.put(tx, balanceId(partition, wallet.account), partition, wallet.account, wallet))
+          return yield* checkConservation(["ptn_broken"])
+        })
+      )
+      expect(conservation.problems).toEqual([`${partition}: the ledger's balances sum to -5 cents, not 0`, `${partition}: wallet:usr_1 is at -5 cents`])
+    } finally {
+      await engine.dispose()
+    }
   })
 
   it.skipIf(adminUrl === undefined)("runs the same week on postgres: the memory store's summary and trace hash", onPostgres, async () => {

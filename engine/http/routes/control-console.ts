@@ -75,10 +75,11 @@ export const consoleRoutes = [
     query: { limit: optional(integer({ min: 1, max: 500 })) },
     handle: ({ query }) =>
       Effect.gen(function* () {
-        const world = yield* ConsoleView.use((v) => v.world(query.limit ?? 100))
+        const limit = query.limit ?? 100
+        const world = yield* ConsoleView.use((v) => v.world(limit))
         const policy = yield* ExecutionDesk.use((d) => d.policy)
         const queue = yield* TradingService.use((t) => t.deskQueue)
-        return { ...world, desk: { policy: policyWire(policy), queue: [...queue] } }
+        return { ...world, desk: { policy: policyWire(policy), queue: queue.slice(0, limit), queued: queue.length } }
       })
   }),
   controlRoute("streamSimConsole", 200, {
