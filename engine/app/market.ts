@@ -1,13 +1,14 @@
 /**
- * Market: the stock list and tradeable quotes. Owns: stock items as the spec shows them, quote issuance (single use,
- * 60 s) and quote expiry. Does not own prices (sim/market-feed) nor the use of a quote (domain/trading/decide-quote.ts, app/trading/place.ts).
+ * Market: the stock list and tradeable quotes. Owns: stock items as the spec shows them, and the wiring of quote
+ * issuance and expiry (rules: domain/trading/issue-quote.ts; dispatcher: app/trading/quotes.ts). Does not own prices
+ * (sim/market-feed) nor the use of a quote (domain/trading/decide-quote.ts, app/trading/place.ts).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { EXCHANGES, findExchange, phaseAt } from "../domain/calendar.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { rateFor } from "../domain/fx.ts"
 import type { Instrument } from "../domain/instruments.ts"
-import { centsToWire, divRound, fees, grossCents, parseScaled, price4ToWire, quantityForCash, rate6ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
+import { divRound, price4ToWire, toWireNumber, usdPrice4 } from "../domain/money.ts"
 import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { DELAY_SECONDS, MarketFeed, type Observation, REFRESH_SECONDS, STALE_AFTER_SECONDS } from "../sim/market-feed.ts"
@@ -15,17 +16,12 @@ import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { findSubAccount } from "./accounts.ts"
 import { Listings } from "./listings.ts"
 import { Symbols } from "./symbols.ts"
-import { type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey } from "./docs.ts"
 import type { Principal } from "./principal.ts"
+import type { QuoteQuery } from "../domain/trading/issue-quote.ts"
+import { quoting } from "./trading/quotes.ts"
 import type { Schemas } from "../contract/wire.ts"
-
-export const QUOTE_TTL_SECONDS = 60
-export const QUOTE_EXPIRE_JOB = "quote.expire"
-/** How many quotes past their keep a quote's issue drops: more than one, so a partition catches up after a pause. */
-const QUOTES_DROPPED_PER_ISSUE = 4
 
 export interface StockQuery {
   readonly exchange?: string | undefined
@@ -34,14 +30,6 @@ export interface StockQuery {
   readonly search?: string | undefined
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
-}
-
-export interface QuoteQuery {
-  readonly side?: "BUY" | "SELL" | undefined
-  readonly quantity?: number | undefined
-  readonly cashValue?: number | undefined
-  readonly subAccountId?: string | undefined
-  readonly exchange?: string | undefined
 }
 
 export class MarketService extends Context.Service<
@@ -125,114 +113,9 @@ export class MarketService extends Context.Service<
       return list
     })
 
-    const issueQuote = Effect.fnUntraced(function* (principal: Principal, symbol: string, query: QuoteQuery) {
-      const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
-      if (query.quantity !== undefined && query.cashValue !== undefined) {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", "give quantity or cashValue, not both", { params: ["quantity", "cashValue"] }))
-      }
-      if (query.quantity !== undefined && (!Number.isSafeInteger(query.quantity) || query.quantity <= 0)) {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", "quantity must be a whole number above 0", { param: "quantity" }))
-      }
-      const cashValue = query.cashValue === undefined ? null : parseScaled(query.cashValue, 2)
-      if (cashValue !== null && (cashValue === undefined || cashValue <= 0)) {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue must be a positive USD amount with at most 2 decimals", { param: "cashValue" }))
-      }
-      const exchange = findExchange(instrument.exchange)
-      const currency = exchange?.currency ?? "USD"
-      const rate = rateFor(currency)
-      if (rate === undefined) return yield* Effect.fail(fail("SERVICE_UNAVAILABLE", `no FX rate for ${currency}`))
-      const account = query.subAccountId ?? "master"
-      // A quote is a read: any existing sub-account of the caller may get one (frozen and closed ones cannot trade on it).
-      if (account !== "master" && Option.isNone(yield* store.read((tx) => Effect.option(findSubAccount(tx, principal.partition, account))))) {
-        return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
-      }
-      const now = yield* clock.now
-      const observation = yield* feed.observe(instrument, now)
-      const side = query.side ?? null
-      // A cashValue quote shows, and binds, the whole units it buys (BUY: gross + fee within cash) at this price.
-      const derived =
-        cashValue === null || cashValue === undefined ? null : quantityForCash(cashValue, observation.price, rate, side === "SELL" ? 0 : principal.markupBps)
-      if (derived === 0) {
-        return yield* Effect.fail(fail("VALIDATION_ERROR", "cashValue does not buy a single unit at the current price", { param: "cashValue" }))
-      }
-      const quoteId = yield* entropy.id("qt")
-      const doc: QuoteDoc = {
-        quoteId,
-        partition: principal.partition,
-        account,
-        symbol: instrument.symbol,
-        side,
-        quantity: query.quantity ?? null,
-        cashValue: cashValue ?? null,
-        derivedQuantity: derived,
-        price: observation.price,
-        rate,
-        issuedAt: now,
-        expiresAt: now + QUOTE_TTL_SECONDS * 1000,
-        status: "OPEN"
-      }
-      yield* store.transact((tx) =>
-        Effect.gen(function* () {
-          yield* tx.lockPartition(principal.partition)
-          // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
-          yield* tx.dropExpired(Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
-          const expiry = yield* scheduler.schedule(tx, QUOTE_EXPIRE_JOB, doc.expiresAt, { quoteId })
-          // The job's seq is kept so that using the quote deletes it: a used quote has nothing left to expire (issue 25).
-          yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...doc, expiryJob: expiry.seq })
-        })
-      )
-      const units = doc.quantity ?? doc.derivedQuantity
-      const gross = units === null ? null : grossCents(units, doc.price, rate)
-      const fee = gross === null ? null : fees(gross, principal.markupBps).fee
-      const quote: Schemas["Quote"] = {
-        quoteId,
-        symbol: instrument.symbol,
-        name: instrument.name,
-        exchange: instrument.exchange,
-        currency,
-        price: price4ToWire(doc.price),
-        usdPrice: price4ToWire(usdPrice4(doc.price, rate)),
-        fxRate: rate6ToWire(rate),
-        side: doc.side,
-        quantity: units,
-        cashValue: doc.cashValue === null ? null : centsToWire(doc.cashValue),
-        subAccountId: query.subAccountId ?? null,
-        estimatedGross: gross === null ? null : centsToWire(gross),
-        estimatedFee: fee === null ? null : centsToWire(fee),
-        estimatedTotal: gross === null || fee === null ? null : centsToWire(doc.side === "SELL" ? gross - fee : gross + fee),
-        marketStatus: exchange !== undefined && phaseAt(exchange, now) === "OPEN" ? "OPEN" : "CLOSED",
-        issuedAt: isoAt(doc.issuedAt),
-        expiresAt: isoAt(doc.expiresAt),
-        ttlSeconds: QUOTE_TTL_SECONDS,
-        singleUse: true
-      }
-      return quote
-    })
-
-    // A quote that reached its TTL unused is marked expired and announced (spec event quote.expired).
-    yield* scheduler.register(QUOTE_EXPIRE_JOB, (tx, payload) =>
-      Effect.gen(function* () {
-        const { quoteId } = payload as { quoteId: string }
-        const quote = yield* Quotes.get(tx, quoteId)
-        if (Option.isNone(quote) || quote.value.status !== "OPEN") return
-        const q = quote.value
-        yield* Quotes.put(tx, quoteId, q.partition, timeSortKey(q.issuedAt, quoteId), { ...q, status: "EXPIRED" }, quoteKeepUntil(q))
-        // The contract's QuoteExpiredData (D-075): the quote's size as the quote showed it (a cashValue quote's
-        // derived units), its exchange from the listing, and `expiresAt` (E-221).
-        // The symbol the quote was issued for, even if its listing changed symbol since (D-343); the listing's exchange.
-        yield* events.append(tx, q.partition, "quote.expired", {
-          quoteId,
-          symbol: q.symbol,
-          exchange: symbols.listingOf(q.symbol)?.exchange ?? EXCHANGES.find((e) => q.symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN",
-          subAccountId: q.account === "master" ? null : q.account,
-          side: q.side,
-          quantity: q.quantity ?? q.derivedQuantity,
-          cashValue: q.cashValue === null ? null : centsToWire(q.cashValue),
-          issuedAt: isoAt(q.issuedAt),
-          expiresAt: isoAt(q.expiresAt)
-        })
-      })
-    )
+    // Quotes: rules in domain/trading/issue-quote.ts, dispatched by app/trading/quotes.ts.
+    const { issueQuote, registerExpiry } = quoting({ store, clock, feed, entropy, scheduler, events, symbols })
+    yield* registerExpiry
 
     return MarketService.of({ listStocks, stockItem, issueQuote })
   })

@@ -5,7 +5,7 @@
  * Owns: the path (integer arithmetic, one step per open 900 s instant, a seeded history before the run), the
  * captures and what is published at an instant, pins (the operator setting an exchange's price), the intraday steps
  * charts are built from. Does not own: listing/filtering (app/market.ts), candles (domain/candles.ts,
- * app/price-history.ts), FX (domain/fx.ts), alert evaluation (app/price-alerts.ts).
+ * app/price-history.ts), FX (domain/fx.ts), alert evaluation (domain/alerts/, app/price-alerts/).
  *
  * Time is cut into 900 s instants `origin + k * 900 s` (k any integer, negative before the run). At an open instant k
  * the path takes one step (or, from a pin's instant on, holds the pinned price: D-240); the value at k is the

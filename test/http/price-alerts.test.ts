@@ -13,7 +13,7 @@
  */
 import type { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type CreateAlert, PriceAlertService } from "../../engine/app/price-alerts.ts"
+import { type CreateAlert, PriceAlertService } from "../../engine/app/price-alerts/service.ts"
 import type { Principal } from "../../engine/app/principal.ts"
 import { observeAlert } from "../../engine/domain/price-alert.ts"
 import { eventsOf, failureOf, LIVE, SANDBOX } from "./accounts-kit.ts"

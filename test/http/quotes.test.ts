@@ -9,7 +9,8 @@
  */
 import { Exit, Option } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { MarketService, type QuoteQuery } from "../../engine/app/market.ts"
+import { MarketService } from "../../engine/app/market.ts"
+import type { QuoteQuery } from "../../engine/domain/trading/issue-quote.ts"
 import type { Principal } from "../../engine/app/principal.ts"
 import { quantityForCash } from "../../engine/domain/money.ts"
 import { Store } from "../../engine/store/port.ts"

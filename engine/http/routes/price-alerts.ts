@@ -3,7 +3,7 @@
  * both bases (D-053). Decoding only; the work is PriceAlertService's.
  */
 import { Schema } from "effect"
-import { PriceAlertService } from "../../app/price-alerts.ts"
+import { PriceAlertService } from "../../app/price-alerts/service.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
