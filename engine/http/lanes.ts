@@ -35,7 +35,10 @@ export const makeLanes = (width: number = LANE_WIDTH): Lanes => {
   const lanes = new Map<string, Lane>()
   const enter = (request: EngineRequest, start: (leave: () => void) => void): void => {
     const name = laneOf(request)
-    if (name === undefined) return start(() => undefined)
+    if (name === undefined) {
+      start(() => undefined)
+      return
+    }
     let lane = lanes.get(name)
     if (lane === undefined) {
       lane = { active: 0, waiting: [] }

@@ -21,9 +21,7 @@
  * (default 50: E-202). The seed is printed first; a failure prints the shrunk commands and a one-line replay command.
  */
 import fc from "fast-check"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Redacted, Scope } from "effect"
-import { Reactivity } from "effect/reactivity"
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it, onTestFailed } from "vitest"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import {
@@ -63,6 +61,7 @@ import {
 } from "./api-checks.ts"
 import { advanceOf, pinOf, replaceOf, restingOf, type RestingType, type TimeInForce } from "./resting-commands.ts"
 import { atDesk, KES_RATE, live, publishedPrice, releaseUnfilled } from "./resting-model.ts"
+import { emptyTables } from "../support/pg-empty.ts"
 import { onPostgres } from "../support/stores.ts"
 import type { CrashPoint } from "../../engine/sim/crashes.ts"
 import { CRASH_POINTS } from "./crash-wire.ts"
@@ -582,34 +581,18 @@ interface RunOptions {
   readonly addOutcomes?: boolean
 }
 
-/** Runs one statement on the database of `url` and answers its rows. */
-const runSql = (url: string, statement: string) =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const sql = yield* PgClient.makeClient({ url: Redacted.make(url) })
-        return (yield* sql.unsafe(statement)) as ReadonlyArray<Record<string, unknown>>
-      })
-    ).pipe(Effect.provide(Reactivity.layer))
-  )
-
 /**
  * E-202: on postgres every run's engine starts on one temporary database (migrated by the first) whose tables are
  * emptied before the run: creating or copying a database per run costs over a second here, emptying it 50 ms. It
  * must be emptied: the engine's ids come from its seed, and a shrinking run replays a seed.
  */
 const scope = Effect.runSync(Scope.make())
-let database: { readonly url: string; readonly tables: string } | undefined
+let database: string | undefined
 const engineFor = async (engineSeed: number, adminUrl: string | undefined, use: (options: EngineOptions) => Promise<void>) => {
   if (adminUrl === undefined) return use({ seed: engineSeed, store: "memory" })
-  if (database === undefined) {
-    const url = await Effect.runPromise(Scope.provide(withTemporaryDatabase(adminUrl), scope))
-    await (await startWire({ seed: engineSeed, store: "postgres", databaseUrl: url })).stop()
-    const rows = await runSql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'sokoni_store_migrations'")
-    database = { url, tables: rows.map((r) => `"${String(r.tablename)}"`).join(", ") }
-  }
-  await runSql(database.url, `TRUNCATE ${database.tables} RESTART IDENTITY`)
-  await use({ seed: engineSeed, store: "postgres", databaseUrl: database.url })
+  database ??= await Effect.runPromise(Scope.provide(withTemporaryDatabase(adminUrl), scope))
+  await emptyTables(database)
+  await use({ seed: engineSeed, store: "postgres", databaseUrl: database })
 }
 
 /** Runs the property; answers fast-check's details (a failure is the caller's to report). */
