@@ -6,7 +6,7 @@
 import { Effect, Schema } from "effect"
 import { AccountLifecycleService } from "../../app/account-lifecycle/service.ts"
 import { AccountsService } from "../../app/accounts.ts"
-import { DeviceService } from "../../app/devices.ts"
+import { DeviceService } from "../../app/devices/service.ts"
 import { integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute, WithStatus } from "../route.ts"
 import { PAGE } from "./market-data.ts"
