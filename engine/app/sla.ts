@@ -5,7 +5,7 @@
  * measured availability (the engine does not measure itself: `uptimePct30d` is null, "before enough data").
  */
 import type { Schemas } from "../contract/wire.ts"
-import { EXECUTION_SLA_SECONDS } from "../domain/order.ts"
+import { EXECUTION_SLA_SECONDS } from "../domain/order-wire.ts"
 import type { MaintenanceState } from "../http/guards/maintenance.ts"
 import { isoAt } from "../sim/clock.ts"
 import { DELAY_SECONDS, REFRESH_SECONDS } from "../sim/market-feed.ts"

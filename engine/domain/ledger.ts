@@ -18,7 +18,8 @@
  *   master + sub-wallets + escrow + fees + market = seeded + credited + distributed   (market is 0 until a fill).
  */
 import type { Cents } from "./money.ts"
-import type { Movements, Side } from "./order.ts"
+import type { Side } from "./order.ts"
+import type { Movements } from "./order-transitions.ts"
 
 export const MASTER = "master"
 export const FEES = "fees"

@@ -9,21 +9,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { ApiFailure } from "../../engine/domain/errors.ts"
-import {
-  applyCancel,
-  applyExpire,
-  applyFill,
-  applyReject,
-  applyRejectAtTrigger,
-  applyReplace,
-  applyTrigger,
-  type CanonicalStatus,
-  type OrderRecord,
-  placeMarket,
-  placeResting,
-  type RestingType,
-  type Side
-} from "../../engine/domain/order.ts"
+import { type CanonicalStatus, type OrderRecord, placeMarket, placeResting, type RestingType, type Side } from "../../engine/domain/order.ts"
+import { applyCancel, applyExpire, applyFill, applyReject, applyRejectAtTrigger, applyReplace, applyTrigger } from "../../engine/domain/order-transitions.ts"
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0)
 

@@ -5,19 +5,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { ApiFailure } from "../../engine/domain/errors.ts"
-import {
-  applyFill,
-  applyReject,
-  type CanonicalStatus,
-  EXECUTION_SLA_SECONDS,
-  type Movements,
-  type OrderRecord,
-  orderToWire,
-  type PlaceMarketInput,
-  placeMarket,
-  type Side,
-  type Transition
-} from "../../engine/domain/order.ts"
+import { type CanonicalStatus, type OrderRecord, type PlaceMarketInput, placeMarket, type Side } from "../../engine/domain/order.ts"
+import { applyFill, applyReject, type Movements, type Transition } from "../../engine/domain/order-transitions.ts"
+import { EXECUTION_SLA_SECONDS, orderToWire } from "../../engine/domain/order-wire.ts"
 
 const RUNS = 300
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0) // Monday 2026-11-23 08:00Z

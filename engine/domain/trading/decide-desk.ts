@@ -8,7 +8,9 @@
  */
 import { ApiFailure, fail } from "../errors.ts"
 import { type Cents, centsToWire, parseScaled, type Price4, price4ToWire } from "../money.ts"
-import { applyFill, applyReject, applySettlementFailure, type OrderRecord, orderToWire, remainingQuantity, type Transition } from "../order.ts"
+import type { OrderRecord } from "../order.ts"
+import { applyFill, applyReject, applySettlementFailure, remainingQuantity, type Transition } from "../order-transitions.ts"
+import { orderToWire } from "../order-wire.ts"
 import type { FillRequest } from "./commands.ts"
 import { filledEvents, rejectedEvents } from "./order-events.ts"
 import { type OrderPlan, type OrderTransition, transitionOf } from "./plan.ts"

@@ -7,6 +7,7 @@
 import type { Exchange } from "../calendar.ts"
 import { ApiFailure, fail } from "../errors.ts"
 import { type Cents, centsToWire, type Price4, price4ToWire } from "../money.ts"
+import type { OrderRecord } from "../order.ts"
 import {
   applyCancel,
   applyExpire,
@@ -15,12 +16,11 @@ import {
   applyTrigger,
   CANCEL_REASON_PARTNER,
   isTerminal,
-  type OrderRecord,
-  orderToWire,
   triggers,
   triggerShortfall,
   type Transition
-} from "../order.ts"
+} from "../order-transitions.ts"
+import { orderToWire } from "../order-wire.ts"
 import { refuseTrading, type SubAccountRecord } from "../subaccount.ts"
 import type { ReplaceRequest } from "./commands.ts"
 import { cancelledEvent, pendingEvent, rejectedEvents, replacedEvent } from "./order-events.ts"

@@ -10,7 +10,8 @@
  */
 import type { Schemas } from "../../contract/wire.ts"
 import type { Cents } from "../money.ts"
-import type { Movements, OrderRecord, Side } from "../order.ts"
+import type { OrderRecord, Side } from "../order.ts"
+import type { Movements } from "../order-transitions.ts"
 
 /** An order transition as the ledger books it: one journal entry for its money, and its share movements. */
 export interface OrderTransition {
