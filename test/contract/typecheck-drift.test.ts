@@ -48,13 +48,13 @@ describe("the contract types the engine", () => {
     // A stock item with a field the contract's StockItem does not have.
     edit(dir, "engine/app/market.ts", "    listingStatus: instrument.listingStatus,\n", "    listingStatus: instrument.listingStatus,\n    bogusField: 1,\n")
     // An order without settlementStatus, which the contract's Order requires.
-    edit(dir, "engine/domain/order.ts", "    settlementStatus: o.settlementStatus,\n", "")
+    edit(dir, "engine/domain/order-wire.ts", "    settlementStatus: o.settlementStatus,\n", "")
     // The status document without its required version.
     edit(dir, "engine/http/routes/status.ts", '  version: "1",\n', "")
 
     const output = typecheck(dir)
     expect(output).toMatch(/engine\/app\/market\.ts.*bogusField/)
-    expect(output).toMatch(/engine\/domain\/order\.ts.*settlementStatus/)
+    expect(output).toMatch(/engine\/domain\/order-wire\.ts.*settlementStatus/)
     expect(output).toMatch(/engine\/http\/routes\/status\.ts.*version/)
     // Two whole typechecks of a scratch copy: seconds when idle, over a minute on a busy machine (a failure bound).
   }, 240_000)
