@@ -10,6 +10,9 @@ import type { OrderRecord, Side } from "../domain/order.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
+import type { AlertRecord } from "../domain/alerts/decide-alert.ts"
+import type { DeviceRecord } from "../domain/accounts/decide-device.ts"
+import type { QuoteRecord } from "../domain/trading/decide-quote.ts"
 import type { IdSequence, ReadTx, StoreError, Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
@@ -42,24 +45,8 @@ export interface HoldingDoc {
   readonly reserved: number
 }
 
-export interface QuoteDoc {
-  readonly quoteId: string
-  readonly partition: string
-  readonly account: string
-  readonly symbol: string
-  readonly side: "BUY" | "SELL" | null
-  readonly quantity: number | null
-  readonly cashValue: number | null
-  /** Whole units a cashValue quote buys at its price: the quantity an order on this quote gets. */
-  readonly derivedQuantity: number | null
-  readonly price: number
-  readonly rate: number
-  readonly issuedAt: number
-  readonly expiresAt: number
-  readonly status: "OPEN" | "USED" | "EXPIRED"
-  /** The seq of its `quote.expire` job, deleted when the quote is used (absent on quotes stored before). */
-  readonly expiryJob?: number | undefined
-}
+/** The stored quote: the shape its rules read (domain/trading/decide-quote.ts). */
+export type QuoteDoc = QuoteRecord
 
 /**
  * How long a used or expired quote is kept after its TTL (E-400): a trade on it answers STALE_QUOTE until then, and
@@ -150,16 +137,7 @@ export const uidKey = (partition: string, uid: string) => `${partition}|uid|${ui
 export const accountPartition = (partition: string, subAccountId: string) => joinFlat([partition, subAccountId], "/")
 
 /** A push-notification device of a sub-account (D-028); the token is kept, only its last 8 characters are shown. */
-export interface DeviceDoc {
-  readonly deviceId: string
-  readonly subAccountId: string
-  readonly platform: "ios" | "android" | "web"
-  readonly name: string | null
-  readonly pushToken: string
-  readonly appVersion: string | null
-  readonly createdAt: number
-  readonly lastSeenAt: number | null
-}
+export type DeviceDoc = DeviceRecord
 export const Devices = collection<DeviceDoc>("devices", Shapes.DeviceShape)
 
 /** One journal entry of the double-entry ledger (domain/ledger.ts): postings that sum to zero. */
@@ -365,25 +343,7 @@ export interface IncidentDoc {
 export const Incidents = collection<IncidentDoc>("incidents", Shapes.IncidentShape)
 
 /** A price alert (D-053, D-076), in its partner's production partition, sorted by creation. */
-export interface PriceAlertDoc {
-  readonly alertId: string
-  readonly partition: string
-  readonly clientAlertId: string | null
-  readonly symbol: string
-  readonly exchange: string
-  readonly condition: "above" | "below"
-  /** Local currency, 1/10000. */
-  readonly threshold: number
-  readonly currency: string
-  readonly repeat: boolean
-  readonly state: "ARMED" | "TRIGGERED" | "DISARMED"
-  /** Last delayed price seen, 1/10000 of the local currency. */
-  readonly lastPrice: number
-  readonly triggerCount: number
-  readonly createdAt: number
-  readonly lastTriggeredAt: number | null
-  readonly deleted: boolean
-}
+export type PriceAlertDoc = AlertRecord
 export const PriceAlerts = collection<PriceAlertDoc>("priceAlerts", Shapes.PriceAlertShape)
 
 /** The market.status watch (D-232), one document `market-status` in the global partition: whether its job chain

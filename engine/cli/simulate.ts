@@ -10,6 +10,7 @@ import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { databaseUrlFlag, databaseUrlOf, seedFlag, storeFlag, usageError } from "./common.ts"
 import { freshSeed } from "../sim/random.ts"
+import { wallClockNow } from "../sim/clock.ts"
 
 /** Progress lines are at least this far apart in wall time. */
 const PROGRESS_EVERY_MS = 3_000
@@ -17,7 +18,6 @@ const PROGRESS_EVERY_MS = 3_000
 const count = (name: string, fallback: number, description: string) =>
   Flag.Int(name).pipe(Flag.withDescription(`${description} (default: ${fallback.toLocaleString("en")})`), Flag.withDefault(fallback))
 
-const wallMs = () => performance.now()
 const cpuMs = () => {
   const used = process.cpuUsage()
   return (used.user + used.system) / 1000
@@ -44,7 +44,7 @@ export const simulate = Command.make(
     yield* Console.log(`a week of ${partners} partners, ${subAccounts} sub-accounts, ${orders} orders over ${days} trading days (store ${flags.store})`)
     const { runWeek } = yield* Effect.promise(() => import("../sim/week/run.ts"))
     const historyFile = Option.getOrUndefined(flags.history)
-    const startWall = wallMs()
+    const startWall = wallClockNow()
     const startCpu = cpuMs()
     let lastProgress = startWall
     const result = yield* Effect.promise(() =>
@@ -58,7 +58,7 @@ export const simulate = Command.make(
         databaseUrl: databaseUrlOf(flags.databaseUrl),
         keepHistory: historyFile !== undefined,
         onProgress: (p) => {
-          const now = wallMs()
+          const now = wallClockNow()
           if (now - lastProgress < PROGRESS_EVERY_MS) return
           lastProgress = now
           const at = new Date(p.now).toISOString().slice(0, 16).replace("T", " ")
@@ -68,7 +68,7 @@ export const simulate = Command.make(
         }
       })
     )
-    const wallSeconds = (wallMs() - startWall) / 1000
+    const wallSeconds = (wallClockNow() - startWall) / 1000
     const cpuSeconds = (cpuMs() - startCpu) / 1000
     const s = result.summary
     yield* Console.log(

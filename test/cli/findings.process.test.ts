@@ -8,14 +8,7 @@ import { describe, expect, it } from "vitest"
 import { targetDialect } from "../../engine/cli/findings.ts"
 import { startServer } from "../../engine/http/node-server.ts"
 import { freePort } from "../http/node-server-kit.ts"
-import { BIN, ROOT, sokoni } from "../support/sokoni-cli.ts"
-
-const within = <A>(ms: number, what: string, promise: Promise<A>): Promise<A> => {
-  const late = new Promise<never>((_, reject) => {
-    setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()
-  })
-  return Promise.race([promise, late])
-}
+import { BIN, ROOT, sokoni, within } from "../support/sokoni-cli.ts"
 
 const TOKEN = "findings-admin"
 const REFUSED = "POST /users without Idempotency-Key: refused, the spec requires it (400 MISSING_IDEMPOTENCY_KEY)"

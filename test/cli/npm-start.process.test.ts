@@ -8,15 +8,7 @@
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { accepts, freePort } from "../http/node-server-kit.ts"
-import { ROOT } from "../support/sokoni-cli.ts"
-
-/** `promise`, or a failure naming `what` after `ms`: a failure bound only. */
-const within = <A>(ms: number, what: string, promise: Promise<A>): Promise<A> => {
-  const late = new Promise<never>((_, reject) => {
-    setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()
-  })
-  return Promise.race([promise, late])
-}
+import { ROOT, within } from "../support/sokoni-cli.ts"
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 

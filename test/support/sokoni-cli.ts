@@ -28,3 +28,11 @@ export const sokoni = (args: ReadonlyArray<string>, env: Record<string, string |
     })
     child.on("close", (code) => resolve({ code, stdout, stderr }))
   })
+
+/** `promise`, or a failure naming `what` after `ms`: a failure bound on a process's readiness or exit, never a pace. */
+export const within = <A>(ms: number, what: string, promise: Promise<A>): Promise<A> => {
+  const late = new Promise<never>((_, reject) => {
+    setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()
+  })
+  return Promise.race([promise, late])
+}

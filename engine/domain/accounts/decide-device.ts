@@ -12,7 +12,7 @@ import { refuseClosed, type SubAccountRecord } from "../subaccount.ts"
 /** Most devices one sub-account may have (D-028). */
 export const MAX_DEVICES = 20
 
-/** A stored device as the rules read it (app/docs.ts DeviceDoc has this shape). */
+/** A push-notification device of a sub-account (D-028; app/docs.ts Devices): the token is kept, only its last 8 characters are shown. */
 export interface DeviceRecord {
   readonly deviceId: string
   readonly subAccountId: string

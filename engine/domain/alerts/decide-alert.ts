@@ -14,7 +14,7 @@ import { observeAlert } from "../price-alert.ts"
 
 export const MAX_ACTIVE_ALERTS = 200
 
-/** A stored alert as the rules read it (app/docs.ts PriceAlertDoc has this shape). */
+/** A stored price alert (D-053, D-076), in its partner's production partition, sorted by creation (app/docs.ts PriceAlerts). */
 export interface AlertRecord {
   readonly alertId: string
   readonly partition: string
@@ -27,6 +27,7 @@ export interface AlertRecord {
   readonly currency: string
   readonly repeat: boolean
   readonly state: "ARMED" | "TRIGGERED" | "DISARMED"
+  /** Last delayed price seen, 1/10000 of the local currency. */
   readonly lastPrice: number
   readonly triggerCount: number
   readonly createdAt: number

@@ -7,7 +7,7 @@ import { type ApiFailure, fail } from "../errors.ts"
 import { quantityForCash } from "../money.ts"
 import type { Side } from "../order.ts"
 
-/** A stored quote, as the rules read it (app/docs.ts QuoteDoc has this shape). */
+/** A stored quote (app/docs.ts Quotes): single use, 60 s. */
 export interface QuoteRecord {
   readonly quoteId: string
   readonly partition: string
@@ -24,6 +24,7 @@ export interface QuoteRecord {
   readonly issuedAt: number
   readonly expiresAt: number
   readonly status: "OPEN" | "USED" | "EXPIRED"
+  /** The seq of its `quote.expire` job, deleted when the quote is used (absent on quotes stored before). */
   readonly expiryJob?: number | undefined
 }
 
