@@ -2,7 +2,7 @@
  * `sokoni simulate`: a seeded trading week, run in-process on the virtual clock (engine/sim/week). A small week is
  * deterministic (same seed, same summary and trace hash), exercises what it claims (orders placed, events, webhook
  * retries from the flaky receivers, history entries) and passes its own verdict (history rules, money conserved);
- * the command prints the seed first and the summary; the plan is a pure function of its options.
+ * the plan is a pure function of its options. The command itself: simulate-week.process.test.ts.
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -13,7 +13,6 @@ import { Store } from "../../engine/store/port.ts"
 import { planWeek, WEEK_START } from "../../engine/sim/week/plan.ts"
 import { runWeek } from "../../engine/sim/week/run.ts"
 import { adminUrl } from "../http/node-server-kit.ts"
-import { sokoni } from "../support/sokoni-cli.ts"
 import { onPostgres } from "../support/stores.ts"
 
 const SMALL = { partners: 3, subAccounts: 12, orders: 120, days: 2 }
@@ -71,18 +70,5 @@ describe("a simulated week", () => {
     const [memory, postgres] = await Promise.all([runWeek({ ...options, store: "memory" }), runWeek({ ...options, store: "postgres", databaseUrl: adminUrl })])
     expect(postgres.passed).toBe(true)
     expect({ ...postgres.summary, store: "memory" }).toEqual(memory.summary)
-  })
-
-  it("as a command: the seed first, the summary, the trace hash; exit 0", async () => {
-    const args = ["simulate", "--seed", "5", "--partners", "2", "--sub-accounts", "4", "--orders", "20", "--days", "1"]
-    const [run, again] = await Promise.all([sokoni(args), sokoni(args)])
-    expect(run.stdout.split("\n")[0]).toBe("seed 5")
-    expect(run.stdout).toMatch(/simulated seconds per wall second/)
-    expect(run.stdout).toMatch(/^orders: \d+ placed, \d+ refused/m)
-    expect(run.stdout).toMatch(/every rule holds; money: 4 ledgers conserved$/m)
-    const hash = /^trace hash ([0-9a-f]{64})/m.exec(run.stdout)?.[1]
-    expect(hash).toBeDefined()
-    expect(/^trace hash ([0-9a-f]{64})/m.exec(again.stdout)?.[1]).toBe(hash)
-    expect(run.code).toBe(0)
   })
 })
