@@ -65,7 +65,11 @@ describe("crediting holders", () => {
   it("a holder owed less than a cent gets no entry but is counted in its batch", () => {
     const plan = accepted(pay(withIds([holder("ptn_a:sandbox", "master", 1)]), 0.01))
     expect(plan.credits).toEqual([])
-    expect(plan.events[0]?.data).toMatchObject({ distributionCount: 1, totalUsdPaid: 0, distributions: [{ subAccountId: "master", externalId: null, units: 1, usdYield: 0 }] })
+    expect(plan.events[0]?.data).toMatchObject({
+      distributionCount: 1,
+      totalUsdPaid: 0,
+      distributions: [{ subAccountId: "master", externalId: null, units: 1, usdYield: 0 }]
+    })
   })
 
   it("property: each holder is credited units x rate in cents rounded once, and money is conserved", () => {
@@ -82,7 +86,10 @@ describe("crediting holders", () => {
           total += cents
         }
         for (const c of plan.credits) expect(sumOf(c.entry.postings)).toBe(0)
-        const issuerPaid = plan.credits.flatMap((c) => c.entry.postings).filter((p) => p.account === ISSUER).reduce((s, p) => s - p.cents, 0)
+        const issuerPaid = plan.credits
+          .flatMap((c) => c.entry.postings)
+          .filter((p) => p.account === ISSUER)
+          .reduce((s, p) => s - p.cents, 0)
         expect(issuerPaid).toBe(total)
         expect(plan.outcome.totalUsdCents).toBe(total)
         expect(plan.outcome.accountsAffected).toBe(holders.length)

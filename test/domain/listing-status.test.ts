@@ -33,7 +33,11 @@ describe("suspension", () => {
     expect(ok.rejectReason).toBe(`trading in ${SCOM.symbol} is suspended: Regulatory review`)
     const plan = decideSuspension({ ...listing("ACTIVE"), ordersRejected: ["ord_1"] }, { input, accepted: ok }, OPEN_AT, { actionId: "ca_s" })
     expect(plan.listing).toEqual({ status: "SUSPENDED", actionId: "ca_s" })
-    expect(plan.action).toMatchObject({ actionType: "SUSPENSION", completedAt: null, details: { suspendedFrom: iso(OPEN_AT), expectedResumeAt: iso(OPEN_AT + 3_600_000) } })
+    expect(plan.action).toMatchObject({
+      actionType: "SUSPENSION",
+      completedAt: null,
+      details: { suspendedFrom: iso(OPEN_AT), expectedResumeAt: iso(OPEN_AT + 3_600_000) }
+    })
     expect(plan.outcome).toMatchObject({ listingStatus: "SUSPENDED", ordersRejected: ["ord_1"] })
     expect(plan.events.map((e) => e.name)).toEqual(PARTITIONS.flatMap(() => ["corporateaction.suspension", "corporateaction.declared"]))
   })

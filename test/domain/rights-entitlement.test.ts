@@ -77,9 +77,7 @@ describe("raising a rights issue", () => {
     fc.assert(
       fc.property(arbitraryHolders(), fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 1000 }), (holders, ratioHeld, ratioEntitled) => {
         const plan = accepted(issue(holders, { ratioHeld, ratioEntitled }))
-        const expected = holders
-          .map((h) => ({ h, units: Math.floor((h.holding.quantity * ratioEntitled) / ratioHeld) }))
-          .filter((x) => x.units > 0)
+        const expected = holders.map((h) => ({ h, units: Math.floor((h.holding.quantity * ratioEntitled) / ratioHeld) })).filter((x) => x.units > 0)
         expect(plan.entitlements.map((e) => [e.partition, e.account, e.entitled])).toEqual(expected.map((x) => [x.h.partition, x.h.account, x.units]))
         for (const e of plan.entitlements) expect(e).toMatchObject({ status: "OPEN", takenUp: 0, paidCents: 0, symbol: SCOM.symbol })
         expect(plan.outcome.accountsAffected).toBe(holders.length)
