@@ -31,6 +31,7 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { SimActions, SimDividends, timeSortKey, UNIT_CHANGES } from "./docs.ts"
+import { ActionPayload } from "./job-payloads.ts"
 import { holdersOf, putHolding } from "./holders.ts"
 import { actionOf, announceAction, saveAction } from "./action-records.ts"
 import { postEntry } from "./ledger.ts"
@@ -241,7 +242,7 @@ export class CorporateActions extends Context.Service<
       })
 
     const symbolChange = symbolChanges({ events, symbols, scheduler, clock })
-    yield* scheduler.register(SYMBOL_CHANGE_JOB, symbolChange.onEffectiveDate)
+    yield* scheduler.register(SYMBOL_CHANGE_JOB, ActionPayload, symbolChange.onEffectiveDate)
 
     const raise = Effect.fn("CorporateActions.raise")(function* (input: RaiseInput) {
       const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))

@@ -20,7 +20,9 @@ import { refuseInactive } from "../domain/subaccount.ts"
 import { EngineClock } from "../sim/clock.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
-import { Partners, SimActions, SubAccounts, timeSortKey } from "./docs.ts"
+import { EntitlementShape } from "./doc-shapes.ts"
+import { collection, Partners, SimActions, SubAccounts, timeSortKey } from "./docs.ts"
+import { ActionPayload } from "./job-payloads.ts"
 import { type Holder, partnerPartitions, putHolding } from "./holders.ts"
 import { holding, postEntry, walletBalance } from "./ledger.ts"
 import { partitionOf } from "./principal.ts"
@@ -46,6 +48,7 @@ export interface EntitlementDoc {
   readonly allottedAt?: number
 }
 
+const Entitlements = collection<EntitlementDoc>(ENTITLEMENTS, EntitlementShape)
 const entitlementId = (actionId: string, partition: string, account: string) => `${actionId}|${partition}|${account}`
 const putEntitlement = (tx: Tx, e: EntitlementDoc) =>
   tx.put(ENTITLEMENTS, { id: entitlementId(e.actionId, e.partition, e.account), partition: e.partition, sortKey: `${e.actionId}|${e.account}`, body: e })
@@ -155,9 +158,9 @@ export class Rights extends Context.Service<
           }
           const action = found.value
           const { partition, account } = yield* accountOf(tx, input)
-          const stored = yield* tx.get(ENTITLEMENTS, entitlementId(actionId, partition, account))
+          const stored = yield* Entitlements.get(tx, entitlementId(actionId, partition, account))
           if (Option.isNone(stored)) return yield* Effect.fail(fail("NOT_FOUND", `${account} has no entitlement in rights issue ${actionId}`))
-          const e = stored.value.body as EntitlementDoc
+          const e = stored.value
           const deadline = String(action.details.subscriptionDeadline)
           if (e.status !== "OPEN" || localDate(action.exchange, now) > deadline) {
             return yield* Effect.fail(fail("CONFLICT", `the entitlement lapsed: the subscription closed on ${deadline}`))
@@ -196,16 +199,15 @@ export class Rights extends Context.Service<
 
     // After the deadline: the units taken up join the holding (under the listing's symbol now), the rest lapse, the
     // issue completes.
-    yield* scheduler.register(RIGHTS_ALLOT_JOB, (tx, payload) =>
+    yield* scheduler.register(RIGHTS_ALLOT_JOB, ActionPayload, (tx, { actionId }) =>
       Effect.gen(function* () {
-        const { actionId } = payload as { actionId: string }
         const found = yield* SimActions.get(tx, actionId)
         if (Option.isNone(found) || found.value.completedAt !== null) return
         const now = yield* clock.now
         for (const partition of yield* partnerPartitions(tx, true)) {
-          const docs = yield* tx.list(ENTITLEMENTS, { partition, after: `${actionId}|`, limit: 1_000_000, order: "asc" })
+          const docs = yield* Entitlements.listDocs(tx, { partition, after: `${actionId}|`, limit: 1_000_000, order: "asc" })
           for (const doc of docs) {
-            const e = doc.body as EntitlementDoc
+            const e = doc.body
             if (e.actionId !== actionId || e.status !== "OPEN") continue
             if (e.takenUp > 0) {
               const symbol = symbols.currentSymbol(e.symbol)
@@ -228,9 +230,9 @@ export class Rights extends Context.Service<
 
 /** Units allotted to `account` by rights issues, as BUY fills at their subscription cost: the average cost counts them (D-346). */
 export const allottedAsBuys = (tx: ReadTx, partition: string, account: string) =>
-  Effect.map(tx.list(ENTITLEMENTS, { partition, limit: 1_000_000, order: "asc" }), (docs) =>
+  Effect.map(Entitlements.listDocs(tx, { partition, limit: 1_000_000, order: "asc" }), (docs) =>
     docs
-      .map((d) => d.body as EntitlementDoc)
+      .map((d) => d.body)
       .filter((e) => e.account === account && e.status === "ALLOTTED")
       .map((e) => ({
         account,

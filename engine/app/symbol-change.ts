@@ -19,6 +19,7 @@ import type { JobHandler, Scheduler } from "../sim/scheduler.ts"
 import type { Tx } from "../store/port.ts"
 import { actionOf, announceAction, saveAction } from "./action-records.ts"
 import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "./docs.ts"
+import type { ActionPayload } from "./job-payloads.ts"
 import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
 import type { Symbols } from "./symbols.ts"
 
@@ -136,9 +137,9 @@ export const symbolChanges = (deps: {
     })
 
   /** The job of a change announced for a later date: applied at its instant, unless the listing changed symbol since. */
-  const onEffectiveDate: JobHandler = (tx, payload) =>
+  const onEffectiveDate: JobHandler<typeof ActionPayload.Type> = (tx, { actionId }) =>
     Effect.gen(function* () {
-      const found = yield* SimActions.get(tx, (payload as { actionId: string }).actionId)
+      const found = yield* SimActions.get(tx, actionId)
       if (Option.isNone(found) || found.value.completedAt !== null) return
       const action = found.value
       const listing = symbols.listingOf(String(action.details.oldSymbol))
