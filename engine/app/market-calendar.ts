@@ -5,7 +5,7 @@
  * every exchange's phase boundaries on the engine clock and appends the changes to the log of each partition that has
  * an active webhook subscribed to `market.status` (D-232); the chain runs only while such a webhook exists.
  * Owns the answers' shapes and the watch (its state document and job). Does not own the calendars themselves
- * (domain/calendar.ts), webhook registrations (app/webhooks.ts, which starts the watch) nor deliveries.
+ * (domain/calendar.ts), webhook registrations (app/webhooks/service.ts, which starts the watch) nor deliveries.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
@@ -30,11 +30,11 @@ import { EventLog } from "../events/event-log.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { MARKET_STATUS_EVENT } from "../domain/webhooks/decide-webhook.ts"
 import { MarketWatch, type MarketWatchDoc, Partners, Webhooks } from "./docs.ts"
 import { MarketWatchPayload } from "./job-payloads.ts"
 import { partitionOf } from "./principal.ts"
 
-export const MARKET_STATUS_EVENT = "market.status"
 export const WATCH_JOB = "market.status.watch"
 /** D-093: a holiday window spans at most this many days (inclusive). */
 export const MAX_HOLIDAY_WINDOW_DAYS = 366

@@ -2,7 +2,7 @@
  * A webhook receiver `sokoni conform` runs on 127.0.0.1 (a free port) for the webhook checks: it keeps every request's
  * exact bytes, signature header and arrival instant, and answers 200, or 500 to the first `failFirst` requests (so the
  * target retries). Owns nothing else; the verdicts are the stateful checks'.
- * Loopback http is a URL the engine accepts for webhooks (app/webhooks.ts); a remote target cannot reach it.
+ * Loopback http is a URL the engine accepts for webhooks (domain/webhooks/decide-webhook.ts); a remote target cannot reach it.
  */
 import { createServer } from "node:http"
 

@@ -2,7 +2,7 @@
  * WebhookDelivery: sends the event log's events to the partners' webhooks, signed, retried on the engine's clock,
  * with a record per delivery. Owns the outbox (delivery records and attempt jobs written in the event's own
  * transaction), signing, the retry schedule, the 8 s rule and the delivery records' updates.
- * Does not own registrations (app/webhooks.ts), the transport (sim/outbound.ts) nor the log (events/event-log.ts).
+ * Does not own registrations (app/webhooks/, domain/webhooks/), the transport (sim/outbound.ts) nor the log (events/event-log.ts).
  *
  * Outbox, step by step (so a crash neither loses a delivery nor re-sends an attempt it already counted):
  * 1. EventLog.append runs `enqueue` in the event's transaction: one record (attempts 0) and one `webhook.attempt`

@@ -1,10 +1,10 @@
 /**
  * Webhook routes (contract tag "Webhooks"): registrations, the signed test event and delivery records. The bodies
  * mirror CreateWebhookRequest and UpdateWebhookRequest (types only); the rules (HTTPS, catalogue, secret length,
- * at most 20) are WebhookService's. Decoding only.
+ * at most 20) are domain/webhooks/decide-webhook.ts's. Decoding only.
  */
 import { Schema } from "effect"
-import { WebhookService } from "../../app/webhooks.ts"
+import { WebhookService } from "../../app/webhooks/service.ts"
 import { integer, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
