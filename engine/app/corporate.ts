@@ -13,9 +13,10 @@ import type { Instrument } from "../domain/instruments.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { price4ToWire } from "../domain/money.ts"
 import { timeKey } from "../domain/reference/book.ts"
+import { actionBaseToWire } from "../domain/corporate-actions/action-record.ts"
 import { type ActionRecord, type ActionStatus, type ActionType, actionStatus } from "../domain/reference/corporate-actions.ts"
 import { type DividendRecord, type DividendStatus, dividendStage } from "../domain/reference/dividends.ts"
-import { dateMs, isoDate } from "../domain/reference/seeded.ts"
+import { dateMs } from "../domain/reference/seeded.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { checkLimit } from "./cursor.ts"
@@ -72,17 +73,6 @@ export const dividendToWire = (d: DividendRecord, now: number): Schemas["Dividen
 }
 
 /** The fields every corporate action shows, in each `corporateaction.*` payload and as a resource (D-074, D-097). */
-export const actionBaseToWire = (a: ActionRecord): Schemas["CorporateActionBase"] => ({
-  actionId: a.actionId,
-  actionType: a.actionType,
-  symbol: a.symbol,
-  exchange: a.exchange,
-  name: a.name,
-  announcedAt: isoAt(a.announcedAt),
-  effectiveDate: isoDate(a.effectiveAt),
-  description: a.description
-})
-
 export const actionToWire = (a: ActionRecord, now: number): Schemas["CorporateAction"] => {
   const { status, updatedAt } = actionStatus(a, now)
   return {

@@ -4,7 +4,7 @@
  * is computed once. Owns nothing but that wiring; the checks every reference list applies to its filters are below.
  */
 import { Context, Effect, Layer } from "effect"
-import { EXCHANGES, type ExchangeCode, findExchange, localParts } from "../domain/calendar.ts"
+import { EXCHANGES, type ExchangeCode, findExchange } from "../domain/calendar.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { INSTRUMENTS, type Instrument } from "../domain/instruments.ts"
 import { makeReferenceBook, type ReferenceBook } from "../domain/reference/book.ts"
@@ -56,5 +56,4 @@ export const patternCheck = (value: string | undefined, pattern: RegExp, name: s
 export const COUNTRY = /^[A-Z]{2}$/
 export const CURRENCY = /^[A-Z]{3}$/
 
-/** The calendar date at the exchange (a dividend's day turns at the exchange's midnight, not UTC's). */
-export const localDate = (exchange: string, now: number): string => localParts(now, findExchange(exchange)?.timeZone ?? "UTC").date
+export { localDate } from "../domain/calendar.ts"

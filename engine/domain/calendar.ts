@@ -825,6 +825,9 @@ export const localParts = (epochMillis: number, timeZone: string): LocalParts =>
   return parts
 }
 
+/** The calendar date at the exchange (a dividend's day turns at the exchange's midnight, not UTC's). */
+export const localDate = (exchange: string, now: number): string => localParts(now, findExchange(exchange)?.timeZone ?? "UTC").date
+
 const formatParts = (epochMillis: number, timeZone: string): LocalParts => {
   const parts: Record<string, string> = {}
   for (const p of formatterFor(timeZone).formatToParts(epochMillis)) parts[p.type] = p.value

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { CorporateActions, type RaiseInput } from "../../engine/app/corporate-actions.ts"
+import { CorporateActions, type RaiseInput } from "../../engine/app/corporate-actions/service.ts"
 import { startEngine } from "./harness.ts"
 import { eventWatcher, storeDocs } from "./accounts-kit.ts"
 import { cents, describeOnBothStores, type Engine, expectValid, kesToCents, setUp } from "./corporate-kit.ts"

@@ -3,7 +3,7 @@
  * suspension, delisting, rights issue or symbol change on a listing; taking up a rights entitlement for a holder. Decoding only; the work is CorporateActions'.
  */
 import { Schema } from "effect"
-import { CorporateActions } from "../../app/corporate-actions.ts"
+import { CorporateActions } from "../../app/corporate-actions/service.ts"
 import { Rights } from "../../app/rights.ts"
 import { controlRoute } from "../route.ts"
 import { required, text as pathText } from "../query.ts"
