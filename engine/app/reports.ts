@@ -19,6 +19,7 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { checkLimit } from "./cursor.ts"
 import { accountPartition, Orders, SubAccounts, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
+import { ReportPayload } from "./job-payloads.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import type { Principal } from "./principal.ts"
 
@@ -271,9 +272,8 @@ export class ReportService extends Context.Service<
 
     // QUEUED -> GENERATING -> READY (or FAILED for PDF), each step a job on the engine clock. A report wiped by the
     // sandbox reset is simply gone when its job falls due.
-    yield* scheduler.register(REPORT_JOB, (tx, payload) =>
+    yield* scheduler.register(REPORT_JOB, ReportPayload, (tx, { reportId, step }) =>
       Effect.gen(function* () {
-        const { reportId, step } = payload as { reportId: string; step: "GENERATING" | "DONE" }
         const found = yield* ReportDocs.get(tx, reportId)
         if (Option.isNone(found)) return
         const report = found.value
