@@ -205,9 +205,9 @@ export class AccountsService extends Context.Service<
             const page: Schemas["SubAccountList"] = { users, count: users.length, hasMore: false, nextCursor: null }
             return page
           }
-          const scanned = yield* tx.list(SubAccounts.name, { partition: principal.partition, after, limit: USERS_SCAN_LIMIT + 1, order: "asc" })
-          const result = scanPage(scanned, limit, USERS_SCAN_LIMIT, (body) => keep(body as SubAccountRecord))
-          const users = yield* Effect.forEach(result.items, (body) => subAccountWire(tx, body as SubAccountRecord))
+          const scanned = yield* SubAccounts.listDocs(tx, { partition: principal.partition, after, limit: USERS_SCAN_LIMIT + 1, order: "asc" })
+          const result = scanPage(scanned, limit, USERS_SCAN_LIMIT, keep)
+          const users = yield* Effect.forEach(result.items, (body) => subAccountWire(tx, body))
           const page: Schemas["SubAccountList"] = {
             users,
             count: users.length,

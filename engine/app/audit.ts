@@ -19,7 +19,8 @@ import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
-import { Applications, ApplicationsByUid, timeSortKey } from "./docs.ts"
+import { AuditShape } from "./doc-shapes.ts"
+import { Applications, ApplicationsByUid, collection, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
 import { type Environment, partitionOf, type Principal } from "./principal.ts"
 import { UsageMeter } from "./usage.ts"
@@ -42,7 +43,8 @@ export interface AuditDoc {
   readonly createdAt: number
 }
 
-const AUDIT = "auditRecords"
+/** The audit log, per partner environment, newest last by (createdAt, auditId). */
+export const AuditRecords = collection<AuditDoc>("auditRecords", AuditShape)
 /** Audit ids come from a store id sequence: every partner's mutating request takes one (E-321). */
 const AUDIT_COUNTER: IdSequence = "auditRecords"
 /** Records examined per page at most (spec: "scans at most 1000 records per request"). */
@@ -269,7 +271,7 @@ export class AuditTrail extends Context.Service<
         const seq = yield* tx.nextId(AUDIT_COUNTER)
         const auditId = `aud_${String(seq).padStart(8, "0")}`
         const doc: AuditDoc = { auditId, ...record }
-        yield* tx.put(AUDIT, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
+        yield* tx.put(AuditRecords.name, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
       })
 
     const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) =>
@@ -398,12 +400,12 @@ export class AuditTrail extends Context.Service<
       // Newest first: start below the cursor's key, or just past `to`.
       let after = to === undefined ? undefined : String(to + 1).padStart(15, "0")
       if (query.cursor !== undefined) after = yield* liftFailure(decodeCursor(scope, query.cursor))
-      const scanned = yield* store.read((tx) => tx.list(AUDIT, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" }))
+      const scanned = yield* store.read((tx) => AuditRecords.listDocs(tx, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" }))
       const records: Array<AuditDoc> = []
       let lastKey: string | undefined
       let more = false
       for (const [i, doc] of scanned.entries()) {
-        const record = doc.body as AuditDoc
+        const record = doc.body
         if (from !== undefined && record.createdAt < from) break
         if (i === SCAN_LIMIT || records.length === limit) {
           more = true

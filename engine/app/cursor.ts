@@ -32,9 +32,9 @@ export const checkLimit = (limit: number | undefined, defaultLimit: number, max:
   return limit
 }
 
-export interface ScannedPage {
+export interface ScannedPage<A = unknown> {
   /** Bodies of the matching documents, in scan order. */
-  readonly items: ReadonlyArray<unknown>
+  readonly items: ReadonlyArray<A>
   /** Sort key of the last document examined: where the next page starts. */
   readonly lastKey: string | undefined
   readonly hasMore: boolean
@@ -45,9 +45,9 @@ export interface ScannedPage {
  * request"; a filtered page can be empty with hasMore true). `scanned` is what the store returned for up to
  * `scanLimit + 1` documents after the cursor; the extra one only tells whether more exist.
  */
-export const scanPage = (scanned: ReadonlyArray<Doc>, limit: number, scanLimit: number, keep: (body: unknown) => boolean): ScannedPage => {
+export const scanPage = <A>(scanned: ReadonlyArray<Doc<A>>, limit: number, scanLimit: number, keep: (body: A) => boolean): ScannedPage<A> => {
   const window = scanned.slice(0, scanLimit)
-  const items: Array<unknown> = []
+  const items: Array<A> = []
   let lastKey: string | undefined
   for (const doc of window) {
     if (items.length === limit) break

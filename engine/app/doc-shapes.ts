@@ -1,16 +1,18 @@
 /**
  * The shapes of the documents docs.ts reads back, as Schemas: a read checks the stored body against its collection's
  * shape (issue 22 item 4: "other documents are decoded with Schema on read"), so a body that is not what the code
- * takes it for fails as a StoreError naming the document, instead of travelling on as a cast. Owns the shapes and the
- * check; docs.ts owns the collections. Each shape is typed against its interface (`Schema.Codec<Doc>`), so the two
- * cannot drift without the compiler saying so.
+ * takes it for fails as a StoreError naming the document, instead of travelling on as a cast. Owns the shapes; docs.ts
+ * owns the collections (`collection(name, shape)`, also used by the modules that name a collection of their own:
+ * listings, audit records, usage, rights entitlements), store/shape-check.ts the check. Each shape is typed against its
+ * interface (`Schema.Codec<Doc>`), so the two cannot drift without the compiler saying so.
  *
  * A check, not a transformation: the body the code gets is the stored one (fields a shape does not name pass through
  * untouched), so a field added by newer code is never dropped by an older shape. The version of the shape is the
  * row's `shape_version` on PostgreSQL (docs/storage.md); a new shape is a new version with a migration of the rows.
  */
-import { Cause, Effect, Exit, Schema } from "effect"
-import { StoreError } from "../store/port.ts"
+import { Effect, Schema } from "effect"
+import type { StoreError } from "../store/port.ts"
+import { shapeCheck } from "../store/shape-check.ts"
 import type {
   AccessTokenDoc,
   ApiKeyDoc,
@@ -31,6 +33,13 @@ import type {
   UpgradeRequestDoc,
   WebhookDoc
 } from "./docs.ts"
+import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
+import type { DividendRecord } from "../domain/reference/dividends.ts"
+import type { SubAccountRecord } from "../domain/subaccount.ts"
+import type { AuditDoc } from "./audit.ts"
+import type { ListingDoc } from "./listings.ts"
+import type { EntitlementDoc } from "./rights.ts"
+import type { UsageDoc } from "./usage.ts"
 
 /** The version every shape below describes (the rows' `shape_version`). */
 export const SHAPE_VERSION = 1
@@ -202,12 +211,102 @@ export const MarketWatchShape: Schema.Codec<MarketWatchDoc> = Schema.Struct({
   dueAt: Schema.Number
 })
 
+export const SubAccountShape: Schema.Codec<SubAccountRecord> = Schema.Struct({
+  subAccountId: Schema.String,
+  partition: Schema.String,
+  externalId: Schema.String,
+  uid: NullableString,
+  displayName: NullableString,
+  email: NullableString,
+  phone: NullableString,
+  country: NullableString,
+  kycStatus: Schema.Literals(["NONE", "PENDING", "VERIFIED", "REJECTED"]),
+  kycLevel: Schema.Literals(["NONE", "BASIC", "FULL"]),
+  kycRejectionCode: NullableString,
+  kycRejectionReason: NullableString,
+  kycReviewedAt: NullableNumber,
+  kycReference: NullableString,
+  status: Schema.Literals(["active", "frozen", "closed"]),
+  frozenBy: Schema.NullOr(Schema.Literals(["partner", "compliance"])),
+  statusReason: NullableString,
+  createdAt: Schema.Number,
+  closedAt: NullableNumber
+})
+
+export const ActionShape: Schema.Codec<ActionRecord> = Schema.Struct({
+  actionId: Schema.String,
+  actionType: Schema.Literals(["GENERIC", "SPLIT", "REVERSE_SPLIT", "BONUS", "SUSPENSION", "HALT", "DELISTING", "RIGHTS_ISSUE", "SYMBOL_CHANGE"]),
+  symbol: Schema.String,
+  exchange: Schema.String,
+  name: Schema.String,
+  announcedAt: Schema.Number,
+  effectiveAt: Schema.Number,
+  description: Schema.String,
+  details: Schema.Record(Schema.String, Schema.NullOr(Schema.Union([Schema.String, Schema.Number]))),
+  completedAt: NullableNumber,
+  seq: Schema.optionalKey(Schema.Number)
+})
+
+export const DividendShape: Schema.Codec<DividendRecord> = Schema.Struct({
+  dividendId: Schema.String,
+  symbol: Schema.String,
+  exchange: Schema.String,
+  name: Schema.String,
+  perShare: Schema.Number,
+  currency: Schema.String,
+  type: Schema.Literals(["CASH", "STOCK"]),
+  announcedAt: Schema.Number,
+  exDate: Schema.String,
+  recordDate: Schema.String,
+  paymentDate: Schema.String,
+  cancelledOn: NullableString
+})
+
+export const ListingShape: Schema.Codec<ListingDoc> = Schema.Struct({
+  symbol: Schema.String,
+  listingStatus: Schema.Literals(["ACTIVE", "SUSPENDED", "DELISTED"]),
+  actionId: Schema.String,
+  updatedAt: Schema.Number
+})
+
+export const AuditShape: Schema.Codec<AuditDoc> = Schema.Struct({
+  auditId: Schema.String,
+  partition: Schema.String,
+  action: Schema.String,
+  actorType: Schema.Literals(["api_key", "data_key", "oauth_token", "portal_member", "service_compliance", "system"]),
+  actorId: Schema.String,
+  resourceType: Schema.String,
+  resourceId: NullableString,
+  method: NullableString,
+  path: NullableString,
+  statusCode: NullableNumber,
+  idempotencyKey: NullableString,
+  requestId: NullableString,
+  createdAt: Schema.Number
+})
+
+export const EntitlementShape: Schema.Codec<EntitlementDoc> = Schema.Struct({
+  actionId: Schema.String,
+  partition: Schema.String,
+  account: Schema.String,
+  symbol: Schema.String,
+  entitled: Schema.Number,
+  takenUp: Schema.Number,
+  paidCents: Schema.Number,
+  status: Schema.Literals(["OPEN", "ALLOTTED", "LAPSED"]),
+  allottedAt: Schema.optionalKey(Schema.Number)
+})
+
+export const UsageShape: Schema.Codec<UsageDoc> = Schema.Struct({
+  partition: Schema.String,
+  hourStart: Schema.Number,
+  requests: Schema.Number,
+  errors: Schema.Number,
+  rateLimited: Schema.Number
+})
+
 /** The body of `collection/id` if it has `shape`; a StoreError naming the document and what is wrong with it if not. */
-export const checkShape =
-  <A>(collection: string, shape: Schema.Codec<A> | undefined) =>
-  (id: string, body: unknown): Effect.Effect<A, StoreError> => {
-    if (shape === undefined || Schema.is(shape)(body)) return Effect.succeed(body as A)
-    const exit = Schema.decodeUnknownExit(shape)(body)
-    const issue = Exit.isFailure(exit) ? `: ${Cause.pretty(exit.cause)}` : ""
-    return Effect.fail(new StoreError({ message: `stored ${collection}/${id} does not have the shape of version ${SHAPE_VERSION}${issue}` }))
-  }
+export const checkShape = <A>(collection: string, shape: Schema.Codec<A> | undefined): ((id: string, body: unknown) => Effect.Effect<A, StoreError>) =>
+  shape === undefined
+    ? (_id, body) => Effect.succeed(body as A)
+    : shapeCheck(shape, (id) => `stored ${collection}/${id} does not have the shape of version ${SHAPE_VERSION}`)

@@ -13,7 +13,7 @@ import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { AlertRecord } from "../domain/alerts/decide-alert.ts"
 import type { DeviceRecord } from "../domain/accounts/decide-device.ts"
 import type { QuoteRecord } from "../domain/trading/decide-quote.ts"
-import type { IdSequence, ReadTx, StoreError, Tx } from "../store/port.ts"
+import type { Doc, IdSequence, ListOptions, ReadTx, StoreError, Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
 import type { Environment, KeyKind, Tier } from "./principal.ts"
 
@@ -72,7 +72,7 @@ export interface IdempotencyDoc {
   readonly claim?: number
 }
 
-interface Collection<A> {
+export interface Collection<A> {
   readonly name: string
   readonly get: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
   /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
@@ -82,17 +82,26 @@ interface Collection<A> {
     partition: string,
     options: { after?: string | undefined; limit: number; order: "asc" | "desc" }
   ) => Effect.Effect<ReadonlyArray<A>, StoreError>
+  /** `list` with each document's id and sort key (for cursors and filters on the key), its body checked the same way. */
+  readonly listDocs: (tx: ReadTx, options: ListOptions) => Effect.Effect<ReadonlyArray<Doc<A>>, StoreError>
 }
 
-/** A collection; with a `shape` (doc-shapes.ts), every body read is checked against it first. */
-const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
+/**
+ * A collection; with a `shape` (doc-shapes.ts), every body read is checked against it first. Modules that own a
+ * collection of their own (listings, audit records, usage, ...) declare it here too, so their reads are checked alike.
+ * The money path's collections (orders, ledger, wallet rows, receipts) take no shape: their typed tables decode them
+ * on PostgreSQL (store/pg-codec.ts), and the quote->trade path does not pay for a second look.
+ */
+export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
   const check = Shapes.checkShape(name, shape)
+  const checkDoc = (d: Doc): Effect.Effect<Doc<A>, StoreError> => Effect.map(check(d.id, d.body), () => d as Doc<A>)
   return {
     name,
     get: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(check(d.id, d.body)) })),
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
-    list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), (docs) => Effect.forEach(docs, (d) => check(d.id, d.body)))
+    list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), (docs) => Effect.forEach(docs, (d) => check(d.id, d.body))),
+    listDocs: (tx, options) => Effect.flatMap(tx.list(name, options), (docs) => Effect.forEach(docs, checkDoc))
   }
 }
 
@@ -120,10 +129,10 @@ export const Quotes = collection<QuoteDoc>("quotes", Shapes.QuoteShape)
 export const Orders = collection<OrderRecord>("orders")
 export const IdempotencyRecords = collection<IdempotencyDoc>("idempotency")
 /** Corporate actions and dividends raised through the control API (D-302), partition "global", by announcement time. */
-export const SimActions = collection<ActionRecord>("simCorporateActions")
-export const SimDividends = collection<DividendRecord>("simDividends")
+export const SimActions = collection<ActionRecord>("simCorporateActions", Shapes.ActionShape)
+export const SimDividends = collection<DividendRecord>("simDividends", Shapes.DividendShape)
 
-export const SubAccounts = collection<SubAccountRecord>("subAccounts")
+export const SubAccounts = collection<SubAccountRecord>("subAccounts", Shapes.SubAccountShape)
 
 /** Unique keys of sub-accounts in a partition (externalId, uid) -> the sub-account id. */
 export interface SubAccountKeyDoc {

@@ -16,7 +16,7 @@ import { checkLimit } from "./cursor.ts"
 import { Partners } from "./docs.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import type { Principal, Tier } from "./principal.ts"
-import { USAGE, type UsageDoc, UsageMeter } from "./usage.ts"
+import { UsageHours, UsageMeter } from "./usage.ts"
 
 /** Monthly plan price per tier, in cents (D-263; the contract's example bills growth at 499). */
 export const PLAN_CENTS: Record<Tier, number> = { starter: 0, growth: 499_00, enterprise: 1_999_00 }
@@ -95,7 +95,7 @@ export class InvoiceService extends Context.Service<
       const { partner, hours } = yield* store.read((tx) =>
         Effect.all({
           partner: Partners.get(tx, principal.partnerId),
-          hours: Effect.map(tx.list(USAGE, { partition: principal.partition, limit: 1_000_000, order: "asc" }), (docs) => docs.map((d) => d.body as UsageDoc))
+          hours: UsageHours.list(tx, principal.partition, { limit: 1_000_000, order: "asc" })
         })
       )
       const createdAt = Option.match(partner, { onNone: () => now, onSome: (p) => p.createdAt })

@@ -11,7 +11,8 @@ import { EngineClock } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { ApiKeys, KeyPointers, keyPointerId, pointKey, timeSortKey } from "./docs.ts"
-import { hashKey, KEY_PREFIX } from "./partners.ts"
+import { KEY_PREFIX } from "../domain/partners/decide-partner.ts"
+import { hashKey } from "./partners/credentials.ts"
 import type { Principal } from "./principal.ts"
 
 export const DATA_KEY_NOTE =

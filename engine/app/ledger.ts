@@ -75,8 +75,8 @@ export const holding = (tx: ReadTx, partition: string, account: string, symbol: 
 
 /** Every holding of `account` (sort keys are `account|symbol`). */
 export const holdingsOf = (tx: ReadTx, partition: string, account: string): Effect.Effect<ReadonlyArray<HoldingDoc>, StoreError> =>
-  Effect.map(tx.list(Holdings.name, { partition, after: `${account}|`, limit: 10_000, order: "asc" }), (docs) =>
-    docs.filter((d) => d.sortKey.startsWith(`${account}|`)).map((d) => d.body as HoldingDoc)
+  Effect.map(Holdings.listDocs(tx, { partition, after: `${account}|`, limit: 10_000, order: "asc" }), (docs) =>
+    docs.filter((d) => d.sortKey.startsWith(`${account}|`)).map((d) => d.body)
   )
 
 export interface EntryInput {

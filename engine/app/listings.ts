@@ -11,6 +11,8 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Instrument } from "../domain/instruments.ts"
 import { Store, type ReadTx, type StoreError, type Tx } from "../store/port.ts"
+import { ListingShape } from "./doc-shapes.ts"
+import { collection } from "./docs.ts"
 
 export type ListingStatus = Instrument["listingStatus"]
 
@@ -23,7 +25,7 @@ export interface ListingDoc {
   readonly updatedAt: number
 }
 
-const LISTINGS = "listings"
+const ListingDocs = collection<ListingDoc>("listings", ListingShape)
 const GLOBAL = "global"
 
 export class Listings extends Context.Service<
@@ -45,11 +47,8 @@ export class Listings extends Context.Service<
     const store = yield* Store
     const known = new Map<string, ListingStatus>()
     let version = 0
-    const loaded = yield* store.read((tx) => tx.list(LISTINGS, { partition: GLOBAL, limit: 100_000, order: "asc" }))
-    for (const doc of loaded) {
-      const body = doc.body as ListingDoc
-      known.set(body.symbol, body.listingStatus)
-    }
+    const loaded = yield* store.read((tx) => ListingDocs.list(tx, GLOBAL, { limit: 100_000, order: "asc" }))
+    for (const body of loaded) known.set(body.symbol, body.listingStatus)
 
     const statusOf = (instrument: Instrument): ListingStatus => known.get(instrument.id) ?? instrument.listingStatus
     const current = (instrument: Instrument): Instrument => {
@@ -57,15 +56,10 @@ export class Listings extends Context.Service<
       return status === instrument.listingStatus ? instrument : { ...instrument, listingStatus: status }
     }
     const statusIn = (tx: ReadTx, instrument: Instrument) =>
-      Effect.map(tx.get(LISTINGS, instrument.id), Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => (d.body as ListingDoc).listingStatus }))
+      Effect.map(ListingDocs.get(tx, instrument.id), Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => d.listingStatus }))
     const setIn = (tx: Tx, listingId: string, listingStatus: ListingStatus, actionId: string, at: number) =>
       Effect.andThen(
-        tx.put(LISTINGS, {
-          id: listingId,
-          partition: GLOBAL,
-          sortKey: listingId,
-          body: { symbol: listingId, listingStatus, actionId, updatedAt: at } satisfies ListingDoc
-        }),
+        ListingDocs.put(tx, listingId, GLOBAL, listingId, { symbol: listingId, listingStatus, actionId, updatedAt: at }),
         tx.afterCommit(
           Effect.sync(() => {
             known.set(listingId, listingStatus)

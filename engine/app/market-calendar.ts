@@ -32,6 +32,7 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { MARKET_STATUS_EVENT } from "../domain/webhooks/decide-webhook.ts"
 import { MarketWatch, type MarketWatchDoc, Partners, Webhooks } from "./docs.ts"
+import { MarketWatchPayload } from "./job-payloads.ts"
 import { partitionOf } from "./principal.ts"
 
 export const WATCH_JOB = "market.status.watch"
@@ -239,12 +240,11 @@ export class MarketCalendarService extends Context.Service<
 
     // The watch: at each boundary, append the exchanges whose phase changed to every subscribed partition's log, then
     // book the next boundary; with no subscriber left, stop (a new subscription starts it again).
-    yield* scheduler.register(WATCH_JOB, (tx, payload) =>
+    yield* scheduler.register(WATCH_JOB, MarketWatchPayload, (tx, { dueAt }) =>
       Effect.gen(function* () {
         const found = yield* MarketWatch.get(tx, WATCH_ID)
         if (Option.isNone(found) || !found.value.running) return
         const now = yield* clock.now
-        const { dueAt } = payload as { dueAt: number }
         const partitions = yield* subscribedPartitions(tx)
         if (partitions.length === 0) {
           yield* MarketWatch.put(tx, WATCH_ID, GLOBAL, WATCH_ID, { ...found.value, running: false })

@@ -29,7 +29,8 @@ import {
 } from "./docs.ts"
 import type { Identity } from "./identity.ts"
 import { seedWallet, walletBalance } from "./ledger.ts"
-import { hashKey, KEY_PREFIX, SANDBOX_SEED_CENTS } from "./partners.ts"
+import { KEY_PREFIX, SANDBOX_SEED_CENTS } from "../domain/partners/decide-partner.ts"
+import { hashKey } from "./partners/credentials.ts"
 import { type Environment, type KeyKind, partitionOf } from "./principal.ts"
 
 export const TOKEN_PREFIX = "svc_oauth_"

@@ -23,8 +23,10 @@ import { EngineClock } from "../sim/clock.ts"
 import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { saveAction } from "./action-records.ts"
-import { Partners, SimActions, SubAccounts } from "./docs.ts"
+import { EntitlementShape } from "./doc-shapes.ts"
+import { collection, Partners, SimActions, SubAccounts } from "./docs.ts"
 import { partnerPartitions, putHolding } from "./holders.ts"
+import { ActionPayload } from "./job-payloads.ts"
 import { holding, postEntry, walletBalance } from "./ledger.ts"
 import { partitionOf } from "./principal.ts"
 import { Symbols } from "./symbols.ts"
@@ -34,6 +36,7 @@ const ENTITLEMENTS = "rightsEntitlements"
 
 export type EntitlementDoc = EntitlementRecord
 
+const Entitlements = collection<EntitlementDoc>(ENTITLEMENTS, EntitlementShape)
 const entitlementId = (actionId: string, partition: string, account: string) => `${actionId}|${partition}|${account}`
 export const putEntitlement = (tx: Tx, e: EntitlementDoc) =>
   tx.put(ENTITLEMENTS, { id: entitlementId(e.actionId, e.partition, e.account), partition: e.partition, sortKey: `${e.actionId}|${e.account}`, body: e })
@@ -85,9 +88,9 @@ export class Rights extends Context.Service<
           return yield* Effect.fail(fail("NOT_FOUND", `rights issue ${actionId} was not found`))
         }
         const { partition, account } = yield* accountOf(tx, input)
-        const stored = yield* tx.get(ENTITLEMENTS, entitlementId(actionId, partition, account))
+        const stored = yield* Entitlements.get(tx, entitlementId(actionId, partition, account))
         if (Option.isNone(stored)) return yield* Effect.fail(fail("NOT_FOUND", `${account} has no entitlement in rights issue ${actionId}`))
-        const e = stored.value.body as EntitlementDoc
+        const e = stored.value
         const balance = yield* walletBalance(tx, partition, account)
         return { action: found.value, entitlement: e, balance, currentSymbol: symbols.currentSymbol(e.symbol) }
       })
@@ -107,16 +110,15 @@ export class Rights extends Context.Service<
 
     // After the deadline: the units taken up join the holding (under the listing's symbol now), the rest lapse, the
     // issue completes.
-    yield* scheduler.register(RIGHTS_ALLOT_JOB, (tx, payload) =>
+    yield* scheduler.register(RIGHTS_ALLOT_JOB, ActionPayload, (tx, { actionId }) =>
       Effect.gen(function* () {
-        const { actionId } = payload as { actionId: string }
         const found = yield* SimActions.get(tx, actionId)
         if (Option.isNone(found) || found.value.completedAt !== null) return
         const now = yield* clock.now
         for (const partition of yield* partnerPartitions(tx, true)) {
-          const docs = yield* tx.list(ENTITLEMENTS, { partition, after: `${actionId}|`, limit: 1_000_000, order: "asc" })
+          const docs = yield* Entitlements.listDocs(tx, { partition, after: `${actionId}|`, limit: 1_000_000, order: "asc" })
           for (const doc of docs) {
-            const e = doc.body as EntitlementDoc
+            const e = doc.body
             const next = e.actionId === actionId ? decideAllotment(e, now) : undefined
             if (next === undefined) continue
             if (next.status === "ALLOTTED") {
@@ -138,9 +140,9 @@ export class Rights extends Context.Service<
 
 /** Units allotted to `account` by rights issues, as BUY fills at their subscription cost: the average cost counts them (D-346). */
 export const allottedAsBuys = (tx: ReadTx, partition: string, account: string) =>
-  Effect.map(tx.list(ENTITLEMENTS, { partition, limit: 1_000_000, order: "asc" }), (docs) =>
+  Effect.map(Entitlements.listDocs(tx, { partition, limit: 1_000_000, order: "asc" }), (docs) =>
     allottedBuys(
-      docs.map((d) => d.body as EntitlementDoc),
+      docs.map((d) => d.body),
       account
     )
   )

@@ -14,7 +14,7 @@ import { centsToWire } from "../domain/money.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Store, type StoreError } from "../store/port.ts"
 import { seedWallet } from "./ledger.ts"
-import { SANDBOX_SEED_CENTS } from "./partners.ts"
+import { SANDBOX_SEED_CENTS } from "../domain/partners/decide-partner.ts"
 import type { Principal } from "./principal.ts"
 
 export class SandboxService extends Context.Service<

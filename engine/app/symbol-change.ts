@@ -17,6 +17,7 @@ import type { JobHandler } from "../sim/scheduler.ts"
 import type { Tx } from "../store/port.ts"
 import { saveAction } from "./action-records.ts"
 import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "./docs.ts"
+import type { ActionPayload } from "./job-payloads.ts"
 import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
 import type { Symbols } from "./symbols.ts"
 
@@ -65,11 +66,11 @@ export const applySymbolChange = (symbols: Symbols["Service"], tx: Tx, instrumen
 
 /** The job of a change announced for a later date: applied at its instant, unless the listing changed symbol since. */
 export const symbolChangeJob =
-  (deps: { readonly symbols: Symbols["Service"]; readonly clock: EngineClock["Service"] }): JobHandler =>
-  (tx, payload) =>
+  (deps: { readonly symbols: Symbols["Service"]; readonly clock: EngineClock["Service"] }): JobHandler<typeof ActionPayload.Type> =>
+  (tx, { actionId }) =>
     Effect.gen(function* () {
       const { symbols, clock } = deps
-      const found = yield* SimActions.get(tx, (payload as { actionId: string }).actionId)
+      const found = yield* SimActions.get(tx, actionId)
       if (Option.isNone(found)) return
       const action = found.value
       const listing = symbols.listingOf(String(action.details.oldSymbol))

@@ -12,7 +12,8 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { limitFor } from "../http/guards/rate-limit.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
-import { Deliveries, deletedWebhookPartition, deliveryPartition, Orders, Webhooks } from "./docs.ts"
+import { UsageShape } from "./doc-shapes.ts"
+import { collection, Deliveries, deletedWebhookPartition, deliveryPartition, Orders, Webhooks } from "./docs.ts"
 import type { Principal } from "./principal.ts"
 
 export const HOUR_MS = 3_600_000
@@ -32,7 +33,8 @@ export interface UsageDoc extends UsageCounts {
   readonly hourStart: number
 }
 
-export const USAGE = "usage"
+/** A partition's request counts per hour (id `partition|hourStart`), sorted by the hour. */
+export const UsageHours = collection<UsageDoc>("usage", UsageShape)
 const usageId = (partition: string, hourStart: number) => `${partition}|${hourStart}`
 const hourKey = (hourStart: number) => String(hourStart).padStart(15, "0")
 const ZERO: UsageCounts = { requests: 0, errors: 0, rateLimited: 0 }
@@ -144,14 +146,14 @@ export class UsageMeter extends Context.Service<
           for (const [partition, hours] of taken) {
             for (const [hourStart, counts] of hours) {
               const id = usageId(partition, hourStart)
-              const existing = yield* tx.get(USAGE, id)
-              const before = Option.match(existing, { onNone: () => ZERO, onSome: (d) => d.body as UsageDoc })
+              const existing = yield* UsageHours.get(tx, id)
+              const before = Option.getOrElse(existing, (): UsageCounts => ZERO)
               const doc: UsageDoc = {
                 partition,
                 hourStart,
                 ...add({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
               }
-              yield* tx.put(USAGE, { id, partition, sortKey: hourKey(hourStart), body: doc })
+              yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
             }
           }
         }).pipe(
@@ -163,8 +165,8 @@ export class UsageMeter extends Context.Service<
     const flushNow = Effect.suspend(() => (pending.size === 0 ? Effect.void : store.transact((tx) => flush(tx))))
 
     const hoursIn = (tx: ReadTx, partition: string, from: number, to: number) =>
-      Effect.map(tx.list(USAGE, { partition, after: hourKey(floorTo(from, "hour") - 1), limit: MAX_DAYS * 24 + 1, order: "asc" }), (docs) =>
-        docs.map((d) => d.body as UsageDoc).filter((d) => d.hourStart <= to)
+      Effect.map(UsageHours.list(tx, partition, { after: hourKey(floorTo(from, "hour") - 1), limit: MAX_DAYS * 24 + 1, order: "asc" }), (docs) =>
+        docs.filter((d) => d.hourStart <= to)
       )
 
     /** Orders accepted and webhook deliveries made in the window (what the engine already keeps). */

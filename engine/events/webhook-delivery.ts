@@ -16,6 +16,7 @@
 import { createHmac } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { type AttemptRecord, Deliveries, type DeliveryDoc, deliveryPartition, timeSortKey, type WebhookDoc, Webhooks } from "../app/docs.ts"
+import { DeliveryAttemptPayload, DeliverySettlePayload } from "../app/job-payloads.ts"
 import { isSandboxPartition, partnerOfPartition } from "../app/principal.ts"
 import { isoAt } from "../sim/clock.ts"
 import { EngineClock } from "../sim/clock.ts"
@@ -252,9 +253,9 @@ export class WebhookDelivery extends Context.Service<
         )
 
       /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
-      const onAttempt = (tx: Tx, payload: unknown) =>
+      const onAttempt = (tx: Tx, payload: typeof DeliveryAttemptPayload.Type) =>
         Effect.gen(function* () {
-          const { deliveryId, attempt, held } = payload as { deliveryId: string; attempt: number; held?: boolean }
+          const { deliveryId, attempt, held } = payload
           const found = yield* Deliveries.get(tx, deliveryId)
           if (Option.isNone(found)) return
           const d = found.value
@@ -297,9 +298,8 @@ export class WebhookDelivery extends Context.Service<
         })
 
       /** After the 6th attempt: if its outcome was never written (a crash), the delivery is failed. */
-      const onSettle = (tx: Tx, payload: unknown) =>
+      const onSettle = (tx: Tx, { deliveryId, attempt }: typeof DeliverySettlePayload.Type) =>
         Effect.gen(function* () {
-          const { deliveryId, attempt } = payload as { deliveryId: string; attempt: number }
           const found = yield* Deliveries.get(tx, deliveryId)
           if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
           const at = found.value.lastAttemptAt ?? found.value.createdAt
@@ -309,8 +309,8 @@ export class WebhookDelivery extends Context.Service<
         })
 
       yield* events.onAppend(enqueue)
-      yield* scheduler.register(ATTEMPT_JOB, onAttempt)
-      yield* scheduler.register(SETTLE_JOB, onSettle)
+      yield* scheduler.register(ATTEMPT_JOB, DeliveryAttemptPayload, onAttempt)
+      yield* scheduler.register(SETTLE_JOB, DeliverySettlePayload, onSettle)
       return WebhookDelivery.of({ send })
     })
 

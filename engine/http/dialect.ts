@@ -11,7 +11,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
-import { PartnerService, SANDBOX_SEED_CENTS } from "../app/partners.ts"
+import { PartnerService } from "../app/partners/service.ts"
+import { SANDBOX_SEED_CENTS } from "../domain/partners/decide-partner.ts"
 import type { ResponseBody } from "../contract/wire.ts"
 import type { StoreError } from "../store/port.ts"
 import type { Principal } from "../app/principal.ts"

@@ -8,7 +8,7 @@
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import { AuditTrail, type Observed } from "../app/audit.ts"
-import { PartnerService } from "../app/partners.ts"
+import { PartnerService } from "../app/partners/service.ts"
 import { type Environment, type Principal, scopeAllows } from "../app/principal.ts"
 import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"

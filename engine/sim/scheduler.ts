@@ -6,17 +6,19 @@
  *
  * A job runs in the same transaction that claims it (E-277), so it runs exactly once whoever drives the clock (the
  * background loop, an advance, another process on the same database) or, on failure, not at all; its successor is
- * booked in that transaction too. A job whose handler fails is moved to the `deadJobs` collection and logged, never
- * retried forever.
+ * booked in that transaction too. A job whose handler fails, or whose stored payload does not have the shape its
+ * handler takes (checked first: app/job-payloads.ts), is moved to the `deadJobs` collection and logged, never retried
+ * forever.
  *
  * Timers (E-130) are the process-local kind of delayed work: work bound to something only this process holds (an
  * open stream's socket), which a durable job could not reach from another process and which must not outlive the
  * process. They are kept in memory, run on the same clock and in the same walk as jobs (a job first when both fall
  * at one instant), and are not counted in `jobsRun`.
  */
-import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Option, type Schema, Semaphore } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
 import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
+import { shapeCheck } from "../store/shape-check.ts"
 import { EngineClock, isoAt } from "./clock.ts"
 import { writeClockMark } from "./durable-time.ts"
 
@@ -24,7 +26,10 @@ import { writeClockMark } from "./durable-time.ts"
  * Runs a job inside its transaction. It may return a follow-up effect, run once that transaction has committed and
  * released the store (network calls belong there: never inside a write transaction), before the next job.
  */
-export type JobHandler = (tx: Tx, payload: unknown) => Effect.Effect<void | Effect.Effect<void>, unknown>
+export type JobHandler<A = unknown> = (tx: Tx, payload: A) => Effect.Effect<void | Effect.Effect<void>, unknown>
+
+/** A registered handler, behind the check of its payload. */
+type CheckedHandler = (tx: Tx, job: Job) => Effect.Effect<void | Effect.Effect<void>, unknown>
 
 export interface AdvanceTarget {
   readonly seconds?: number | undefined
@@ -35,7 +40,11 @@ export class Scheduler extends Context.Service<
   Scheduler,
   {
     readonly schedule: (tx: Tx, kind: string, dueAt: number, payload: unknown) => Effect.Effect<Job, StoreError>
-    readonly register: (kind: string, handler: JobHandler) => Effect.Effect<void>
+    /**
+     * Registers the handler of `kind`. Each job's stored payload is checked against `payload` (app/job-payloads.ts)
+     * before the handler sees it: one that does not fit fails as a StoreError naming the job, which goes to deadJobs.
+     */
+    readonly register: <A>(kind: string, payload: Schema.Codec<A>, handler: JobHandler<A>) => Effect.Effect<void>
     /** Runs every job due at or before the clock's now; returns how many ran. */
     readonly runDue: Effect.Effect<number, StoreError>
     /** Moves the clock to the target, stopping at each due job on the way to run it at its own due time. */
@@ -49,7 +58,12 @@ export class Scheduler extends Context.Service<
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
     const clock = yield* EngineClock
-    const handlers = new Map<string, JobHandler>()
+    const handlers = new Map<string, CheckedHandler>()
+    const register = <A>(kind: string, payload: Schema.Codec<A>, handler: JobHandler<A>) => {
+      const check = shapeCheck(payload, (seq) => `job ${seq} (${kind}) does not have the payload its handler takes`)
+      const checked: CheckedHandler = (tx, job) => Effect.flatMap(check(String(job.seq), job.payload), (p) => handler(tx, p))
+      return Effect.sync(() => void handlers.set(kind, checked))
+    }
     const timers = new Map<number, { readonly dueAt: number; readonly seq: number; readonly run: Effect.Effect<void> }>()
     let timerSeq = 0
     const nextTimer = () => {
@@ -102,7 +116,7 @@ export class Scheduler extends Context.Service<
               claimed = job.value
               const handler = handlers.get(job.value.kind)
               if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.value.kind}`)
-              return Option.some(yield* handler(tx, job.value.payload))
+              return Option.some(yield* handler(tx, job.value))
             })
           )
           .pipe(Effect.result)
@@ -170,7 +184,7 @@ export class Scheduler extends Context.Service<
 
     return Scheduler.of({
       schedule: (tx, kind, dueAt, payload) => tx.scheduleJob({ kind, dueAt, payload }),
-      register: (kind, handler) => Effect.sync(() => void handlers.set(kind, handler)),
+      register,
       runDue: driving.withPermits(1)(Effect.flatMap(clock.now, runUpTo)),
       advance: (target) => driving.withPermits(1)(advance(target)),
       loop: (pollMillis) =>

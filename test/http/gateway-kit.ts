@@ -9,7 +9,7 @@
 import { Effect, ManagedRuntime, Ref } from "effect"
 import { expect } from "vitest"
 import { ApiKeys, timeSortKey } from "../../engine/app/docs.ts"
-import { hashKey } from "../../engine/app/partners.ts"
+import { hashKey } from "../../engine/app/partners/credentials.ts"
 import { Gateway } from "../../engine/http/gateway.ts"
 import { Idempotency } from "../../engine/http/guards/idempotency.ts"
 import { Maintenance } from "../../engine/http/guards/maintenance.ts"

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { hashKey } from "../../engine/app/partners.ts"
+import { hashKey } from "../../engine/app/partners/credentials.ts"
 import { bytesOf, jsonResponse } from "../../engine/http/exchange.ts"
 import { decodeParams, integer, optional, paramDecoder, required, text } from "../../engine/http/query.ts"
 import { MAX_REMEMBERED, makeRouter } from "../../engine/http/router.ts"

@@ -5,7 +5,7 @@
 import { Effect, Exit, Logger, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { AuditTrail, type Observed } from "../../engine/app/audit.ts"
-import { PartnerService } from "../../engine/app/partners.ts"
+import { PartnerService } from "../../engine/app/partners/service.ts"
 import { type EngineRequest, type EngineResponse, jsonResponse } from "../../engine/http/exchange.ts"
 import { SimReceivers } from "../../engine/sim/outbound.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { ApiKeys, timeSortKey } from "../../engine/app/docs.ts"
-import { hashKey } from "../../engine/app/partners.ts"
+import { hashKey } from "../../engine/app/partners/credentials.ts"
 import { makeInProcessEngine } from "../../engine/runtime.ts"
 import { Store } from "../../engine/store/port.ts"
 import { ADMIN, contractProblems, MONDAY_OPEN } from "./harness.ts"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { KeyService } from "../../engine/app/keys.ts"
-import { PartnerService } from "../../engine/app/partners.ts"
+import { PartnerService } from "../../engine/app/partners/service.ts"
 import { SettingsService } from "../../engine/app/settings.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
 import { engineOn, type startEngine } from "./harness.ts"

@@ -5,7 +5,7 @@
  * Runs on the memory store and, with DATABASE_URL, on PostgreSQL (two pools on one database stand for two processes).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, type Scope } from "effect"
+import { Effect, Layer, Option, Schema, type Scope } from "effect"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Scheduler } from "../../engine/sim/scheduler.ts"
 import { makeMemoryStore } from "../../engine/store/memory.ts"
@@ -39,8 +39,7 @@ const postgresPair = (admin: string): Effect.Effect<readonly [StoreService, Stor
 const driver = (store: StoreService, runs: Array<string>) =>
   Effect.gen(function* () {
     const scheduler = yield* Scheduler
-    yield* scheduler.register("tick", (tx, payload) => {
-      const { chain, dueAt } = payload as { chain: number; dueAt: number }
+    yield* scheduler.register("tick", Schema.Struct({ chain: Schema.Number, dueAt: Schema.Number }), (tx, { chain, dueAt }) => {
       runs.push(`${chain}@${dueAt}`)
       // A chain that multiplied (a job run twice books two successors) would grow without end: stop it, so the test
       // fails on its counts instead of timing out.

@@ -3,7 +3,7 @@
  * time; `advance` stops at each; the background loop runs them as Effect's clock (TestClock here) moves.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Scheduler } from "../../engine/sim/scheduler.ts"
@@ -23,7 +23,7 @@ const recorder = Effect.gen(function* () {
   const scheduler = yield* Scheduler
   const clock = yield* EngineClock
   const ran: Array<string> = []
-  yield* scheduler.register("record", (_tx, payload) => Effect.map(clock.now, (now) => void ran.push(`${String(payload)}@${now - T0}`)))
+  yield* scheduler.register("record", Schema.String, (_tx, payload) => Effect.map(clock.now, (now) => void ran.push(`${String(payload)}@${now - T0}`)))
   const at = (ms: number, payload: string) =>
     Effect.flatMap(Effect.service(Store), (store) => store.transact((tx) => scheduler.schedule(tx, "record", T0 + ms, payload)))
   return { ran, at, scheduler, clock }
@@ -58,13 +58,37 @@ describe("scheduler on a manual clock", () => {
     Effect.gen(function* () {
       const scheduler = yield* Scheduler
       const store = yield* Store
-      yield* scheduler.register("boom", () => Effect.fail("nope"))
+      yield* scheduler.register("boom", Schema.Null, () => Effect.fail("nope"))
       yield* store.transact((tx) => scheduler.schedule(tx, "boom", T0, null))
       const result = yield* scheduler.advance({ seconds: 1 })
       assert.strictEqual(result.jobsRun, 1)
       const dead = yield* store.transact((tx) => tx.list("deadJobs", { partition: "global", limit: 10, order: "asc" }))
       assert.strictEqual(dead.length, 1)
       assert.isTrue((yield* store.transact((tx) => tx.nextJob))._tag === "None")
+    }).pipe(Effect.provide(layerFor("manual", T0)))
+  )
+})
+
+describe("a job's stored payload is checked against its kind's shape before its handler runs", () => {
+  it.effect("a payload that does not fit goes to deadJobs as a StoreError naming the job; the handler never sees it, later jobs run", () =>
+    Effect.gen(function* () {
+      const scheduler = yield* Scheduler
+      const store = yield* Store
+      const seen: Array<string> = []
+      yield* scheduler.register("greet", Schema.Struct({ name: Schema.String }), (_tx, { name }) => Effect.sync(() => void seen.push(name)))
+      const bad = yield* store.transact((tx) => scheduler.schedule(tx, "greet", T0 + 1_000, { name: 42 }))
+      yield* store.transact((tx) => scheduler.schedule(tx, "greet", T0 + 2_000, { name: "ada", addedLater: true }))
+      const result = yield* scheduler.advance({ seconds: 5 })
+      assert.deepStrictEqual(seen, ["ada"])
+      assert.strictEqual(result.jobsRun, 2)
+      const dead = yield* store.read((tx) => tx.list("deadJobs", { partition: "global", limit: 10, order: "asc" }))
+      assert.deepStrictEqual(
+        dead.map((d) => d.id),
+        [String(bad.seq)]
+      )
+      const error = String((dead[0]?.body as { error?: unknown } | undefined)?.error)
+      assert.include(error, "StoreError")
+      assert.include(error, `job ${bad.seq} (greet) does not have the payload its handler takes`)
     }).pipe(Effect.provide(layerFor("manual", T0)))
   )
 })

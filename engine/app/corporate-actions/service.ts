@@ -31,6 +31,7 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.t
 import { findSubAccount } from "../accounts.ts"
 import { SimActions, UNIT_CHANGES } from "../docs.ts"
 import { holdersOf, partnerPartitions } from "../holders.ts"
+import { ActionPayload } from "../job-payloads.ts"
 import { Listings } from "../listings.ts"
 import { ReferenceData } from "../reference-data.ts"
 import { symbolChangeJob } from "../symbol-change.ts"
@@ -71,7 +72,7 @@ export class CorporateActions extends Context.Service<
     const scheduler = yield* Scheduler
     const writers = { events, scheduler, listings, symbols }
 
-    yield* scheduler.register(SYMBOL_CHANGE_JOB, symbolChangeJob({ symbols, clock }))
+    yield* scheduler.register(SYMBOL_CHANGE_JOB, ActionPayload, symbolChangeJob({ symbols, clock }))
 
     /** Active partners' partitions: who hears of an action. */
     const audience = (tx: ReadTx) => partnerPartitions(tx, false)

@@ -29,6 +29,7 @@ import { Scheduler } from "../../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
 import { checkLimit } from "../cursor.ts"
 import { type PriceAlertDoc, PriceAlerts, timeSortKey } from "../docs.ts"
+import { AlertEvaluationPayload } from "../job-payloads.ts"
 import { pageMeta, pageOf, scopeOf } from "../pages.ts"
 import type { Principal } from "../principal.ts"
 import { Symbols } from "../symbols.ts"
@@ -117,9 +118,8 @@ export class PriceAlertService extends Context.Service<
 
     // Each live alert looks at the delayed price at every refresh that publishes a new one (the capture 15 minutes
     // earlier was made while its exchange was open: D-243), then books its next look.
-    yield* scheduler.register(EVALUATE_JOB, (tx, payload) =>
+    yield* scheduler.register(EVALUATE_JOB, AlertEvaluationPayload, (tx, { alertId }) =>
       Effect.gen(function* () {
-        const { alertId } = payload as { alertId: string }
         const found = yield* PriceAlerts.get(tx, alertId)
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value

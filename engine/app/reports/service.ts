@@ -10,7 +10,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../../domain/errors.ts"
-import { decideRequest, decideStep, REPORT_JOB, type ReportJob, type ReportStep, reportReady } from "../../domain/reports/decide-report.ts"
+import { decideRequest, decideStep, REPORT_JOB, type ReportJob, reportReady } from "../../domain/reports/decide-report.ts"
 import { type Period, type ReportRecord, type ReportRequest, reportPeriod, reportToWire, storedPeriod } from "../../domain/reports/report.ts"
 import { feeTable, orderTable, subAccountTable, type Table, walletOwners, walletTable } from "../../domain/reports/tables.ts"
 import { EngineClock } from "../../sim/clock.ts"
@@ -20,6 +20,7 @@ import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.t
 import { findSubAccount } from "../accounts.ts"
 import { checkLimit } from "../cursor.ts"
 import { accountPartition, Orders, SubAccounts, timeSortKey, WalletTxns } from "../docs.ts"
+import { ReportPayload } from "../job-payloads.ts"
 import { pageMeta, pageOf, scopeOf } from "../pages.ts"
 import type { Principal } from "../principal.ts"
 
@@ -119,9 +120,8 @@ export class ReportService extends Context.Service<
     })
 
     // QUEUED -> GENERATING -> READY (or FAILED for PDF), each step a job on the engine clock.
-    yield* scheduler.register(REPORT_JOB, (tx, payload) =>
+    yield* scheduler.register(REPORT_JOB, ReportPayload, (tx, { reportId, step }) =>
       Effect.gen(function* () {
-        const { reportId, step } = payload as { reportId: string; step: ReportStep }
         const found = yield* ReportDocs.get(tx, reportId)
         if (Option.isNone(found)) return
         const report = found.value

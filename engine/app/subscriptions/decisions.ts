@@ -26,6 +26,7 @@ import type { Entropy } from "../../sim/random.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
 import type { ReadTx, Store, Tx } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
+import { SubscriptionAllotPayload } from "../job-payloads.ts"
 import { LedgerInvariantError, postEntry, walletBalance } from "../ledger.ts"
 import type { OfferService } from "../offers.ts"
 import type { Principal } from "../principal.ts"
@@ -152,9 +153,8 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
   })
 
   // The scheduled decision: wiped (sandbox reset) or decided meanwhile (control API) finds nothing to do.
-  const registerAllotJob = d.scheduler.register(SUBSCRIPTION_ALLOT_JOB, (tx, payload) =>
+  const registerAllotJob = d.scheduler.register(SUBSCRIPTION_ALLOT_JOB, SubscriptionAllotPayload, (tx, { subscriptionId }) =>
     Effect.gen(function* () {
-      const { subscriptionId } = payload as SubscriptionAllotJob
       const doc = yield* tx.get(SUBSCRIPTIONS, subscriptionId)
       if (Option.isNone(doc)) return
       const r = doc.value.body as SubscriptionRecord

@@ -11,11 +11,12 @@ import type { OrderRecord } from "../../domain/order.ts"
 import { awaitsDesk } from "../../domain/order-transitions.ts"
 import { deskStepAction } from "../../domain/trading/decide-desk.ts"
 import { decideExpire, decideTrigger } from "../../domain/trading/decide-lifecycle.ts"
-import { EXPIRE_JOB, type ExpireJob, TRIGGER_JOB, type TriggerJob } from "../../domain/trading/plan.ts"
-import { DESK_FILL_JOB, DESK_STEP_JOB, type DeskFillJob, type DeskStepJob, SETTLEMENT_FAILED_CODE } from "../../sim/desk.ts"
+import { EXPIRE_JOB, TRIGGER_JOB } from "../../domain/trading/plan.ts"
+import { DESK_FILL_JOB, DESK_STEP_JOB, SETTLEMENT_FAILED_CODE } from "../../sim/desk.ts"
 import { DELAY_SECONDS } from "../../sim/market-feed.ts"
 import type { Tx } from "../../store/port.ts"
 import { Orders } from "../docs.ts"
+import { DeskFillPayload, DeskStepPayload, ExpirePayload, TriggerPayload } from "../job-payloads.ts"
 import { walletBalance } from "../ledger.ts"
 import { nextRefresh } from "../price-alerts/service.ts"
 import type { TradingDeps } from "./deps.ts"
@@ -35,9 +36,9 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
         return (yield* d.feed.observe(instrument, now)).price
       })
 
-    yield* d.scheduler.register(TRIGGER_JOB, (tx, payload) =>
+    yield* d.scheduler.register(TRIGGER_JOB, TriggerPayload, (tx, payload) =>
       Effect.gen(function* () {
-        const order = yield* loadOrder(tx, (payload as TriggerJob).orderId)
+        const order = yield* loadOrder(tx, payload.orderId)
         if (order === undefined || order.status !== "WORKING") return
         const now = yield* d.clock.now
         const price = yield* delayedPrice(order, now)
@@ -47,9 +48,8 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       })
     )
 
-    yield* d.scheduler.register(EXPIRE_JOB, (tx, payload) =>
+    yield* d.scheduler.register(EXPIRE_JOB, ExpirePayload, (tx, job) =>
       Effect.gen(function* () {
-        const job = payload as ExpireJob
         const order = yield* loadOrder(tx, job.orderId)
         if (order === undefined) return
         const now = yield* d.clock.now
@@ -58,9 +58,8 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       })
     )
 
-    yield* d.scheduler.register(DESK_FILL_JOB, (tx, payload) =>
+    yield* d.scheduler.register(DESK_FILL_JOB, DeskFillPayload, (tx, { orderId }) =>
       Effect.gen(function* () {
-        const { orderId } = payload as DeskFillJob
         const order = yield* loadOrder(tx, orderId)
         // decided meanwhile (manual action, cancel) or wiped by a sandbox reset: nothing to do
         if (order === undefined || !awaitsDesk(order)) return
@@ -69,9 +68,8 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
     )
 
     // One planned step of the desk's policy (sim/desk.ts plans, the rules say what it does now); skipped once the order is decided.
-    yield* d.scheduler.register(DESK_STEP_JOB, (tx, payload) =>
+    yield* d.scheduler.register(DESK_STEP_JOB, DeskStepPayload, (tx, { orderId, step }) =>
       Effect.gen(function* () {
-        const { orderId, step } = payload as DeskStepJob
         const order = yield* loadOrder(tx, orderId)
         if (order === undefined || !awaitsDesk(order)) return
         const marketPrice =

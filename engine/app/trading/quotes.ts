@@ -19,6 +19,7 @@ import type { Scheduler } from "../../sim/scheduler.ts"
 import type { Store } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
+import { QuoteExpiryPayload } from "../job-payloads.ts"
 import type { Principal } from "../principal.ts"
 import type { Symbols } from "../symbols.ts"
 
@@ -65,9 +66,8 @@ export const quoting = (d: QuoteDeps) => {
   const exchangeOf = (symbol: string) => d.symbols.listingOf(symbol)?.exchange ?? EXCHANGES.find((e) => symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN"
 
   // A quote that reached its TTL unused is marked expired and announced (spec event quote.expired).
-  const registerExpiry = d.scheduler.register(QUOTE_EXPIRE_JOB, (tx, payload) =>
+  const registerExpiry = d.scheduler.register(QUOTE_EXPIRE_JOB, QuoteExpiryPayload, (tx, { quoteId }) =>
     Effect.gen(function* () {
-      const { quoteId } = payload as { quoteId: string }
       const found = Option.getOrUndefined(yield* Quotes.get(tx, quoteId))
       const expiry = decideQuoteExpiry(found, found === undefined ? "" : exchangeOf(found.symbol))
       if (expiry === undefined) return

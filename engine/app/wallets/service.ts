@@ -97,9 +97,9 @@ export class WalletService extends Context.Service<
           const rows: Array<{ readonly key: string; readonly t: WalletTxnDoc }> = []
           let hasMore = false
           scan: for (;;) {
-            const chunk = yield* tx.list(WalletTxns.name, { partition: accountPartition(principal.partition, id), after, limit: HISTORY_CHUNK, order: "desc" })
+            const chunk = yield* WalletTxns.listDocs(tx, { partition: accountPartition(principal.partition, id), after, limit: HISTORY_CHUNK, order: "desc" })
             for (const d of chunk) {
-              const t = d.body as WalletTxnDoc
+              const t = d.body
               if (from !== undefined && t.at < from) break scan
               if (type !== undefined && t.type !== type) continue
               if (rows.length === limit) {

@@ -5,7 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
-import { PartnerService } from "../../app/partners.ts"
+import { PartnerService } from "../../app/partners/service.ts"
 import { TradingService } from "../../app/trading/service.ts"
 import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"
 import { fail } from "../../domain/errors.ts"

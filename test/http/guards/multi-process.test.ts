@@ -11,7 +11,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ApiKeys, Orders, timeSortKey } from "../../../engine/app/docs.ts"
-import { hashKey } from "../../../engine/app/partners.ts"
+import { hashKey } from "../../../engine/app/partners/credentials.ts"
 import { walletBalance } from "../../../engine/app/ledger.ts"
 import { makeInProcessEngine } from "../../../engine/runtime.ts"
 import { withTemporaryDatabase } from "../../../engine/store/pg-temp-db.ts"

@@ -1,0 +1,21 @@
+/**
+ * A stored value checked against the Schema of what the code takes it for: a document's body (app/doc-shapes.ts) or
+ * a due job's payload (app/job-payloads.ts, checked by the scheduler). Owns the check and its error, nothing else.
+ *
+ * A check, not a transformation: a value that fits is handed on as it is (fields the Schema does not name included),
+ * so nothing read is rebuilt and answers built from it keep their bytes. The guard is compiled once per Schema; the
+ * slower decoder runs only on a value that does not fit, to say what is wrong with it.
+ */
+import { Cause, Effect, Exit, Schema } from "effect"
+import { StoreError } from "./port.ts"
+
+/** A check of values against `shape`: a value that does not fit fails as a StoreError saying `what(name)` and why. */
+export const shapeCheck = <A>(shape: Schema.Codec<A>, what: (name: string) => string) => {
+  const fits = Schema.is(shape)
+  return (name: string, value: unknown): Effect.Effect<A, StoreError> => {
+    if (fits(value)) return Effect.succeed(value)
+    const exit = Schema.decodeUnknownExit(shape)(value)
+    const issue = Exit.isFailure(exit) ? `: ${Cause.pretty(exit.cause)}` : ""
+    return Effect.fail(new StoreError({ message: `${what(name)}${issue}` }))
+  }
+}
