@@ -7,7 +7,7 @@ import type { AccountLifecycleService } from "../../app/account-lifecycle/servic
 import type { AuditTrail } from "../../app/audit.ts"
 import type { UsageMeter } from "../../app/usage.ts"
 import type { InvoiceService } from "../../app/invoices.ts"
-import type { ReportService } from "../../app/reports.ts"
+import type { ReportService } from "../../app/reports/service.ts"
 import type { AccountsService } from "../../app/accounts.ts"
 import type { DeviceService } from "../../app/devices/service.ts"
 import type { CorporateService } from "../../app/corporate.ts"
