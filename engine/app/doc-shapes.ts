@@ -38,7 +38,7 @@ import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { AuditDoc } from "./audit.ts"
 import type { ListingDoc } from "./listings.ts"
-import type { EntitlementDoc } from "./rights.ts"
+import type { EntitlementDoc } from "./corporate-actions/rights.ts"
 import type { UsageDoc } from "./usage.ts"
 
 /** The version every shape below describes (the rows' `shape_version`). */
