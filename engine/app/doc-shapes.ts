@@ -39,7 +39,7 @@ import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { AuditDoc } from "./audit.ts"
 import type { ListingDoc } from "./listings.ts"
 import type { EntitlementDoc } from "./corporate-actions/rights.ts"
-import type { UsageDoc } from "./usage.ts"
+import type { UsageDoc } from "./billing/usage-meter.ts"
 
 /** The version every shape below describes (the rows' `shape_version`). */
 export const SHAPE_VERSION = 1
