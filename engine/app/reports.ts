@@ -18,7 +18,8 @@ import { Scheduler } from "../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { findSubAccount } from "./accounts.ts"
 import { checkLimit } from "./cursor.ts"
-import { accountPartition, Orders, SubAccounts, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
+import { ReportShape } from "./doc-shapes.ts"
+import { accountPartition, collection, Orders, SubAccounts, timeSortKey, type WalletTxnDoc, WalletTxns } from "./docs.ts"
 import { ReportPayload } from "./job-payloads.ts"
 import { pageMeta, pageOf, scopeOf } from "./pages.ts"
 import type { Principal } from "./principal.ts"
@@ -50,15 +51,11 @@ export interface ReportDoc {
   readonly failureReason: string | null
 }
 
+const Reports = collection<ReportDoc>("reports", ReportShape)
 const ReportDocs = {
-  get: (tx: ReadTx, id: string) =>
-    Effect.map(
-      tx.get("reports", id),
-      Option.map((d) => d.body as ReportDoc)
-    ),
-  put: (tx: Tx, r: ReportDoc) => tx.put("reports", { id: r.reportId, partition: r.partition, sortKey: timeSortKey(r.createdAt, r.reportId), body: r }),
-  list: (tx: ReadTx, partition: string) =>
-    Effect.map(tx.list("reports", { partition, limit: 100_000, order: "desc" }), (docs) => docs.map((d) => d.body as ReportDoc))
+  get: (tx: ReadTx, id: string) => Reports.get(tx, id),
+  put: (tx: Tx, r: ReportDoc) => Reports.put(tx, r.reportId, r.partition, timeSortKey(r.createdAt, r.reportId), r),
+  list: (tx: ReadTx, partition: string) => Reports.list(tx, partition, { limit: 100_000, order: "desc" })
 }
 
 export interface ReportRequest {
