@@ -34,13 +34,13 @@ import type {
   WebhookDoc
 } from "./docs.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
+import type { ReportRecord } from "../domain/reports/report.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { SubscriptionRecord } from "../domain/subscription.ts"
 import type { AuditDoc } from "./audit.ts"
 import type { ListingDoc } from "./listings.ts"
-import type { ReportDoc } from "./reports.ts"
-import type { EntitlementDoc } from "./rights.ts"
+import type { EntitlementDoc } from "./corporate-actions/rights.ts"
 import type { SlotBody } from "./stream.ts"
 import type { SymbolDoc } from "./symbols.ts"
 import type { UsageDoc } from "./usage.ts"
@@ -315,7 +315,7 @@ export const SymbolShape: Schema.Codec<SymbolDoc> = Schema.Struct({
 
 export const StreamSlotShape: Schema.Codec<SlotBody> = Schema.Struct({ holder: NullableString, expiresAt: Schema.Number })
 
-export const ReportShape: Schema.Codec<ReportDoc> = Schema.Struct({
+export const ReportShape: Schema.Codec<ReportRecord> = Schema.Struct({
   reportId: Schema.String,
   partition: Schema.String,
   type: Schema.Literals(["TRADES", "TRANSACTIONS", "STATEMENT", "FEES", "SUB_ACCOUNTS"]),

@@ -17,7 +17,7 @@ import { findSubAccount } from "./accounts.ts"
 import { Orders, SimActions } from "./docs.ts"
 import { holdingsOf, reservedBalance, walletBalance } from "./ledger.ts"
 import { MarketService } from "./market.ts"
-import { allottedAsBuys } from "./rights.ts"
+import { allottedAsBuys } from "./corporate-actions/rights.ts"
 import { Symbols } from "./symbols.ts"
 import type { Principal } from "./principal.ts"
 

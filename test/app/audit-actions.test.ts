@@ -3,7 +3,7 @@
  * logged under its bare operationId, so this fails until it is named. Pure: reads the generated catalogue.
  */
 import { describe, expect, it } from "vitest"
-import { PARTNER_ACTIONS, PORTAL_ACTIONS, tokenSubject } from "../../engine/app/audit.ts"
+import { PARTNER_ACTIONS, PORTAL_ACTIONS, tokenSubject } from "../../engine/domain/audit/actions.ts"
 import { PARTNER_OPERATIONS } from "../../engine/contract/catalogue.gen.ts"
 
 /** Mutations deliberately not audited: no partner yet (apply) or no member behind the call (client secret). */

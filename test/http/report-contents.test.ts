@@ -1,5 +1,5 @@
 /**
- * What a report request is refused for and what a report holds (engine/app/reports.ts; the life cycle, QUEUED to
+ * What a report request is refused for and what a report holds (engine/domain/reports/, engine/app/reports/; the life cycle, QUEUED to
  * READY or FAILED, is tested in reports-invoices.test.ts), on the manual clock: the message of each period refusal and
  * the period's edges that are taken (exactly 366 days; `from` today at today's first millisecond); the 404 of an
  * unknown report naming it; the period's bounds at the millisecond (a row at 00:00:00.000 of `from` or at
@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { REPORT_JOB } from "../../engine/app/reports.ts"
+import { REPORT_JOB } from "../../engine/domain/reports/decide-report.ts"
 import { EngineClock } from "../../engine/sim/clock.ts"
 import { Scheduler } from "../../engine/sim/scheduler.ts"
 import { Store } from "../../engine/store/port.ts"

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { invoiceFor } from "../../engine/app/invoices.ts"
-import { render } from "../../engine/app/reports.ts"
+import { render } from "../../engine/domain/reports/tables.ts"
 import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"
 import { tagsFor } from "../support/stores.ts"

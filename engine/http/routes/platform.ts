@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { AuditTrail } from "../../app/audit.ts"
 import { InvoiceService } from "../../app/invoices.ts"
-import { ReportService } from "../../app/reports.ts"
+import { ReportService } from "../../app/reports/service.ts"
 import { UsageMeter } from "../../app/usage.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"

@@ -8,17 +8,17 @@
  * app/corporate-actions/. Does not own which symbol a listing answers to (app/symbols.ts).
  */
 import { Effect, Option } from "effect"
-import { dueSymbolChange } from "../domain/corporate-actions/decide-symbol-change.ts"
-import type { Instrument } from "../domain/instruments.ts"
-import { isTerminal } from "../domain/order-transitions.ts"
-import type { EngineClock } from "../sim/clock.ts"
-import type { JobHandler } from "../sim/scheduler.ts"
-import type { Tx } from "../store/port.ts"
+import { dueSymbolChange } from "../../domain/corporate-actions/decide-symbol-change.ts"
+import type { Instrument } from "../../domain/instruments.ts"
+import { isTerminal } from "../../domain/order-transitions.ts"
+import type { EngineClock } from "../../sim/clock.ts"
+import type { JobHandler } from "../../sim/scheduler.ts"
+import type { Tx } from "../../store/port.ts"
 import { saveAction } from "./action-records.ts"
-import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "./docs.ts"
-import type { ActionPayload } from "./job-payloads.ts"
+import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "../docs.ts"
+import type { ActionPayload } from "../job-payloads.ts"
 import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
-import type { Symbols } from "./symbols.ts"
+import type { Symbols } from "../symbols.ts"
 
 export interface Renamed {
   /** Accounts whose position moved to the new symbol. */
