@@ -34,7 +34,7 @@ import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from ".
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
-import { Applications, ApplicationsByUid, collection, timeSortKey } from "./docs.ts"
+import { Applications, ApplicationsByUid, collection, SubAccounts, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
 import { partitionOf, type Principal } from "./principal.ts"
 import { UsageMeter } from "./billing/usage-meter.ts"
@@ -144,7 +144,7 @@ export class AuditTrail extends Context.Service<
             case "subAccount": {
               const id = params.userId
               if (id === undefined) return []
-              const doc = yield* tx.get("subAccounts", id)
+              const doc = yield* SubAccounts.getDoc(tx, id)
               return Option.match(doc, { onNone: () => [], onSome: (d) => [basePartition(d.partition)] })
             }
           }

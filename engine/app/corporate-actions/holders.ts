@@ -30,9 +30,9 @@ export const holdersOf = (tx: ReadTx, symbol: string, withReserved = false) =>
   Effect.gen(function* () {
     const out: Array<Holder> = []
     for (const partition of yield* partnerPartitions(tx, true)) {
-      const docs = yield* tx.list(Holdings.name, { partition, limit: 1_000_000, order: "asc" })
+      const docs = yield* Holdings.listDocs(tx, { partition, limit: 1_000_000, order: "asc" })
       for (const d of docs) {
-        const holding = d.body as HoldingDoc
+        const holding = d.body
         if (holding.symbol === symbol && (holding.quantity > 0 || (withReserved && holding.reserved > 0))) {
           out.push({ partition, account: d.sortKey.split("|")[0] ?? "master", holding })
         }
