@@ -11,7 +11,6 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Schemas } from "../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
 import { centsToWire } from "../domain/money.ts"
-import type { OrderRecord } from "../domain/order.ts"
 import { isTerminal } from "../domain/order-transitions.ts"
 import { blockerToWire, type ClosureBlocker, closureBlockers, type SubAccountRecord, subAccountToWire } from "../domain/subaccount.ts"
 import { EngineClock, isoAt } from "../sim/clock.ts"
@@ -57,9 +56,9 @@ const openOrderCount = (tx: ReadTx, partition: string, account: string) =>
     let count = 0
     let after: string | undefined
     for (;;) {
-      const page = yield* tx.list(Orders.name, { partition, after, limit: 1000, order: "asc" })
+      const page = yield* Orders.listDocs(tx, { partition, after, limit: 1000, order: "asc" })
       for (const d of page) {
-        const o = d.body as OrderRecord
+        const o = d.body
         if (o.account === account && !isTerminal(o)) count++
       }
       if (page.length < 1000) return count

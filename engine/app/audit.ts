@@ -25,6 +25,7 @@ import {
   namedResource,
   PARTNER_ACTIONS,
   PORTAL_ACTIONS,
+  type PortalRule,
   resourceIdOf,
   SYSTEM_EVENTS,
   tokenSubject
@@ -33,7 +34,7 @@ import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from ".
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
-import { Applications, ApplicationsByUid, collection, timeSortKey } from "./docs.ts"
+import { Applications, ApplicationsByUid, collection, SubAccounts, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
 import { partitionOf, type Principal } from "./principal.ts"
 import { UsageMeter } from "./usage.ts"
@@ -143,7 +144,7 @@ export class AuditTrail extends Context.Service<
             case "subAccount": {
               const id = params.userId
               if (id === undefined) return []
-              const doc = yield* tx.get("subAccounts", id)
+              const doc = yield* SubAccounts.getDoc(tx, id)
               return Option.match(doc, { onNone: () => [], onSome: (d) => [basePartition(d.partition)] })
             }
           }
@@ -202,12 +203,59 @@ export class AuditTrail extends Context.Service<
       return record(request, seen, response, route)
     }
 
+    /** The fields every record of an exchange shares: what was asked, how it was answered, when. */
+    type Common = Pick<AuditDoc, "method" | "path" | "statusCode" | "idempotencyKey" | "requestId" | "createdAt">
+
+    /** A control-API action on a partner's state: one record per partition it touched, the operator or compliance acting. */
+    const recordControl = (request: EngineRequest, rule: ControlRule, params: Readonly<Record<string, string>>, answer: unknown, common: Common) =>
+      Effect.gen(function* () {
+        const body = parsed(request.body)
+        const partitions = yield* controlPartitions(rule, params, body, answer)
+        if (partitions.length === 0) return
+        const action = typeof rule.action === "string" ? rule.action : rule.action(body)
+        const resourceId = resourceIdOf(rule, params, answer)
+        const actorId = rule.actorType === "system" ? "system" : "compliance"
+        yield* write(
+          partitions.map((partition) => ({ partition, action, actorType: rule.actorType, actorId, resourceType: rule.resourceType, resourceId, ...common }))
+        )
+      })
+
+    /** A portal operation: the member behind the verified ID token acting, in the partner its application belongs to. */
+    const recordPortal = (request: EngineRequest, portal: PortalRule, params: Readonly<Record<string, string>>, answer: unknown, common: Common) =>
+      Effect.gen(function* () {
+        const uid = tokenSubject(request.headers.authorization)
+        if (uid === undefined) return
+        const partnerId = yield* store.read((tx) =>
+          Effect.gen(function* () {
+            const pointer = yield* ApplicationsByUid.get(tx, uid)
+            if (Option.isNone(pointer)) return undefined
+            const application = yield* Applications.get(tx, pointer.value.applicationId)
+            return Option.isSome(application) ? (application.value.partnerId ?? undefined) : undefined
+          })
+        )
+        if (partnerId === undefined) return
+        const sent = portal.requestField === undefined ? undefined : parsed(request.body)
+        const named = sent === undefined ? undefined : (sent as Record<string, unknown> | null)?.[portal.requestField ?? ""]
+        const resourceId = typeof named === "string" ? namedResource(named) : resourceIdOf(portal, params, answer)
+        yield* write([
+          {
+            partition: partitionOf(partnerId, portal.environment),
+            action: typeof portal.action === "string" ? portal.action : portal.action(sent),
+            actorType: "portal_member",
+            actorId: redactText(uid),
+            resourceType: portal.resourceType,
+            resourceId,
+            ...common
+          }
+        ])
+      })
+
     const record = (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>): Effect.Effect<void> =>
       Effect.gen(function* () {
         const now = yield* clock.now
         const principal = seen.principal
         const params = seen.params ?? {}
-        const common = {
+        const common: Common = {
           method: request.method,
           path: redactText(request.path),
           statusCode: response.status,
@@ -218,47 +266,11 @@ export class AuditTrail extends Context.Service<
         const answer = response.value ?? parsed(response.body)
         if (route.mount === "control") {
           const rule = CONTROL_ACTIONS[route.operationId]
-          if (rule === undefined) return
-          const body = parsed(request.body)
-          const partitions = yield* controlPartitions(rule, params, body, answer)
-          if (partitions.length === 0) return
-          const action = typeof rule.action === "string" ? rule.action : rule.action(body)
-          const resourceId = resourceIdOf(rule, params, answer)
-          const actorId = rule.actorType === "system" ? "system" : "compliance"
-          yield* write(
-            partitions.map((partition) => ({ partition, action, actorType: rule.actorType, actorId, resourceType: rule.resourceType, resourceId, ...common }))
-          )
+          if (rule !== undefined) yield* recordControl(request, rule, params, answer, common)
           return
         }
         const portal = PORTAL_ACTIONS[route.operationId]
-        if (portal !== undefined) {
-          const uid = tokenSubject(request.headers.authorization)
-          if (uid === undefined) return
-          const partnerId = yield* store.read((tx) =>
-            Effect.gen(function* () {
-              const pointer = yield* ApplicationsByUid.get(tx, uid)
-              if (Option.isNone(pointer)) return undefined
-              const application = yield* Applications.get(tx, pointer.value.applicationId)
-              return Option.isSome(application) ? (application.value.partnerId ?? undefined) : undefined
-            })
-          )
-          if (partnerId === undefined) return
-          const sent = portal.requestField === undefined ? undefined : parsed(request.body)
-          const named = sent === undefined ? undefined : (sent as Record<string, unknown> | null)?.[portal.requestField ?? ""]
-          const resourceId = typeof named === "string" ? namedResource(named) : resourceIdOf(portal, params, answer)
-          yield* write([
-            {
-              partition: partitionOf(partnerId, portal.environment),
-              action: typeof portal.action === "string" ? portal.action : portal.action(sent),
-              actorType: "portal_member",
-              actorId: redactText(uid),
-              resourceType: portal.resourceType,
-              resourceId,
-              ...common
-            }
-          ])
-          return
-        }
+        if (portal !== undefined) return yield* recordPortal(request, portal, params, answer, common)
         if (principal === undefined) return
         const rule = PARTNER_ACTIONS[route.operationId] ?? { action: route.operationId, resourceType: "other" }
         const credential = principal.credential

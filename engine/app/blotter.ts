@@ -109,9 +109,9 @@ export class OrderBlotter extends Context.Service<
       const scope = `blotter|${principal.partition}|${wanted ?? ""}|${symbol ?? ""}|${from ?? ""}|${to ?? ""}`
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
       const now = yield* clock.now
-      const docs = yield* store.read((tx) => tx.list(Orders.name, { partition: principal.partition, after, limit: 100_000, order: "desc" }))
+      const docs = yield* store.read((tx) => Orders.listDocs(tx, { partition: principal.partition, after, limit: 100_000, order: "desc" }))
       const result = scanBlotter(
-        docs.map((d) => ({ sortKey: d.sortKey, order: d.body as OrderRecord })),
+        docs.map((d) => ({ sortKey: d.sortKey, order: d.body })),
         limit,
         (o) =>
           matchesStatus(o, wanted) &&

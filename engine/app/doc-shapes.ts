@@ -34,11 +34,15 @@ import type {
   WebhookDoc
 } from "./docs.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
+import type { ReportRecord } from "../domain/reports/report.ts"
 import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
+import type { SubscriptionRecord } from "../domain/subscription.ts"
 import type { AuditDoc } from "./audit.ts"
 import type { ListingDoc } from "./listings.ts"
-import type { EntitlementDoc } from "./rights.ts"
+import type { EntitlementDoc } from "./corporate-actions/rights.ts"
+import type { SlotBody } from "./stream.ts"
+import type { SymbolDoc } from "./symbols.ts"
 import type { UsageDoc } from "./usage.ts"
 
 /** The version every shape below describes (the rows' `shape_version`). */
@@ -119,7 +123,19 @@ export const DeliveryShape: Schema.Codec<DeliveryDoc> = Schema.Struct({
   success: Schema.Boolean,
   lastAttemptAt: NullableNumber,
   nextAttemptAt: NullableNumber,
-  nextJobSeq: NullableNumber
+  nextJobSeq: NullableNumber,
+  history: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        attempt: Schema.Number,
+        at: Schema.Number,
+        outcome: Schema.Literals(["answered", "timeout", "unreachable", "dropped", "lost"]),
+        status: NullableNumber,
+        latencyMs: NullableNumber,
+        bytes: NullableNumber
+      })
+    )
+  )
 })
 
 export const PartnerSettingsShape: Schema.Codec<PartnerSettingsDoc> = Schema.Struct({
@@ -260,6 +276,59 @@ export const DividendShape: Schema.Codec<DividendRecord> = Schema.Struct({
   recordDate: Schema.String,
   paymentDate: Schema.String,
   cancelledOn: NullableString
+})
+
+export const SubscriptionShape: Schema.Codec<SubscriptionRecord> = Schema.Struct({
+  subscriptionId: Schema.String,
+  partition: Schema.String,
+  account: Schema.String,
+  externalId: NullableString,
+  assetClass: Schema.Literals(["TREASURY_BILL", "BOND", "FUND", "PRIVATE_CREDIT", "PRE_IPO"]),
+  instrumentId: Schema.String,
+  instrumentName: Schema.String,
+  offerCurrency: Schema.String,
+  amount: Schema.Number,
+  markupBps: Schema.Number,
+  fee: Schema.Number,
+  totalAmount: Schema.Number,
+  escrow: Schema.Number,
+  status: Schema.Literals(["PENDING", "ALLOTTED", "PARTIALLY_ALLOTTED", "REJECTED", "CANCELLED"]),
+  allottedAmount: NullableNumber,
+  allottedFee: NullableNumber,
+  units4: NullableNumber,
+  rejectionCode: NullableString,
+  rejectionReason: NullableString,
+  clientReference: NullableString,
+  createdAt: Schema.Number,
+  allottedAt: NullableNumber,
+  decidedAt: NullableNumber,
+  allotAt: Schema.Number
+})
+
+export const SymbolShape: Schema.Codec<SymbolDoc> = Schema.Struct({
+  listingId: Schema.String,
+  symbol: Schema.String,
+  formerSymbols: Schema.Array(Schema.String),
+  actionId: Schema.String,
+  effectiveAt: Schema.Number
+})
+
+export const StreamSlotShape: Schema.Codec<SlotBody> = Schema.Struct({ holder: NullableString, expiresAt: Schema.Number })
+
+export const ReportShape: Schema.Codec<ReportRecord> = Schema.Struct({
+  reportId: Schema.String,
+  partition: Schema.String,
+  type: Schema.Literals(["TRADES", "TRANSACTIONS", "STATEMENT", "FEES", "SUB_ACCOUNTS"]),
+  format: Schema.Literals(["CSV", "JSON", "PDF"]),
+  from: Schema.String,
+  to: Schema.String,
+  subAccountId: NullableString,
+  status: Schema.Literals(["QUEUED", "GENERATING", "READY", "FAILED"]),
+  createdAt: Schema.Number,
+  completedAt: NullableNumber,
+  content: NullableString,
+  rowCount: NullableNumber,
+  failureReason: NullableString
 })
 
 export const ListingShape: Schema.Codec<ListingDoc> = Schema.Struct({

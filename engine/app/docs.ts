@@ -12,6 +12,8 @@ import type { DividendRecord } from "../domain/reference/dividends.ts"
 import type { SubAccountRecord } from "../domain/subaccount.ts"
 import type { AlertRecord } from "../domain/alerts/decide-alert.ts"
 import type { DeviceRecord } from "../domain/accounts/decide-device.ts"
+import type { DeliveryRecord } from "../domain/webhooks/decide-test.ts"
+import type { WebhookRecord } from "../domain/webhooks/decide-webhook.ts"
 import type { QuoteRecord } from "../domain/trading/decide-quote.ts"
 import type { Doc, IdSequence, ListOptions, ReadTx, StoreError, Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
@@ -75,6 +77,8 @@ export interface IdempotencyDoc {
 export interface Collection<A> {
   readonly name: string
   readonly get: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
+  /** `get` with the document's partition and sort key (to write it back where it is), its body checked the same way. */
+  readonly getDoc: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<Doc<A>>, StoreError>
   /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
   readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A, keepUntil?: number) => Effect.Effect<void, StoreError>
   readonly list: (
@@ -101,6 +105,7 @@ export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
     list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), (docs) => Effect.forEach(docs, (d) => check(d.id, d.body))),
+    getDoc: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(checkDoc(d)) })),
     listDocs: (tx, options) => Effect.flatMap(tx.list(name, options), (docs) => Effect.forEach(docs, checkDoc))
   }
 }
@@ -208,42 +213,16 @@ export const timeSortKey = (createdAt: number, id: string) => joinFlat([String(c
 
 export const holdingId = (partition: string, account: string, symbol: string) => `${partition}|${account}|${symbol}`
 
-/** A webhook registration. A deleted one moves to the partition `${partition}|deleted` so its in-flight deliveries
- * can still read its url and secret while lists of the live partition no longer see it. */
-export interface WebhookDoc {
-  readonly id: string
-  readonly partition: string
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly secret: string
-  readonly status: "active" | "disabled"
-  readonly deleted: boolean
-  readonly createdAt: number
-  /** Deliveries in a row that exhausted every attempt (D-055: 20 disables the webhook). */
-  readonly consecutiveFailures: number
-}
+/** A webhook registration: the record its rules read (domain/webhooks/decide-webhook.ts). A deleted one moves to the
+ * partition `${partition}|deleted` so its in-flight deliveries can still read its url and secret while lists of the
+ * live partition no longer see it. */
+export type WebhookDoc = WebhookRecord
 export const Webhooks = collection<WebhookDoc>("webhooks", Shapes.WebhookShape)
 export const deletedWebhookPartition = (partition: string) => `${partition}|deleted`
 
-/** One event to one webhook and its attempts (D-057); document partition `${partition}|${webhookId}`. */
-export interface DeliveryDoc {
-  readonly deliveryId: string
-  readonly webhookId: string
-  readonly partition: string
-  readonly eventId: string
-  readonly event: string
-  /** Event-log position of the event; null for a synthetic test.event (not in the log). */
-  readonly position: number | null
-  readonly createdAt: number
-  readonly attempts: number
-  readonly state: "pending" | "sending" | "retrying" | "delivered" | "failed"
-  readonly statusCode: number | null
-  readonly latencyMs: number | null
-  readonly success: boolean
-  readonly lastAttemptAt: number | null
-  readonly nextAttemptAt: number | null
-  /** The job that runs next for this delivery (next attempt, or the final settle), deleted on success. */
-  readonly nextJobSeq: number | null
+/** One event to one webhook and its attempts (D-057); document partition `${partition}|${webhookId}`: the record the
+ * test delivery's rules read (domain/webhooks/decide-test.ts), and the history of its attempts. */
+export interface DeliveryDoc extends DeliveryRecord {
   /** Each attempt whose outcome was recorded, oldest first (absent on deliveries stored before; the console, E-384). */
   readonly history?: ReadonlyArray<AttemptRecord>
 }

@@ -17,7 +17,7 @@ import { findSubAccount } from "./accounts.ts"
 import { Orders, SimActions } from "./docs.ts"
 import { holdingsOf, reservedBalance, walletBalance } from "./ledger.ts"
 import { MarketService } from "./market.ts"
-import { allottedAsBuys } from "./rights.ts"
+import { allottedAsBuys } from "./corporate-actions/rights.ts"
 import { Symbols } from "./symbols.ts"
 import type { Principal } from "./principal.ts"
 
@@ -150,7 +150,7 @@ export class PortfolioService extends Context.Service<
         const cash = yield* walletBalance(tx, partition, account)
         const reserved = yield* reservedBalance(tx, partition, account)
         const holdings = (yield* holdingsOf(tx, partition, account)).filter((h) => h.quantity > 0)
-        const orders = holdings.length === 0 ? [] : (yield* tx.list(Orders.name, { partition, limit: 100_000, order: "asc" })).map((d) => d.body as OrderRecord)
+        const orders = holdings.length === 0 ? [] : yield* Orders.list(tx, partition, { limit: 100_000, order: "asc" })
         // Splits, reverse splits and bonus issues raised through the control API rescale the units bought (D-303).
         const actions = holdings.length === 0 ? [] : yield* SimActions.list(tx, "global", { limit: 100_000, order: "asc" })
         // Fills and splits recorded under a listing's former symbol count towards the holding it has now (D-342).

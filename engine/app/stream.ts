@@ -14,7 +14,7 @@
  *
  * Keep-alives come from a Scheduler timer on the engine clock every 15 s (E-130), which also renews the stream's slot.
  */
-import { Context, Effect, Latch, Layer, Stream } from "effect"
+import { Context, Effect, Latch, Layer, Option, Stream } from "effect"
 import { ApiFailure } from "../domain/errors.ts"
 import { frame, KEEP_ALIVE, KEEP_ALIVE_MS, RETRY_MS, retryField, SLOT_LEASE_MS, STREAM_CAPS } from "../domain/sse.ts"
 import { envelopeOf, EventLog, logHead } from "../events/event-log.ts"
@@ -23,13 +23,17 @@ import { PlantedDefects } from "../sim/defects.ts"
 import { Faults } from "../sim/faults.ts"
 import { Entropy } from "../sim/random.ts"
 import { Scheduler } from "../sim/scheduler.ts"
-import { type LoggedEvent, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type LoggedEvent, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { StreamSlotShape } from "./doc-shapes.ts"
+import { collection } from "./docs.ts"
 import { partnerOfPartition, type Principal } from "./principal.ts"
 
 /** Events read from the log per step: a long replay goes out in pages, each a chunk of its own. */
 export const PAGE = 200
 /** Where slots live: `streamSlots`, one document per (partition, slot index). */
 export const SLOTS = "streamSlots"
+/** The slots, read through their shape (doc-shapes.ts). */
+export const StreamSlots = collection<SlotBody>(SLOTS, StreamSlotShape)
 
 export interface OpenOptions {
   /** Replay after this position; undefined starts live. */
@@ -38,7 +42,8 @@ export interface OpenOptions {
   readonly names: ReadonlySet<string> | undefined
 }
 
-interface SlotBody {
+/** One of a partition's stream slots (E-132), id `partition#index`: who holds it, and until when. */
+export interface SlotBody {
   readonly holder: string | null
   readonly expiresAt: number
 }
@@ -111,9 +116,12 @@ export class StreamService extends Context.Service<
       yield* events.onAppend((tx, event) => tx.afterCommit(Effect.sync(() => wake(event))))
 
       const slotId = (partition: string, index: number) => `${partition}#${index}`
-      const slotAt = (tx: Pick<Tx, "get">, id: string) =>
-        Effect.map(tx.get(SLOTS, id), (doc) => (doc._tag === "Some" ? (doc.value.body as SlotBody) : { holder: null, expiresAt: 0 }))
-      const putSlot = (tx: Tx, partition: string, id: string, body: SlotBody) => tx.put(SLOTS, { id, partition, sortKey: id, body })
+      const slotAt = (tx: ReadTx, id: string) =>
+        Effect.map(
+          StreamSlots.get(tx, id),
+          Option.getOrElse((): SlotBody => ({ holder: null, expiresAt: 0 }))
+        )
+      const putSlot = (tx: Tx, partition: string, id: string, body: SlotBody) => StreamSlots.put(tx, id, partition, id, body)
 
       /** Takes a free slot (never held, released, or lapsed) or fails 429 with how many are held (E-132). */
       const acquire = (principal: Principal, now: number) =>

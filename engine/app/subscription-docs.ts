@@ -10,9 +10,12 @@
 import { Effect } from "effect"
 import type { SubscriptionRecord } from "../domain/subscription.ts"
 import type { ReadTx, StoreError, Tx } from "../store/port.ts"
-import { accountPartition, timeSortKey } from "./docs.ts"
+import { SubscriptionShape } from "./doc-shapes.ts"
+import { accountPartition, collection, timeSortKey } from "./docs.ts"
 
 export const SUBSCRIPTIONS = "subscriptions"
+/** The subscriptions, read through their shape (doc-shapes.ts). */
+export const Subscriptions = collection<SubscriptionRecord>(SUBSCRIPTIONS, SubscriptionShape)
 
 /** The partition of `account`'s subscriptions (`master` too): a child of the partner's, wiped with it. */
 export const subscriptionPartition = (partition: string, account: string) => accountPartition(partition, account)
@@ -31,8 +34,8 @@ export const pendingSubscriptionCount = (tx: ReadTx, partition: string, account:
     let count = 0
     let after: string | undefined
     for (;;) {
-      const page = yield* tx.list(SUBSCRIPTIONS, { partition: subscriptionPartition(partition, account), after, limit: 1000, order: "asc" })
-      for (const d of page) if ((d.body as SubscriptionRecord).status === "PENDING") count++
+      const page = yield* Subscriptions.listDocs(tx, { partition: subscriptionPartition(partition, account), after, limit: 1000, order: "asc" })
+      for (const d of page) if (d.body.status === "PENDING") count++
       if (page.length < 1000) return count
       after = page.at(-1)?.sortKey
     }

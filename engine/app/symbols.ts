@@ -16,6 +16,8 @@ import { type ApiFailure, fail } from "../domain/errors.ts"
 import { INSTRUMENTS, type Instrument, lookupSymbol, renamed, type SymbolLookup } from "../domain/instruments.ts"
 import { isoDate } from "../domain/reference/seeded.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { SymbolShape } from "./doc-shapes.ts"
+import { collection } from "./docs.ts"
 
 export interface SymbolDoc {
   /** The listing's identity (its catalogue symbol). */
@@ -29,7 +31,7 @@ export interface SymbolDoc {
   readonly effectiveAt: number
 }
 
-const SYMBOLS = "symbols"
+const SymbolDocs = collection<SymbolDoc>("symbols", SymbolShape)
 const GLOBAL = "global"
 
 /** Where a retired symbol went: the listing and the day its symbol changed. */
@@ -96,8 +98,8 @@ export class Symbols extends Context.Service<
       version += 1
     }
 
-    const loaded = yield* store.read((tx) => tx.list(SYMBOLS, { partition: GLOBAL, limit: 100_000, order: "asc" }))
-    for (const doc of loaded) docs.set(doc.id, doc.body as SymbolDoc)
+    const loaded = yield* store.read((tx) => SymbolDocs.listDocs(tx, { partition: GLOBAL, limit: 100_000, order: "asc" }))
+    for (const doc of loaded) docs.set(doc.id, doc.body)
     rebuild()
 
     const current = (instrument: Instrument) => currentById.get(instrument.id) ?? instrument
@@ -147,17 +149,13 @@ export class Symbols extends Context.Service<
       return doc === undefined ? [instrument.symbol] : [doc.symbol, ...[...doc.formerSymbols].reverse()]
     }
 
-    const docIn = (tx: ReadTx, listingId: string) =>
-      Effect.map(
-        tx.get(SYMBOLS, listingId),
-        Option.map((d) => d.body as SymbolDoc)
-      )
+    const docIn = (tx: ReadTx, listingId: string) => SymbolDocs.get(tx, listingId)
     const symbolIn = (tx: ReadTx, instrument: Instrument) =>
       Effect.map(docIn(tx, instrument.id), Option.match({ onNone: () => instrument.id, onSome: (d) => d.symbol }))
     const usedIn = (tx: ReadTx, symbol: string) =>
       Effect.map(
-        tx.list(SYMBOLS, { partition: GLOBAL, limit: 100_000, order: "asc" }),
-        (all) => byId.has(symbol) || all.some((d) => (d.body as SymbolDoc).symbol === symbol || (d.body as SymbolDoc).formerSymbols.includes(symbol))
+        SymbolDocs.list(tx, GLOBAL, { limit: 100_000, order: "asc" }),
+        (all) => byId.has(symbol) || all.some((d) => d.symbol === symbol || d.formerSymbols.includes(symbol))
       )
 
     const renameIn = (tx: Tx, instrument: Instrument, newSymbol: string, actionId: string, at: number) =>
@@ -167,7 +165,7 @@ export class Symbols extends Context.Service<
           onNone: () => ({ listingId: instrument.id, symbol: newSymbol, formerSymbols: [instrument.id], actionId, effectiveAt: at }),
           onSome: (d) => ({ listingId: d.listingId, symbol: newSymbol, formerSymbols: [...d.formerSymbols, d.symbol], actionId, effectiveAt: at })
         })
-        yield* tx.put(SYMBOLS, { id: instrument.id, partition: GLOBAL, sortKey: instrument.id, body: doc })
+        yield* SymbolDocs.put(tx, instrument.id, GLOBAL, instrument.id, doc)
         yield* tx.afterCommit(
           Effect.sync(() => {
             docs.set(instrument.id, doc)

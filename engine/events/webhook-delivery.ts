@@ -210,9 +210,9 @@ export class WebhookDelivery extends Context.Service<
       /** D-055: consecutive exhausted deliveries, reset by a success; the 20th disables the webhook. */
       const countOutcome = (tx: Tx, webhookId: string, ok: boolean) =>
         Effect.gen(function* () {
-          const found = yield* tx.get(Webhooks.name, webhookId)
+          const found = yield* Webhooks.getDoc(tx, webhookId)
           if (Option.isNone(found)) return
-          const webhook = found.value.body as WebhookDoc
+          const webhook = found.value.body
           const failures = ok ? 0 : webhook.consecutiveFailures + 1
           const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
           // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
@@ -261,9 +261,9 @@ export class WebhookDelivery extends Context.Service<
           const d = found.value
           if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
           const now = yield* clock.now
-          const webhook = yield* tx.get(Webhooks.name, d.webhookId)
+          const webhook = yield* Webhooks.get(tx, d.webhookId)
           if (Option.isNone(webhook)) return
-          const atOnce = answersAtOnce(webhook.value.body as WebhookDoc)
+          const atOnce = answersAtOnce(webhook.value)
           // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
           // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
           if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
@@ -291,7 +291,7 @@ export class WebhookDelivery extends Context.Service<
             nextJobSeq: next.seq
           }
           yield* putDelivery(tx, sending)
-          const followUp = attemptNow(sending, webhook.value.body as WebhookDoc, attempt, now, fault)
+          const followUp = attemptNow(sending, webhook.value, attempt, now, fault)
           // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
           // do not hold up the scheduler's other jobs.
           return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))

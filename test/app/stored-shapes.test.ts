@@ -1,17 +1,21 @@
 /**
  * What the engine reads back from the store is checked against the shape the code takes it for (E-345, E-306): a
  * document of the collections checked since (sub-accounts, corporate actions and dividends, listings, audit records,
- * rights entitlements, usage hours, holdings read by account) that was edited into another shape fails its reader as a
- * StoreError naming it, and a due job whose payload is not its kind's goes to deadJobs, named, while the engine goes
- * on answering and running the jobs after it. On the memory store and, with DATABASE_URL, on PostgreSQL.
+ * rights entitlements, usage hours, subscriptions, symbols, stream slots, a delivery's attempt history, holdings read
+ * by account) that was edited into another shape fails its reader as a StoreError naming it, and a due job whose
+ * payload is not its kind's goes to deadJobs, named, while the engine goes on answering and running the jobs after it.
+ * On the memory store and, with DATABASE_URL, on PostgreSQL.
  */
 import { Effect, Exit } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { AuditRecords } from "../../engine/app/audit.ts"
-import { SimActions, SimDividends, SubAccounts } from "../../engine/app/docs.ts"
+import { Deliveries, SimActions, SimDividends, SubAccounts } from "../../engine/app/docs.ts"
 import { holdingsOf } from "../../engine/app/ledger.ts"
 import { Listings } from "../../engine/app/listings.ts"
-import { allottedAsBuys } from "../../engine/app/rights.ts"
+import { allottedAsBuys } from "../../engine/app/corporate-actions/rights.ts"
+import { StreamSlots } from "../../engine/app/stream.ts"
+import { pendingSubscriptionCount, Subscriptions } from "../../engine/app/subscription-docs.ts"
+import { Symbols } from "../../engine/app/symbols.ts"
 import { UsageHours } from "../../engine/app/usage.ts"
 import { INSTRUMENTS, type Instrument } from "../../engine/domain/instruments.ts"
 import { type ReadTx, Store, StoreError } from "../../engine/store/port.ts"
@@ -28,13 +32,32 @@ const putRaw = (engine: Engine, collection: string, doc: { id: string; partition
   engine.runtime.runPromise(Store.use((store) => store.transact((tx) => tx.put(collection, doc))))
 
 /** How a read ended: its value, or the message of the StoreError it failed with (anything else fails the test). */
-const readWith = async <A>(engine: Engine, read: (tx: ReadTx) => Effect.Effect<A, StoreError, Listings>) => {
+const readWith = async <A>(engine: Engine, read: (tx: ReadTx) => Effect.Effect<A, StoreError, Listings | Symbols>) => {
   const exit = await engine.runtime.runPromiseExit(Store.use((store) => store.read(read)))
   if (Exit.isSuccess(exit)) return { value: exit.value }
   const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
   if (!(error instanceof StoreError)) throw new Error(`expected a StoreError, got ${String(exit.cause)}`)
   return { error: error.message }
 }
+
+/** A delivery as the engine stores it, before its first attempt. */
+const delivery = (partition: string) => ({
+  deliveryId: "dlv_bad",
+  webhookId: "wh_1",
+  partition,
+  eventId: "evt_1",
+  event: "order.filled",
+  position: 1,
+  createdAt: MONDAY_OPEN,
+  attempts: 0,
+  state: "pending",
+  statusCode: null,
+  latencyMs: null,
+  success: false,
+  lastAttemptAt: null,
+  nextAttemptAt: MONDAY_OPEN,
+  nextJobSeq: 1
+})
 
 const shapeError = (collection: string, id: string) => `stored ${collection}/${id} does not have the shape of version 1`
 
@@ -56,7 +79,7 @@ for (const store of ["memory", "postgres"] as const) {
       const cases: ReadonlyArray<{
         readonly collection: string
         readonly doc: { id: string; partition: string; sortKey: string; body: unknown }
-        readonly read: (tx: ReadTx) => Effect.Effect<unknown, StoreError, Listings>
+        readonly read: (tx: ReadTx) => Effect.Effect<unknown, StoreError, Listings | Symbols>
       }> = [
         {
           collection: SubAccounts.name,
@@ -94,6 +117,31 @@ for (const store of ["memory", "postgres"] as const) {
           read: (tx) => UsageHours.list(tx, partition, { limit: 10, order: "asc" })
         },
         {
+          collection: Subscriptions.name,
+          doc: { id: "sub_bad", partition: `${partition}/master`, sortKey: "1", body: { subscriptionId: "sub_bad", status: 3 } },
+          read: (tx) => pendingSubscriptionCount(tx, partition, "master")
+        },
+        {
+          collection: "symbols",
+          doc: { id: SCOM.id, partition: "global", sortKey: SCOM.id, body: { listingId: SCOM.id, symbol: 5, formerSymbols: "SCOM.KE" } },
+          read: (tx) => Symbols.use((symbols) => symbols.usedIn(tx, "SAFCOM.KE"))
+        },
+        {
+          collection: StreamSlots.name,
+          doc: { id: `${partition}#0`, partition, sortKey: `${partition}#0`, body: { holder: "stm_1", expiresAt: "soon" } },
+          read: (tx) => StreamSlots.get(tx, `${partition}#0`)
+        },
+        {
+          collection: Deliveries.name,
+          doc: {
+            id: "dlv_bad",
+            partition: `${partition}|wh_1`,
+            sortKey: "1",
+            body: { ...delivery(partition), history: [{ attempt: 1, outcome: "exploded" }] }
+          },
+          read: (tx) => Deliveries.get(tx, "dlv_bad")
+        },
+        {
           collection: "holdings",
           doc: { id: `${partition}|master|SCOM.KE`, partition, sortKey: "master|SCOM.KE", body: { symbol: "SCOM.KE", quantity: 10 } },
           read: (tx) => holdingsOf(tx, partition, "master")
@@ -105,6 +153,16 @@ for (const store of ["memory", "postgres"] as const) {
         const outcome = await readWith(engine, c.read)
         expect(outcome.error, c.collection).toContain(shapeError(c.collection, c.doc.id))
       }
+    })
+
+    it("a request that reads a hand-edited document fails, and the log names the document", async () => {
+      const report = { reportId: "rpt_bad", partition, type: "TRADES", format: "XLSX", status: "READY", createdAt: MONDAY_OPEN }
+      await putRaw(engine, "reports", { id: "rpt_bad", partition, sortKey: "x", body: report })
+      const { value: read, lines } = await engine.log.during(() =>
+        engine.call("GET", "/api/sandbox/v1/partner/reports/rpt_bad", { headers: { "x-api-key": sandboxKey } })
+      )
+      expect(read.status).toBe(500)
+      expect(lines.map((l) => l.text).join("\n")).toContain(shapeError("reports", "rpt_bad"))
     })
 
     it("a document that fits is read as stored, a field its shape does not name included", async () => {

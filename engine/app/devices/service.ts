@@ -64,7 +64,7 @@ export class DeviceService extends Context.Service<
           const s = yield* findSubAccount(tx, principal.partition, id)
           yield* liftFailure(refuseClosed(s, "removing a device"))
           const home = accountPartition(principal.partition, id)
-          const found = yield* tx.get(Devices.name, deviceId)
+          const found = yield* Devices.getDoc(tx, deviceId)
           if (Option.isNone(found) || found.value.partition !== home) {
             return yield* Effect.fail(fail("NOT_FOUND", `device ${deviceId} was not found on sub-account ${id}`))
           }

@@ -19,22 +19,19 @@ import { Scheduler } from "../../sim/scheduler.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { checkLimit } from "../cursor.ts"
-import { accountPartition, Orders, SubAccounts, timeSortKey, WalletTxns } from "../docs.ts"
+import { ReportShape } from "../doc-shapes.ts"
+import { accountPartition, collection, Orders, SubAccounts, timeSortKey, WalletTxns } from "../docs.ts"
 import { ReportPayload } from "../job-payloads.ts"
 import { pageMeta, pageOf, scopeOf } from "../pages.ts"
 import type { Principal } from "../principal.ts"
 
 export type { ReportRequest }
 
+const Reports = collection<ReportRecord>("reports", ReportShape)
 const ReportDocs = {
-  get: (tx: ReadTx, id: string) =>
-    Effect.map(
-      tx.get("reports", id),
-      Option.map((d) => d.body as ReportRecord)
-    ),
-  put: (tx: Tx, r: ReportRecord) => tx.put("reports", { id: r.reportId, partition: r.partition, sortKey: timeSortKey(r.createdAt, r.reportId), body: r }),
-  list: (tx: ReadTx, partition: string) =>
-    Effect.map(tx.list("reports", { partition, limit: 100_000, order: "desc" }), (docs) => docs.map((d) => d.body as ReportRecord))
+  get: (tx: ReadTx, id: string) => Reports.get(tx, id),
+  put: (tx: Tx, r: ReportRecord) => Reports.put(tx, r.reportId, r.partition, timeSortKey(r.createdAt, r.reportId), r),
+  list: (tx: ReadTx, partition: string) => Reports.list(tx, partition, { limit: 100_000, order: "desc" })
 }
 
 const ALL = { limit: 1_000_000, order: "asc" } as const

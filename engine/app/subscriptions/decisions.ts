@@ -30,7 +30,7 @@ import { SubscriptionAllotPayload } from "../job-payloads.ts"
 import { LedgerInvariantError, postEntry, walletBalance } from "../ledger.ts"
 import type { OfferService } from "../offers.ts"
 import type { Principal } from "../principal.ts"
-import { SUBSCRIPTIONS, saveSubscription } from "../subscription-docs.ts"
+import { Subscriptions, saveSubscription } from "../subscription-docs.ts"
 
 export const SUBSCRIPTION_ALLOT_JOB = "subscription.allot"
 export interface SubscriptionAllotJob {
@@ -49,8 +49,8 @@ const describe = (kind: SubscriptionEntryKind, r: SubscriptionRecord) => {
 }
 
 export const findSubscription = (tx: ReadTx, subscriptionId: string) =>
-  Effect.flatMap(tx.get(SUBSCRIPTIONS, subscriptionId), (doc) =>
-    Option.isSome(doc) ? Effect.succeed(doc.value.body as SubscriptionRecord) : Effect.fail(fail("NOT_FOUND", `subscription ${subscriptionId} was not found`))
+  Effect.flatMap(Subscriptions.get(tx, subscriptionId), (doc) =>
+    Option.isSome(doc) ? Effect.succeed(doc.value) : Effect.fail(fail("NOT_FOUND", `subscription ${subscriptionId} was not found`))
   )
 
 export interface SubscriptionDeps {
@@ -155,9 +155,9 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
   // The scheduled decision: wiped (sandbox reset) or decided meanwhile (control API) finds nothing to do.
   const registerAllotJob = d.scheduler.register(SUBSCRIPTION_ALLOT_JOB, SubscriptionAllotPayload, (tx, { subscriptionId }) =>
     Effect.gen(function* () {
-      const doc = yield* tx.get(SUBSCRIPTIONS, subscriptionId)
+      const doc = yield* Subscriptions.get(tx, subscriptionId)
       if (Option.isNone(doc)) return
-      const r = doc.value.body as SubscriptionRecord
+      const r = doc.value
       if (r.status !== "PENDING") return
       const outcome = scheduledAllotment(r, d.byId.get(r.instrumentId))
       if (outcome._tag === "Cancel") yield* declineIn(tx, r, "CANCELLED", outcome.code, outcome.reason)

@@ -11,7 +11,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
 import { type ApiFailure, fail, liftFailure } from "../../domain/errors.ts"
-import { type AssetClass, type SubscriptionRecord, type SubscriptionStatus, subscriptionToWire } from "../../domain/subscription.ts"
+import { type AssetClass, type SubscriptionStatus, subscriptionToWire } from "../../domain/subscription.ts"
 import type { SubscribeInput } from "../../domain/subscriptions/decide-subscription.ts"
 import type { Offer } from "../../domain/subscriptions/offer.ts"
 import { EngineClock } from "../../sim/clock.ts"
@@ -23,7 +23,7 @@ import { checkLimit, decodeCursor, encodeCursor, scanPage } from "../cursor.ts"
 import { OfferService } from "../offers.ts"
 import type { Principal } from "../principal.ts"
 import { ReferenceData } from "../reference-data.ts"
-import { SUBSCRIPTIONS, subscriptionPartition } from "../subscription-docs.ts"
+import { Subscriptions, subscriptionPartition } from "../subscription-docs.ts"
 import { findSubscription, subscriptionDecisions } from "./decisions.ts"
 
 export interface SubscriptionListQuery {
@@ -76,18 +76,20 @@ export class SubscriptionService extends Context.Service<
         Effect.gen(function* () {
           // a sub-account's subscriptions stay readable whatever its status; an unknown or foreign id is 404
           if (account !== MASTER) yield* findSubAccount(tx, principal.partition, account)
-          const scanned = yield* tx.list(SUBSCRIPTIONS, {
+          const scanned = yield* Subscriptions.listDocs(tx, {
             partition: subscriptionPartition(principal.partition, account),
             after,
             limit: SCAN_LIMIT + 1,
             order: "desc"
           })
-          const page = scanPage(scanned, limit, SCAN_LIMIT, (body) => {
-            const r = body as SubscriptionRecord
-            return (status === undefined || r.status === status) && (assetClass === undefined || r.assetClass === assetClass)
-          })
+          const page = scanPage(
+            scanned,
+            limit,
+            SCAN_LIMIT,
+            (r) => (status === undefined || r.status === status) && (assetClass === undefined || r.assetClass === assetClass)
+          )
           const answer: Schemas["SubscriptionList"] = {
-            subscriptions: page.items.map((body) => subscriptionToWire(body as SubscriptionRecord)),
+            subscriptions: page.items.map(subscriptionToWire),
             count: page.items.length,
             hasMore: page.hasMore,
             nextCursor: page.hasMore && page.lastKey !== undefined ? encodeCursor(scope, page.lastKey) : null

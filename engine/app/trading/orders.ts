@@ -50,14 +50,14 @@ export const ordering = (d: TradingDeps) => {
       Effect.gen(function* () {
         // a sub-account's orders stay readable whatever its status; an unknown or foreign id is 404
         if (account !== "master") yield* findSubAccount(tx, principal.partition, account)
-        const scanned = yield* tx.list(Orders.name, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" })
+        const scanned = yield* Orders.listDocs(tx, { partition: principal.partition, after, limit: SCAN_LIMIT + 1, order: "desc" })
         const window = scanned.slice(0, SCAN_LIMIT)
         const matches: Array<OrderRecord> = []
         let lastKey: string | undefined
         for (const doc of window) {
           if (matches.length === limit) break
           lastKey = doc.sortKey
-          const o = doc.body as OrderRecord
+          const o = doc.body
           if (wanted(o, account, query, status, symbol)) matches.push(o)
         }
         const hasMore = lastKey !== undefined && (window.at(-1)?.sortKey !== lastKey || scanned.length > SCAN_LIMIT)

@@ -30,7 +30,7 @@ import { EngineClock } from "../../sim/clock.ts"
 import { Entropy } from "../../sim/random.ts"
 import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "../cursor.ts"
-import { Deliveries, type DeliveryDoc, deletedWebhookPartition, deliveryPartition, timeSortKey, Webhooks } from "../docs.ts"
+import { Deliveries, deletedWebhookPartition, deliveryPartition, timeSortKey, Webhooks } from "../docs.ts"
 import { startMarketWatch } from "../market-calendar.ts"
 import { isSandboxPartition, type Principal } from "../principal.ts"
 
@@ -139,11 +139,11 @@ export class WebhookService extends Context.Service<
       return yield* store.read((tx) =>
         Effect.gen(function* () {
           yield* liftFailure(ownedWebhook(yield* loadWebhook(tx, id), principal.partition, id))
-          const docs = yield* tx.list(Deliveries.name, { partition: deliveryPartition(principal.partition, id), after, limit: limit + 1, order: "desc" })
+          const docs = yield* Deliveries.listDocs(tx, { partition: deliveryPartition(principal.partition, id), after, limit: limit + 1, order: "desc" })
           const page = docs.slice(0, limit)
           const hasMore = docs.length > limit
           // A delivery whose first attempt is still to come has no attempt to report yet.
-          const records = page.map((d) => d.body as DeliveryDoc).filter((d) => d.attempts > 0)
+          const records = page.map((d) => d.body).filter((d) => d.attempts > 0)
           const answer: Schemas["DeliveryList"] = {
             deliveries: records.map(deliveryToWire),
             count: records.length,

@@ -25,7 +25,7 @@ export interface DividendHolder extends Holder {
 export interface DividendState {
   readonly instrument: Instrument
   readonly listingStatus: ListingStatus
-  /** Every account holding the listing, partition by partition (app/holders.ts order). */
+  /** Every account holding the listing, partition by partition (app/corporate-actions/holders.ts order). */
   readonly holders: ReadonlyArray<DividendHolder>
 }
 

@@ -4,7 +4,7 @@
  * date) a holder takes some or all of them up, paying subscriptionPrice x units in USD at the reference rate, rounded
  * once, from its wallet to the issuer; at 00:00 UTC after the deadline (the issue's effective date) the units taken up
  * are credited and the rest lapse. Pure. Owns: those rules, the entitlement record and its wire shape. Does not own
- * the control route nor who holds what (app/holders.ts).
+ * the control route nor who holds what (app/corporate-actions/holders.ts).
  */
 import type { ControlSchemas } from "../../contract/wire.ts"
 import { findExchange, localDate } from "../calendar.ts"

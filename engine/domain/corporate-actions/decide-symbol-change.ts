@@ -4,7 +4,7 @@
  * durable job, unless the listing changed symbol since. A symbol any listing has, had or is about to take names that
  * listing for good: never reused. Two steps around the lookup of the symbols in use, which the dispatcher reads:
  * `newSymbolFor` (the ticker's form) then `decideSymbolChange`. Pure.
- * Owns: those rules and the record. Does not own renaming the records that name the listing (app/symbol-change.ts)
+ * Owns: those rules and the record. Does not own renaming the records that name the listing (app/corporate-actions/symbol-change.ts)
  * nor which symbol a listing answers to (app/symbols.ts).
  */
 import { findExchange } from "../calendar.ts"

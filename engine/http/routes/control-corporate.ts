@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { CorporateActions } from "../../app/corporate-actions/service.ts"
-import { Rights } from "../../app/rights.ts"
+import { Rights } from "../../app/corporate-actions/rights.ts"
 import { controlRoute } from "../route.ts"
 import { required, text as pathText } from "../query.ts"
 import { maxCharacters, minCharacters } from "../body.ts"

@@ -7,7 +7,7 @@
  * partition) and the allotment job's handler.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { ControlSchemas } from "../contract/wire.ts"
+import type { ControlSchemas } from "../../contract/wire.ts"
 import {
   allottedAsBuys as allottedBuys,
   decideAllotment,
@@ -16,20 +16,20 @@ import {
   RIGHTS_ALLOT_JOB,
   takeUpUnits,
   withAllotted
-} from "../domain/corporate-actions/decide-rights.ts"
-import { type ApiFailure, fail, liftFailure } from "../domain/errors.ts"
-import { refuseInactive } from "../domain/subaccount.ts"
-import { EngineClock } from "../sim/clock.ts"
-import { Scheduler } from "../sim/scheduler.ts"
-import { type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+} from "../../domain/corporate-actions/decide-rights.ts"
+import { type ApiFailure, fail, liftFailure } from "../../domain/errors.ts"
+import { refuseInactive } from "../../domain/subaccount.ts"
+import { EngineClock } from "../../sim/clock.ts"
+import { Scheduler } from "../../sim/scheduler.ts"
+import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
 import { saveAction } from "./action-records.ts"
-import { EntitlementShape } from "./doc-shapes.ts"
-import { collection, Partners, SimActions, SubAccounts } from "./docs.ts"
+import { EntitlementShape } from "../doc-shapes.ts"
+import { collection, Partners, SimActions, SubAccounts } from "../docs.ts"
 import { partnerPartitions, putHolding } from "./holders.ts"
-import { ActionPayload } from "./job-payloads.ts"
-import { holding, postEntry, walletBalance } from "./ledger.ts"
-import { partitionOf } from "./principal.ts"
-import { Symbols } from "./symbols.ts"
+import { ActionPayload } from "../job-payloads.ts"
+import { holding, postEntry, walletBalance } from "../ledger.ts"
+import { partitionOf } from "../principal.ts"
+import { Symbols } from "../symbols.ts"
 
 export { RIGHTS_ALLOT_JOB }
 const ENTITLEMENTS = "rightsEntitlements"

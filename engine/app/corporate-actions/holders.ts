@@ -1,13 +1,13 @@
 /**
  * Holders: who holds a listing across every partner and environment, and writing one holder's position: the reads
- * and writes corporate actions share (app/corporate-actions.ts, app/symbol-change.ts, app/rights.ts). Functions over a
+ * and writes corporate actions share (app/corporate-actions/service.ts, app/corporate-actions/symbol-change.ts, app/corporate-actions/rights.ts). Functions over a
  * transaction, no service. Does not own the ledger's holding reads for one account (app/ledger.ts) nor what an action
  * does with the holders.
  */
 import { Effect } from "effect"
-import type { ReadTx, Tx } from "../store/port.ts"
-import { type HoldingDoc, Holdings, holdingId, Partners } from "./docs.ts"
-import { partitionOf } from "./principal.ts"
+import type { ReadTx, Tx } from "../../store/port.ts"
+import { type HoldingDoc, Holdings, holdingId, Partners } from "../docs.ts"
+import { partitionOf } from "../principal.ts"
 
 /** One holder of a listing: where, which account, and the holding. */
 export interface Holder {
@@ -30,9 +30,9 @@ export const holdersOf = (tx: ReadTx, symbol: string, withReserved = false) =>
   Effect.gen(function* () {
     const out: Array<Holder> = []
     for (const partition of yield* partnerPartitions(tx, true)) {
-      const docs = yield* tx.list(Holdings.name, { partition, limit: 1_000_000, order: "asc" })
+      const docs = yield* Holdings.listDocs(tx, { partition, limit: 1_000_000, order: "asc" })
       for (const d of docs) {
-        const holding = d.body as HoldingDoc
+        const holding = d.body
         if (holding.symbol === symbol && (holding.quantity > 0 || (withReserved && holding.reserved > 0))) {
           out.push({ partition, account: d.sortKey.split("|")[0] ?? "master", holding })
         }

@@ -8,18 +8,17 @@
  * app/corporate-actions/. Does not own which symbol a listing answers to (app/symbols.ts).
  */
 import { Effect, Option } from "effect"
-import { dueSymbolChange } from "../domain/corporate-actions/decide-symbol-change.ts"
-import type { Instrument } from "../domain/instruments.ts"
-import type { OrderRecord } from "../domain/order.ts"
-import { isTerminal } from "../domain/order-transitions.ts"
-import type { EngineClock } from "../sim/clock.ts"
-import type { JobHandler } from "../sim/scheduler.ts"
-import type { Tx } from "../store/port.ts"
+import { dueSymbolChange } from "../../domain/corporate-actions/decide-symbol-change.ts"
+import type { Instrument } from "../../domain/instruments.ts"
+import { isTerminal } from "../../domain/order-transitions.ts"
+import type { EngineClock } from "../../sim/clock.ts"
+import type { JobHandler } from "../../sim/scheduler.ts"
+import type { Tx } from "../../store/port.ts"
 import { saveAction } from "./action-records.ts"
-import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "./docs.ts"
-import type { ActionPayload } from "./job-payloads.ts"
+import { Orders, type PriceAlertDoc, PriceAlerts, SimActions, timeSortKey } from "../docs.ts"
+import type { ActionPayload } from "../job-payloads.ts"
 import { holdersOf, partnerPartitions, putHolding } from "./holders.ts"
-import type { Symbols } from "./symbols.ts"
+import type { Symbols } from "../symbols.ts"
 
 export interface Renamed {
   /** Accounts whose position moved to the new symbol. */
@@ -42,8 +41,8 @@ export const renameRecordsIn = (tx: Tx, from: string, to: string) =>
     const orders: Array<string> = []
     let alerts = 0
     for (const partition of yield* partnerPartitions(tx, true)) {
-      for (const doc of yield* tx.list(Orders.name, { partition, limit: 1_000_000, order: "asc" })) {
-        const order = doc.body as OrderRecord
+      for (const doc of yield* Orders.listDocs(tx, { partition, limit: 1_000_000, order: "asc" })) {
+        const order = doc.body
         if (order.symbol !== from || isTerminal(order)) continue
         yield* Orders.put(tx, order.orderId, order.partition, doc.sortKey, { ...order, symbol: to })
         orders.push(order.orderId)
