@@ -37,7 +37,7 @@ import { AuditShape } from "./doc-shapes.ts"
 import { Applications, ApplicationsByUid, collection, SubAccounts, timeSortKey } from "./docs.ts"
 import { scopeOf } from "./pages.ts"
 import { partitionOf, type Principal } from "./principal.ts"
-import { UsageMeter } from "./usage.ts"
+import { UsageMeter } from "./billing/usage-meter.ts"
 
 type ActorType = Schemas["AuditRecord"]["actorType"]
 

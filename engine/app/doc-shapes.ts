@@ -43,7 +43,7 @@ import type { ListingDoc } from "./listings.ts"
 import type { EntitlementDoc } from "./corporate-actions/rights.ts"
 import type { SlotBody } from "./stream.ts"
 import type { SymbolDoc } from "./symbols.ts"
-import type { UsageDoc } from "./usage.ts"
+import type { UsageDoc } from "./billing/usage-meter.ts"
 
 /** The version every shape below describes (the rows' `shape_version`). */
 export const SHAPE_VERSION = 1

@@ -6,7 +6,7 @@
  * contract by the harness.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { invoiceFor } from "../../engine/app/invoices.ts"
+import { invoiceFor } from "../../engine/domain/billing/invoice.ts"
 import { render } from "../../engine/domain/reports/tables.ts"
 import { partnerOf, storeDocs, tradingAccount } from "./accounts-kit.ts"
 import { engineOn, MONDAY_OPEN, type startEngine } from "./harness.ts"

@@ -4,9 +4,9 @@
  */
 import { Schema } from "effect"
 import { AuditTrail } from "../../app/audit.ts"
-import { InvoiceService } from "../../app/invoices.ts"
+import { InvoiceService } from "../../app/billing/invoices.ts"
 import { ReportService } from "../../app/reports/service.ts"
-import { UsageMeter } from "../../app/usage.ts"
+import { UsageMeter } from "../../app/billing/usage-meter.ts"
 import { bound, integer, oneOf, optional, required, text } from "../query.ts"
 import { partnerRoute } from "../route.ts"
 import { PAGE } from "./market-data.ts"
