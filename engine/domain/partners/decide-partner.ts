@@ -1,8 +1,8 @@
 /**
  * A partner's lifecycle rules as pure functions: bootstrapping a partner (its record, a sandbox and a live full key,
  * the sandbox master wallet's seed), which credential works where (key prefixes per base; a revoked, rotated or
- * suspended credential, an expired access token), the Principal a working credential stands for, and the operator's
- * master-wallet top-up. The dispatcher (app/partners/service.ts) draws the partner's id and keys, hashes the keys,
+ * suspended credential, an expired access token), the Principal a working credential stands for, the operator's
+ * master-wallet top-up and suspension switch. The dispatcher (app/partners/service.ts) draws the partner's id and keys, hashes the keys,
  * reads the records and writes the plan (E-350).
  * Owns: these rules, the key prefixes and the sandbox seed. Does not own hashing or remembering credentials
  * (app/partners/credentials.ts), the portal's flows (app/portal.ts, app/portal-account.ts) nor the ledger.
@@ -206,3 +206,19 @@ export const confirmCredit = (cents: Cents, balance: Cents) => ({
   event: { name: "wallet.credited", data: { amount: centsToWire(cents), newBalance: centsToWire(balance), currency: "USD" } },
   answer: { newBalance: centsToWire(balance) }
 })
+
+/** A partner a portal flow acts for: it must exist (403 otherwise) and not be suspended (403 AUTH_SUSPENDED, D-123). */
+export const activePartner = (partner: PartnerRecord | undefined): PartnerRecord | ApiFailure => {
+  if (partner === undefined) return fail("FORBIDDEN", "no partner account")
+  if (partner.status === "suspended") return fail("AUTH_SUSPENDED", "the partner account is suspended")
+  return partner
+}
+
+/** The operator suspends or reactivates a partner (D-123): its keys and tokens follow at once; an unknown partner 404. */
+export const decideStatus = (
+  partner: PartnerRecord | undefined,
+  command: { readonly partnerId: string; readonly status: "active" | "suspended" }
+): { readonly partner: PartnerRecord; readonly answer: { readonly partnerId: string; readonly status: "active" | "suspended" } } | ApiFailure =>
+  partner === undefined
+    ? fail("NOT_FOUND", `partner ${command.partnerId} was not found`)
+    : { partner: { ...partner, status: command.status }, answer: { partnerId: command.partnerId, status: command.status } }
