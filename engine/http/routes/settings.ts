@@ -2,7 +2,7 @@
  * Partner settings routes (contract tag "Settings", D-065): decoding only; SettingsService does the work.
  */
 import { Schema } from "effect"
-import { SettingsService } from "../../app/settings.ts"
+import { SettingsService } from "../../app/settings/service.ts"
 import { partnerRoute } from "../route.ts"
 import { maxCharacters } from "../body.ts"
 
