@@ -15,31 +15,18 @@ import type { DeviceRecord } from "../domain/accounts/decide-device.ts"
 import type { DeliveryRecord } from "../domain/webhooks/decide-test.ts"
 import type { WebhookRecord } from "../domain/webhooks/decide-webhook.ts"
 import type { QuoteRecord } from "../domain/trading/decide-quote.ts"
+import type { IssuedTokenRecord, OAuthClientRecord } from "../domain/partners/decide-access.ts"
+import type { UpgradeRequestRecord } from "../domain/partners/decide-account.ts"
+import type { ApiKeyRecord, PartnerRecord } from "../domain/partners/decide-partner.ts"
+import type { ApplicationRecord } from "../domain/portal/decide-application.ts"
 import type { Doc, IdSequence, ListOptions, ReadTx, StoreError, Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
-import type { Environment, KeyKind, Tier } from "./principal.ts"
 
-export interface PartnerDoc {
-  readonly partnerId: string
-  readonly businessName: string
-  readonly email: string
-  readonly tier: Tier
-  readonly markupBps: number
-  readonly createdAt: number
-  /** Absent means active; a suspended partner's keys and tokens answer 403 AUTH_SUSPENDED (D-123). */
-  readonly status?: "active" | "suspended"
-}
+/** A partner, in "global": the shape its rules read (domain/partners/decide-partner.ts); absent status means active. */
+export type PartnerDoc = PartnerRecord
 
-export interface ApiKeyDoc {
-  readonly keyHash: string
-  readonly partnerId: string
-  readonly environment: Environment
-  readonly kind: KeyKind
-  /** `rotated`: replaced by a newer key of the same kind (answers 401 like an unknown key). */
-  readonly status: "active" | "revoked" | "rotated"
-  readonly last4: string
-  readonly createdAt: number
-}
+/** An API key, in "global" by its SHA-256: the shape its rules read (domain/partners/decide-partner.ts). */
+export type ApiKeyDoc = ApiKeyRecord
 
 export interface HoldingDoc {
   readonly symbol: string
@@ -251,11 +238,7 @@ export interface PartnerSettingsDoc {
 export const PartnerSettingsDocs = credentialCollection<PartnerSettingsDoc>("partnerSettings", Shapes.PartnerSettingsShape)
 
 /** Whether a partner may use `POST /oauth/token` (set by the operator, `POST /_sim/partners/{id}/oauth`); id = partnerId. */
-export interface OAuthClientDoc {
-  readonly partnerId: string
-  readonly enabled: boolean
-  readonly updatedAt: number
-}
+export type OAuthClientDoc = OAuthClientRecord
 export const OAuthClients = credentialCollection<OAuthClientDoc>("oauthClients", Shapes.OAuthClientShape)
 
 /**
@@ -273,32 +256,14 @@ export const pointKey = (tx: Tx, partition: string, kind: "full" | "data", keyHa
   KeyPointers.put(tx, keyPointerId(partition, kind), "global", keyPointerId(partition, kind), { keyHash })
 
 /** A partner application (D-011, D-121), id = applicationId; `partnerId` once a partner exists for its uid. */
-export interface ApplicationDoc {
-  readonly applicationId: string
-  readonly uid: string
-  readonly businessName: string
-  readonly email: string
-  readonly country: string
-  readonly status: "pending" | "approved" | "rejected"
-  readonly rejectionReason: string | null
-  readonly submittedAt: number
-  readonly partnerId: string | null
-}
+export type ApplicationDoc = ApplicationRecord
 export const Applications = collection<ApplicationDoc>("applications", Shapes.ApplicationShape)
 /** The latest application of an identity-provider uid (id = uid). */
 export const ApplicationsByUid = collection<{ readonly applicationId: string }>("applicationsByUid", Shapes.ApplicationByUidShape)
 
-/** A short-lived `svc_oauth_` access token (portal session 3600 s, client credentials 900 s), id = its SHA-256. */
-export interface AccessTokenDoc {
-  readonly tokenHash: string
-  readonly partnerId: string
-  readonly environment: Environment
-  /** The key it inherits from: the token dies with it (rotation, revocation). */
-  readonly parentKeyHash: string
-  readonly kind: KeyKind
-  readonly scopes: ReadonlyArray<string>
-  readonly expiresAt: number
-}
+/** A short-lived `svc_oauth_` access token (portal session 3600 s, client credentials 900 s), id = its SHA-256; it
+ * dies with its parent key (domain/partners/decide-access.ts). */
+export type AccessTokenDoc = IssuedTokenRecord
 export const AccessTokens = credentialCollection<AccessTokenDoc>("accessTokens", Shapes.AccessTokenShape)
 
 /** A portal member's personal preferences (POST /me deployment_preference), id = uid. */
@@ -308,14 +273,7 @@ export interface PortalPrefsDoc {
 export const PortalPrefs = collection<PortalPrefsDoc>("portalPrefs", Shapes.PortalPrefsShape)
 
 /** A filed tier or sandbox-to-live request (POST /upgrade-request), partition = the partner id. */
-export interface UpgradeRequestDoc {
-  readonly requestId: string
-  readonly partnerId: string
-  readonly uid: string
-  readonly targetTier: Tier | null
-  readonly message: string | null
-  readonly createdAt: number
-}
+export type UpgradeRequestDoc = UpgradeRequestRecord
 export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests", Shapes.UpgradeRequestShape)
 
 /** A platform incident (D-193), in the `global` partition, sorted by start time. */
