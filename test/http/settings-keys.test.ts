@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { KeyService } from "../../engine/app/keys.ts"
+import { KeyService } from "../../engine/app/keys/service.ts"
 import { PartnerService } from "../../engine/app/partners/service.ts"
 import { SettingsService } from "../../engine/app/settings/service.ts"
 import { LIVE, partnerOf, SANDBOX, storeDocs } from "./accounts-kit.ts"
