@@ -19,6 +19,7 @@ import type { IssuedTokenRecord, OAuthClientRecord } from "../domain/partners/de
 import type { UpgradeRequestRecord } from "../domain/partners/decide-account.ts"
 import type { ApiKeyRecord, PartnerRecord } from "../domain/partners/decide-partner.ts"
 import type { ApplicationRecord } from "../domain/portal/decide-application.ts"
+import type { IncidentRecord } from "../domain/incidents/decide-incident.ts"
 import type { Doc, IdSequence, ListOptions, ReadTx, StoreError, Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
 
@@ -277,15 +278,7 @@ export type UpgradeRequestDoc = UpgradeRequestRecord
 export const UpgradeRequests = collection<UpgradeRequestDoc>("upgradeRequests", Shapes.UpgradeRequestShape)
 
 /** A platform incident (D-193), in the `global` partition, sorted by start time. */
-export interface IncidentDoc {
-  readonly id: string
-  readonly title: string
-  readonly severity: "P0" | "P1" | "P2" | "P3"
-  readonly affectedServices: ReadonlyArray<string>
-  readonly status: "investigating" | "resolved"
-  readonly startedAt: number
-  readonly resolvedAt: number | null
-}
+export type IncidentDoc = IncidentRecord
 export const Incidents = collection<IncidentDoc>("incidents", Shapes.IncidentShape)
 
 /** A price alert (D-053, D-076), in its partner's production partition, sorted by creation. */

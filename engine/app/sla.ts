@@ -1,7 +1,7 @@
 /**
  * The partner's SLA view, `GET /sla` (D-098): its tier's availability objective, every tier for comparison, the
  * current status (from the maintenance state the control API sets), the market-data and execution objectives.
- * Owns the tier mapping and the objectives. Does not own incidents (app/incidents.ts: the open ones are listed) nor a
+ * Owns the tier mapping and the objectives. Does not own incidents (app/incidents/service.ts: the open ones are listed) nor a
  * measured availability (the engine does not measure itself: `uptimePct30d` is null, "before enough data").
  */
 import type { Schemas } from "../contract/wire.ts"
@@ -10,7 +10,7 @@ import type { MaintenanceState } from "../http/guards/maintenance.ts"
 import { isoAt } from "../sim/clock.ts"
 import { DELAY_SECONDS, REFRESH_SECONDS } from "../sim/market-feed.ts"
 import type { IncidentDoc } from "./docs.ts"
-import { statusOfIncidents, summaryOf } from "./incidents.ts"
+import { statusOfIncidents, summaryOf } from "../domain/incidents/decide-incident.ts"
 import type { Principal } from "./principal.ts"
 
 type SlaTierName = Schemas["PartnerSla"]["tier"]

@@ -18,7 +18,7 @@ import {
   seedWallet,
   seqKey
 } from "../../engine/app/ledger.ts"
-import { SandboxService } from "../../engine/app/sandbox.ts"
+import { SandboxService } from "../../engine/app/sandbox/service.ts"
 import { makeMemoryStore } from "../../engine/store/memory.ts"
 import { startEngine } from "../http/harness.ts"
 

@@ -4,7 +4,7 @@
  * Every answer is checked against the contract (partner API and control API).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { durationText, statusOfIncidents } from "../../engine/app/incidents.ts"
+import { durationText, statusOfIncidents } from "../../engine/domain/incidents/decide-incident.ts"
 import { eventsOf } from "./accounts-kit.ts"
 import { startEngine } from "./harness.ts"
 

@@ -4,7 +4,8 @@
  * by the control contract, bodies decoded, every failure in the envelope. The work is the services'.
  */
 import { Effect, Schema } from "effect"
-import { ALL_SERVICES, IncidentService } from "../../app/incidents.ts"
+import { IncidentService } from "../../app/incidents/service.ts"
+import { ALL_SERVICES } from "../../domain/incidents/decide-incident.ts"
 import { PartnerService } from "../../app/partners/service.ts"
 import { TradingService } from "../../app/trading/service.ts"
 import { PARTNER_OPERATIONS } from "../../contract/catalogue.gen.ts"

@@ -1,12 +1,13 @@
 /**
  * The public status document, `GET /api/v1/status` (contract ServiceStatus, D-014): no key, not rate-limited per
- * partner; and the partner's SLA view, `GET /sla` (D-098, app/sla.ts). Open incidents (app/incidents.ts, D-193) show in both.
+ * partner; and the partner's SLA view, `GET /sla` (D-098, app/sla.ts). Open incidents (app/incidents/service.ts, D-193) show in both.
  */
 import { Effect } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
 import { EngineClock, isoAt } from "../../sim/clock.ts"
 import type { IncidentDoc } from "../../app/docs.ts"
-import { IncidentService, statusOfIncidents, summaryOf } from "../../app/incidents.ts"
+import { IncidentService } from "../../app/incidents/service.ts"
+import { statusOfIncidents, summaryOf } from "../../domain/incidents/decide-incident.ts"
 import { slaView } from "../../app/sla.ts"
 import { Maintenance } from "../guards/maintenance.ts"
 import { partnerRoute, publicRoute } from "../route.ts"

@@ -5,7 +5,7 @@
  * "returning 400 VALIDATION_ERROR for invalid input"), a non-number limit included.
  */
 import { Schema } from "effect"
-import { SandboxService } from "../../app/sandbox.ts"
+import { SandboxService } from "../../app/sandbox/service.ts"
 import { WalletService } from "../../app/wallets/service.ts"
 import { ApiFailure, fail } from "../../domain/errors.ts"
 import { TRANSACTION_TYPES } from "../../domain/ledger.ts"
