@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --store memory|postgres|both] [-- --only stocks,trade,rss,memory,startup,isolation,processes,week]
+ * `npm run bench [-- --quick] [-- --store memory|postgres|both] [-- --only stocks,trade,rss,memory,startup,isolation,processes,floor,week]
  * [-- --baseline DIR] [-- --strict] [-- --out FILE]`: engine vs bare node:http vs Prism, RSS growth, `serve` start-up,
  * memory kept per order on the memory store (memory.ts), and on postgres whether tenants wait on each other
- * (tenants.ts); prints tables as it goes and writes docs/performance.md; `week` is the simulated week (week.ts:
+ * (tenants.ts), and what a PostgreSQL round trip and commit cost below the engine (`floor`, floor.ts); prints tables as
+ * it goes and writes docs/performance.md; `week` is the simulated week (week.ts:
  * `sokoni simulate` at 1k..20k orders and a 1,000-order scenario file). `--baseline DIR` (another checkout of the
  * engine, e.g. `git worktree add /tmp/base main`) runs
  * its postgres engine beside this one in the same interleaved rounds: before and after a change, on one machine state.
@@ -33,13 +34,14 @@ import {
 } from "./report.ts"
 import { capture, cleanup, type Engine, LOAD_CORE, root, SERVER_CORE, type Server, type Store, startBare, startEngine, startPrism, stop } from "./targets.ts"
 import { isolation, isolationRatio, isolationTable, processes, processesRatio, processesTable, type Variant } from "./tenants.ts"
+import { floorTable, measureFloor } from "./floor.ts"
 import { measureWeek, weekTable, weekVerdicts } from "./week.ts"
 
 const { values: flags } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     store: { type: "string", default: "both" },
-    only: { type: "string", default: "stocks,trade,rss,memory,startup,isolation,processes,week" },
+    only: { type: "string", default: "stocks,trade,rss,memory,startup,isolation,processes,floor,week" },
     baseline: { type: "string" },
     strict: { type: "boolean", default: false },
     out: { type: "string", default: join(root, "docs/performance.md") }
@@ -47,10 +49,10 @@ const { values: flags } = parseArgs({
 })
 const stores: Store[] = flags.store === "both" ? ["memory", "postgres"] : flags.store === "memory" || flags.store === "postgres" ? [flags.store] : []
 const only = new Set(flags.only.split(","))
-const unknown = [...only].filter((o) => !["stocks", "trade", "rss", "memory", "startup", "isolation", "processes", "week"].includes(o))
+const unknown = [...only].filter((o) => !["stocks", "trade", "rss", "memory", "startup", "isolation", "processes", "floor", "week"].includes(o))
 if (stores.length === 0 || unknown.length > 0) {
   console.error(
-    "usage: npm run bench -- [--quick] [--store memory|postgres|both] [--only stocks,trade,rss,memory,startup,isolation,processes,week] [--baseline DIR] [--strict] [--out FILE]"
+    "usage: npm run bench -- [--quick] [--store memory|postgres|both] [--only stocks,trade,rss,memory,startup,isolation,processes,floor,week] [--baseline DIR] [--strict] [--out FILE]"
   )
   process.exit(2)
 }
@@ -349,6 +351,13 @@ const main = async () => {
       target: "≤ 400 ms",
       pass: warm <= 400
     })
+  }
+
+  if (only.has("floor") && stores.includes("postgres")) {
+    log("what a PostgreSQL round trip and commit cost here, below the engine (synchronous commit, then synchronous_commit = off)")
+    const rows = await measureFloor(flags.quick ? 1_000 : 4_000, log)
+    log(`\n${floorTable(rows)}\n`)
+    sections.push(`### PostgreSQL's floor: a round trip and a commit on this machine (scripts/bench/floor.ts)\n\n${floorTable(rows)}`)
   }
 
   if (only.has("week")) {
