@@ -132,14 +132,23 @@ export interface ProcessesSample {
   readonly processes: 1 | 2
   readonly rate: number
   readonly failures: number
+  /** The server core's time the engine process(es) used over the phase (1 = the whole core): is it the limit? */
+  readonly coreBusy: number
 }
 
-/** Both partners' quote->trade at once; their pairs/s summed. */
+/** One engine process's CPU over a flood's measured phase, as a fraction of one core. */
+const coreShare = (r: LoadResult) => (r.seconds > 0 ? (r.serverCpuMicrosPerOp * r.operations) / (r.seconds * 1_000_000) : 0)
+
+/** Both partners' quote->trade at once; their pairs/s summed, and the engines' CPU (one process counted once). */
 const both = async (a: { engine: Engine; key: string }, b: { engine: Engine; key: string }, symbol: string, settings: TenantSettings) => {
   const half = Math.max(1, settings.connections >> 1)
   const results = await Promise.all([flood(a.engine, a.key, symbol, half, settings), flood(b.engine, b.key, symbol, half, settings)])
-  return { rate: results.reduce((n, r) => n + r.rate, 0), failures: results.reduce((n, r) => n + r.failures, 0) }
+  const shared = a.engine.pid === b.engine.pid
+  const coreBusy = shared ? coreShare(results[0]) : coreShare(results[0]) + coreShare(results[1])
+  return { rate: results.reduce((n, r) => n + r.rate, 0), failures: results.reduce((n, r) => n + r.failures, 0), coreBusy }
 }
+
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`
 
 export const processes = async (variants: readonly Variant[], settings: TenantSettings, log: (line: string) => void): Promise<ProcessesSample[]> => {
   const setups = new Map<string, { single: [Engine, string]; pair: [Engine, Engine]; symbol: string }>()
@@ -158,7 +167,7 @@ export const processes = async (variants: readonly Variant[], settings: TenantSe
       const one = await both({ engine: single[0], key: single[0].apiKey }, { engine: single[0], key: single[1] }, symbol, settings)
       const two = await both({ engine: pair[0], key: pair[0].apiKey }, { engine: pair[1], key: pair[1].apiKey }, symbol, settings)
       log(
-        `  [processes] round ${round}/${settings.rounds} ${variant.name.padEnd(24)} one process ${one.rate.toFixed(0)} pairs/s, two processes ${two.rate.toFixed(0)} pairs/s (failures ${one.failures + two.failures})`
+        `  [processes] round ${round}/${settings.rounds} ${variant.name.padEnd(24)} one process ${one.rate.toFixed(0)} pairs/s (server core ${pct(one.coreBusy)} busy), two processes ${two.rate.toFixed(0)} pairs/s (${pct(two.coreBusy)}) (failures ${one.failures + two.failures})`
       )
       samples.push({ variant: variant.name, round, processes: 1, ...one }, { variant: variant.name, round, processes: 2, ...two })
     }
@@ -175,7 +184,7 @@ export const processesRatio = (samples: readonly ProcessesSample[], variant: str
 export const processesTable = (samples: readonly ProcessesSample[]): string => {
   const variants = [...new Set(samples.map((s) => s.variant))]
   return table(
-    ["engine", "one process pairs/s", "per round", "two processes pairs/s", "per round", "two / one", "failures"],
+    ["engine", "one process pairs/s", "per round", "two processes pairs/s", "per round", "two / one", "server core busy, one / two", "failures"],
     variants.map((variant) => {
       const of = (n: 1 | 2) => samples.filter((s) => s.variant === variant && s.processes === n)
       return [
@@ -189,6 +198,7 @@ export const processesTable = (samples: readonly ProcessesSample[]): string => {
           .map((s) => s.rate.toFixed(0))
           .join(" / "),
         `${processesRatio(samples, variant).toFixed(2)}x`,
+        `${pct(median(of(1).map((s) => s.coreBusy)))} / ${pct(median(of(2).map((s) => s.coreBusy)))}`,
         String(samples.filter((s) => s.variant === variant).reduce((n, s) => n + s.failures, 0))
       ]
     })

@@ -34,6 +34,11 @@ describe("the test delivery", () => {
     })
   })
 
+  it("is not a success while under way: the listing shows it undelivered until its answer comes", () => {
+    const { record } = prepared()
+    expect([record.success, record.statusCode, record.latencyMs]).toEqual([false, null, null])
+  })
+
   it("sends an envelope that says test, and isSandbox only in the sandbox", () => {
     const sandbox = JSON.parse(prepared(true).body)
     expect(sandbox).toEqual({

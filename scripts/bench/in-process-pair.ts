@@ -1,0 +1,79 @@
+/**
+ * quote->trade without sockets: the engine host's `handle` called directly (gateway, guards, idempotency, handlers,
+ * the memory store), so what the commands cost is apart from what HTTP costs. Prints µs of this process's CPU per
+ * quote and per trade. Used to judge where quote->trade's CPU goes (docs/performance.md); not a target of its own.
+ *   node scripts/bench/in-process-pair.ts [pairs, default 3000]
+ * Run it on an idle machine; `node --cpu-prof scripts/bench/in-process-pair.ts` profiles the same loop.
+ */
+import { makeEngineHost } from "../../engine/http/engine-host.ts"
+import type { EngineRequest, EngineResponse } from "../../engine/http/exchange.ts"
+
+const PAIRS = Number(process.argv[2] ?? 3000)
+const WARMUP = 1000
+const ADMIN = "bench-admin"
+const SANDBOX = "/api/sandbox/v1/partner"
+
+const host = await makeEngineHost({
+  store: "memory",
+  clock: "manual",
+  start: Date.parse("2026-11-23T10:00:00.000Z"),
+  seed: 1,
+  desk: "manual",
+  adminToken: ADMIN,
+  rateLimit: "off"
+})
+
+const call = (method: string, target: string, headers: Record<string, string>, body?: unknown) =>
+  new Promise<EngineResponse>((resolve) => {
+    const q = target.indexOf("?")
+    const search = q === -1 ? "" : target.slice(q)
+    const request: EngineRequest = {
+      method,
+      path: q === -1 ? target : target.slice(0, q),
+      query: new URLSearchParams(search),
+      search,
+      headers: { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      remoteAddress: "127.0.0.1"
+    }
+    host.handle(request, resolve)
+  })
+
+const json = (response: EngineResponse) =>
+  JSON.parse(typeof response.body === "string" ? response.body : Buffer.from(response.body as Uint8Array).toString()) as Record<string, unknown>
+
+const admin = { authorization: `Bearer ${ADMIN}` }
+const partner = json(await call("POST", "/_sim/partners", admin, { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" }))
+await call("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, admin, { environment: "sandbox", amount: 1_000_000 })
+const key = { "x-api-key": partner.sandboxKey as string }
+const symbol = (json(await call("GET", `${SANDBOX}/stocks`, key)).stocks as Array<{ symbol: string }>)[0]!.symbol
+
+const cpuSince = (start: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(start)
+  return used.user + used.system
+}
+
+/** `count` pairs; the CPU of quotes and of trades, and how many trades were accepted. */
+const pairs = async (count: number, tag: string) => {
+  let quoteMicros = 0
+  let tradeMicros = 0
+  let accepted = 0
+  for (let i = 0; i < count; i++) {
+    const beforeQuote = process.cpuUsage()
+    const quote = await call("GET", `${SANDBOX}/quote/${symbol}?side=BUY&quantity=1`, key)
+    quoteMicros += cpuSince(beforeQuote)
+    const body = { symbol, type: "BUY", quantity: 1, quoteId: json(quote).quoteId }
+    const beforeTrade = process.cpuUsage()
+    const trade = await call("POST", `${SANDBOX}/trade`, { ...key, "idempotency-key": `in-process-${tag}-${String(i).padStart(8, "0")}` }, body)
+    tradeMicros += cpuSince(beforeTrade)
+    if (trade.status === 202) accepted++
+  }
+  return { quoteMicros, tradeMicros, accepted }
+}
+
+await pairs(WARMUP, "warm")
+const measured = await pairs(PAIRS, "measured")
+console.log(
+  `quote ${(measured.quoteMicros / PAIRS).toFixed(0)} µs, trade ${(measured.tradeMicros / PAIRS).toFixed(0)} µs of CPU (${measured.accepted}/${PAIRS} trades accepted)`
+)
+await host.stop()
