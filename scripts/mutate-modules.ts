@@ -137,6 +137,15 @@ export const partlyMeasured = (report: Report): Record<string, number> =>
 export const worthKeeping = (part: Report): boolean => Object.values(partlyMeasured(part)).some((n) => n > 0)
 
 /** What an interruption kept, for the log: the mutants tested per file, or that nothing new was tested. */
+/**
+ * The report without the files that are no longer in the tree: a file moved or removed since it was measured would
+ * otherwise keep counting in its folder's score, for code that is not there any more.
+ */
+export const withoutGone = (report: Report, exists: (file: string) => boolean): { readonly report: Report; readonly gone: Array<string> } => {
+  const gone = Object.keys(report.files).filter((file) => !exists(file))
+  return { report: { ...report, files: Object.fromEntries(Object.entries(report.files).filter(([file]) => exists(file))) }, gone: gone.sort() }
+}
+
 export const interruptionNote = (counts: Record<string, number>, partialFile: string, partialExists: boolean): string => {
   const tested = Object.entries(counts).filter(([, n]) => n > 0)
   if (tested.length === 0) {
@@ -145,7 +154,13 @@ export const interruptionNote = (counts: Record<string, number>, partialFile: st
   return `interrupted; mutants tested: ${tested.map(([file, n]) => `${file} ${n}`).join(", ")}; kept in ${partialFile}: the same command resumes`
 }
 
-export const summary = (report: Report, universe: ReadonlyArray<string>, when: string, partial: Record<string, number> = {}) => {
+export const summary = (
+  report: Report,
+  universe: ReadonlyArray<string>,
+  when: string,
+  partial: Record<string, number> = {},
+  gone: ReadonlyArray<string> = []
+) => {
   const measured = universe.filter((f) => report.files[f] !== undefined)
   const missing = universe.filter((f) => report.files[f] === undefined)
   const lines = [
@@ -153,6 +168,7 @@ export const summary = (report: Report, universe: ReadonlyArray<string>, when: s
     "",
     `Merged ${when}: the batch reports under out/mutation/batches/ over the report committed before them. Static mutants and Effect.fn span names are ignored (E-270, E-273).`,
     `Measured: ${measured.length} of the ${universe.length} files of ${GATED.join(" and ")}.`,
+    ...(gone.length === 0 ? [] : [`Left out: ${gone.length} files measured before that are no longer in the tree (moved or removed): ${gone.join(", ")}.`]),
     "",
     "## By folder (measured files only)",
     "",
@@ -198,11 +214,11 @@ const mergeAll = () => {
   if (names.length === 0 && (jsonFiles(PARTIAL).length === 0 || !existsSync(committed))) return
   const base = existsSync(committed) ? [committed] : []
   const when = new Date(Math.max(...[...names, ...base].map((n) => statSync(n).mtimeMs))).toISOString()
-  const merged = merge([...base, ...names].map(readReport))
+  const { report: merged, gone } = withoutGone(merge([...base, ...names].map(readReport)), existsSync)
   mkdirSync(DOCS, { recursive: true })
   const json = JSON.stringify(merged)
   writeFileSync(join(DOCS, "mutation.json"), json)
-  writeFileSync(join(DOCS, "summary.md"), summary(merged, gatedFiles(), when, partialCounts()))
+  writeFileSync(join(DOCS, "summary.md"), summary(merged, gatedFiles(), when, partialCounts(), gone))
   for (const s of scores(merged)) console.log(formatScore(s))
 }
 

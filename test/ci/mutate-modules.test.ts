@@ -3,7 +3,7 @@
  * no batch has measured.
  */
 import { describe, expect, it } from "vitest"
-import { interruptionNote, merge, only, partlyMeasured, summary, wasInterrupted, worthKeeping } from "../../scripts/mutate-modules.ts"
+import { interruptionNote, merge, only, partlyMeasured, summary, wasInterrupted, withoutGone, worthKeeping } from "../../scripts/mutate-modules.ts"
 
 const mutants = (counts: Record<string, number>) => Object.entries(counts).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status }))) as never
 
@@ -71,6 +71,14 @@ describe("mutate-modules", () => {
     expect(text).toMatch(/engine\/app\s+92\.86%\s+killed 13, timeout 0, survived 1/)
     expect(text).toMatch(/engine\/app\/a\.ts\s+90\.00%/)
     expect(text).toContain("## Not yet measured\n\n- engine/http/c.ts")
+  })
+
+  it("leaves out a file no longer in the tree, so a moved or removed file's old score stops counting in its folder", () => {
+    const { report, gone } = withoutGone(merge([older, newer]), (file) => file !== "engine/app/a.ts")
+    expect([Object.keys(report.files), gone]).toEqual([["engine/app/b.ts"], ["engine/app/a.ts"]])
+    const text = summary(report, ["engine/app/b.ts"], "2026-11-28T00:00:00.000Z", {}, gone)
+    expect(text).toMatch(/engine\/app\s+100\.00%\s+killed 4, timeout 0, survived 0/)
+    expect(text).toContain("Left out: 1 files measured before that are no longer in the tree (moved or removed): engine/app/a.ts.")
   })
 
   it("names how far an interrupted batch got, counting tested mutants and not the ignored ones, and never scores that part", () => {
