@@ -228,6 +228,13 @@ ${doc.busy ? "> **Busy machine.** Other processes were using the cores when this
   missing or stale, as \`npm start\` does); "sources" sets \`SOKONI_SERVE_BUNDLE=off\`. \`engine/cli/bin.ts\` calls
   \`module.enableCompileCache()\`: "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`, "cold" is the first run into an empty
   \`NODE_COMPILE_CACHE\` directory and "warm" the runs after it; bundle and sources runs alternate.
+- **Two processes**: "server core busy" is the engine processes' CPU over the measured phase as a share of the one core
+  they are pinned to (one process counted once): below 100%, CPU was not what limited them.
+- **PostgreSQL's floor** (scripts/bench/floor.ts): below the engine, pinned to core 0, against a fresh database: a raw
+  \`@effect/sql-pg\` SELECT by key, the store's read of one document and its write transaction of one document (BEGIN,
+  the partition's lock, the row, COMMIT), once with the server's synchronous commit and once with
+  \`synchronous_commit = off\` on that database. One partner's writes run one at a time under its lock, so a round trip's
+  wall time times a command's round trips bounds that partner's rate.
 
 ## Results
 
