@@ -206,22 +206,25 @@ export const applyRejectAtTrigger = (order: OrderRecord, code: string, reason: s
   return rejected(order, code, reason, now)
 }
 
-const rejected = (order: OrderRecord, code: string, reason: string, now: number): Transition => {
-  return {
-    order: {
-      ...order,
-      escrow: 0,
-      status: "REJECTED",
-      settlementStatus: order.fills.length > 0 ? "SETTLED" : "FAILED",
-      rejectionCode: code,
-      rejectionReason: reason,
-      settledAt: now,
-      queuedAt: null,
-      version: order.version + 1
-    },
-    movements: releaseUnfilled(order)
-  }
-}
+/**
+ * An order ended before it was wholly filled (rejected or expired): its unfilled escrow and reservation released, what
+ * was filled settled, and `ending` saying how it ended.
+ */
+const endedUnfilled = (order: OrderRecord, now: number, ending: Partial<OrderRecord> & Pick<OrderRecord, "status">): Transition => ({
+  order: {
+    ...order,
+    escrow: 0,
+    settlementStatus: order.fills.length > 0 ? "SETTLED" : "FAILED",
+    ...ending,
+    settledAt: now,
+    queuedAt: null,
+    version: order.version + 1
+  },
+  movements: releaseUnfilled(order)
+})
+
+const rejected = (order: OrderRecord, code: string, reason: string, now: number): Transition =>
+  endedUnfilled(order, now, { status: "REJECTED", rejectionCode: code, rejectionReason: reason })
 
 /**
  * Custody settlement fails (D-290): the trade is unwound. Every fill is reversed (a BUY's shares leave the holding
@@ -298,19 +301,10 @@ export const applyExpire = (order: OrderRecord, now: number): Transition | ApiFa
   if (order.deadline === undefined || order.deadline === null || now < order.deadline) {
     return fail("CONFLICT", `order ${order.orderId} has no deadline reached at ${new Date(now).toISOString()}`)
   }
-  return {
-    order: {
-      ...order,
-      escrow: 0,
-      status: "EXPIRED",
-      settlementStatus: order.fills.length > 0 ? "SETTLED" : "FAILED",
-      orderLifecycle: LIFECYCLE_EXPIRED,
-      cancelReason: order.timeInForce === "GTD" ? CANCEL_REASON_GTD : CANCEL_REASON_DAY,
-      cancelledAt: now,
-      settledAt: now,
-      queuedAt: null,
-      version: order.version + 1
-    },
-    movements: releaseUnfilled(order)
-  }
+  return endedUnfilled(order, now, {
+    status: "EXPIRED",
+    orderLifecycle: LIFECYCLE_EXPIRED,
+    cancelReason: order.timeInForce === "GTD" ? CANCEL_REASON_GTD : CANCEL_REASON_DAY,
+    cancelledAt: now
+  })
 }
