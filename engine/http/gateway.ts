@@ -376,12 +376,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           Effect.tap((response) =>
             observes(request)
               ? Effect.void
-              : trace
-                  .record(httpLine(sent, response))
-                  .pipe(
-                    Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
-                    Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
-                  )
+              : trace.record(httpLine(sent, response)).pipe(
+                  Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
+                  Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
+                )
           ),
           Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
           Effect.provideContext(context)
