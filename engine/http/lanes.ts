@@ -65,7 +65,10 @@ export const makeLanes = (width: number = LANE_WIDTH, defer: (turn: () => void) 
 
   const enter = (request: EngineRequest, start: (leave: () => void) => void): void => {
     const name = laneOf(request)
-    if (name === undefined) return start(() => undefined)
+    if (name === undefined) {
+      start(() => undefined)
+      return
+    }
     const lane = lanes.get(name) ?? { active: 0, waiting: [] }
     lanes.set(name, lane)
     lane.waiting.push(() => {
