@@ -25,6 +25,7 @@
 import { Context, Effect, Exit, Option, Scope } from "effect"
 import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
 import { type CommitFaults, type Doc, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import { type Batch, makeBatch } from "./pg-batch.ts"
 import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -35,11 +36,13 @@ const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
 
 const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
 
-/** An attempt that must not commit: run the transaction again, taking `locks` before it starts. */
+/** An attempt that must not commit: run the transaction again, taking `locks` before it starts, writing at once if `eager`. */
 class RunAgain {
   readonly locks: ReadonlyMap<string, LockMode>
-  constructor(locks: ReadonlyMap<string, LockMode>) {
+  readonly eager: boolean
+  constructor(locks: ReadonlyMap<string, LockMode>, eager: boolean) {
     this.locks = locks
+    this.eager = eager
   }
 }
 
@@ -69,6 +72,8 @@ interface Attempt {
   readonly globalSeen: Map<string, string>
   /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
   readonly scope: Scope.Closeable
+  /** The attempt's deferred writes (pg-batch.ts), sent before COMMIT; an eager attempt's defers nothing. */
+  readonly batch: Batch
   conn: SqlConnection.Connection | undefined
   /** True between BEGIN and a successful COMMIT. */
   open: boolean
@@ -89,7 +94,7 @@ let savepoints = 0
 export const makeLockingTransact = (
   sql: SqlClient.SqlClient,
   table: LockTable,
-  makeTx: (hooks: Array<Effect.Effect<void>>) => Tx,
+  makeTx: (hooks: Array<Effect.Effect<void>>, batch?: Batch) => Tx,
   faults: CommitFaults = noCommitFaults
 ) => {
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
@@ -141,8 +146,10 @@ export const makeLockingTransact = (
     Effect.suspend(() =>
       attempt.conn === undefined
         ? Effect.void
-        : attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(
-            Effect.mapError(storeError("COMMIT")),
+        : Effect.andThen(
+            inTx(attempt, attempt.batch.flush),
+            attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(Effect.mapError(storeError("COMMIT")))
+          ).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
                 attempt.open = false
@@ -266,14 +273,20 @@ export const makeLockingTransact = (
       scheduleJob: (job) => write(raw.scheduleJob(job)),
       nextJob: read(raw.nextJob),
       claimJob: (upTo) => write(raw.claimJob(upTo)),
-      deleteJob: (seq) => write(raw.deleteJob(seq))
+      deleteJob: (seq) => write(raw.deleteJob(seq)),
+      dropExpiredLater: (collection, partition, upTo, limit) =>
+        Effect.andThen(
+          touch(partition),
+          write(raw.dropExpiredLater?.(collection, partition, upTo, limit) ?? Effect.asVoid(raw.dropExpired(collection, partition, upTo, limit)))
+        ),
+      deleteJobLater: (seq) => write(raw.deleteJobLater?.(seq) ?? Effect.asVoid(raw.deleteJob(seq)))
     }
   }
 
   /** The attempt's work, then COMMIT when it began a transaction; RUN_AGAIN when it must not commit. */
   const runWork = <A, E, R>(attempt: Attempt, work: (tx: Tx) => Effect.Effect<A, E, R>, hooks: Array<Effect.Effect<void>>) =>
     Effect.gen(function* () {
-      const tx = lockingTx(attempt, makeTx(hooks))
+      const tx = lockingTx(attempt, makeTx(hooks, attempt.batch))
       const exit = yield* Effect.exit(
         Effect.provideService(
           Effect.suspend(() => work(tx)),
@@ -281,8 +294,8 @@ export const makeLockingTransact = (
           { attempt, tx, hooks }
         )
       )
-      // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
-      if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
+      // Whatever the work made of a busy lock or a failed batch (it may have caught the failure): never commit.
+      if (attempt.runAgain || attempt.batch.failed()) return yield* Effect.fail(RUN_AGAIN)
       const value = yield* exit
       yield* faults.beforeCommit
       yield* commit(attempt)
@@ -302,22 +315,29 @@ export const makeLockingTransact = (
           Effect.mapError(storeError("savepoint"))
         )
       const name = `sokoni_nested_${++savepoints}`
-      yield* statement(`SAVEPOINT ${name}`)
+      // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
+      if (attempt.batch.deferring) attempt.batch.mark(name)
+      else yield* statement(`SAVEPOINT ${name}`)
       const mark = { hooks: hooks.length, misses: new Map(attempt.misses), globalSeen: new Map(attempt.globalSeen) }
       const exit = yield* Effect.exit(Effect.suspend(() => work(current.tx)))
       // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three on
       // a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
-      if (Exit.isSuccess(exit)) return exit.value
+      if (Exit.isSuccess(exit)) {
+        attempt.batch.release(name)
+        return exit.value
+      }
       hooks.length = mark.hooks
       restore(attempt.misses, mark.misses)
       restore(attempt.globalSeen, mark.globalSeen)
       // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
-      if (!attempt.runAgain) yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
+      if (!attempt.runAgain && !attempt.batch.failed() && !(attempt.batch.deferring && attempt.batch.rollbackTo(name))) {
+        yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
+      }
       return yield* exit
     })
 
   /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
-  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
+  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>, eager: boolean) =>
     Effect.acquireUseRelease(
       Effect.map(
         Scope.make(),
@@ -326,6 +346,7 @@ export const makeLockingTransact = (
           misses: new Map(),
           globalSeen: new Map(),
           scope,
+          batch: makeBatch(sql, eager),
           conn: undefined,
           open: false,
           closed: false,
@@ -336,7 +357,9 @@ export const makeLockingTransact = (
         const hooks: Array<Effect.Effect<void>> = []
         return Effect.andThen(attempt.held.takeAll(prelocks), runWork(attempt, work, hooks)).pipe(
           Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
-            if (failure === RUN_AGAIN || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted()))
+            // A failed batch: its write fails where the work made it when the attempt runs again writing at once.
+            const eagerNext = eager || attempt.batch.failed()
+            if (failure === RUN_AGAIN || attempt.batch.failed() || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted(), eagerNext))
             return Effect.fail(failure as E | StoreError)
           }),
           // Committed: the connection goes back, then the hooks run before the locks go (one partition's hooks keep
@@ -369,17 +392,17 @@ export const makeLockingTransact = (
     })
 
   const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
-    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number): Effect.Effect<A, E | StoreError, R> =>
-      attemptOnce(work, prelocks).pipe(
+    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number, eager: boolean): Effect.Effect<A, E | StoreError, R> =>
+      attemptOnce(work, prelocks, eager).pipe(
         Effect.catch((error) => {
           if (!(error instanceof RunAgain)) return Effect.fail(error)
           if (attempts >= MAX_ATTEMPTS) {
             return Effect.fail(new StoreError({ message: `postgres store: transaction gave up after ${attempts} attempts (deadlocks or busy locks)` }))
           }
-          return run(error.locks, attempts + 1)
+          return run(error.locks, attempts + 1, error.eager)
         })
       )
-    return run(new Map(), 1)
+    return run(new Map(), 1, false)
   }
 
   const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>

@@ -42,7 +42,8 @@ import {
   toNumber,
   toStoreError
 } from "./pg-codec.ts"
-import { DOCUMENTS, dropExpiredStatement, getStatement, listStatement, putStatement, TYPED_TABLES } from "./pg-tables.ts"
+import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
+import { after, type Batch, ensureApplyFunction, getThrough, makeBatch } from "./pg-batch.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -91,6 +92,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate
+    yield* ensureApplyFunction(sql).pipe(Effect.mapError(toStoreError("create the apply function")))
     const locks = makeLockTable()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
@@ -124,25 +126,43 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         Effect.map((rows) => toNumber(rows[0]?.value))
       )
 
-    /** The port's operations on the current connection; locking is pg-locking.ts's decorator around them. */
-    const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
+    /** Whether a `dropExpired` can remove anything, and its SQL limit: a name PostgreSQL cannot hold has no rows. */
+    const dropLimit = (collection: string, partition: string, limit: number) => {
+      const sqlLim = sqlLimit(limit)
+      return !representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0 ? undefined : sqlLim
+    }
+
+    /**
+     * The port's operations on the current connection; locking is pg-locking.ts's decorator around them. With a
+     * deferring `batch` (an attempt's, pg-batch.ts) writes whose result is not awaited wait in it, and reads of what
+     * they touch send it first.
+     */
+    const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): Tx => ({
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
-          : statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))),
+          : getThrough(
+              batch,
+              tableOf(collection).name,
+              collection,
+              id,
+              statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf)))
+            ),
 
       put: (collection, doc) =>
         Effect.gen(function* () {
           yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
           const body = yield* encodeJson("put", doc.body)
+          if (batch?.deferring) return batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
           yield* statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body))
         }),
 
       list: (collection, options) => {
         if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
         const limit = sqlLimit(options.limit)
-        const after = options.after === undefined ? undefined : sortOrderOf(options.after)
-        return statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after, limit })).pipe(
+        const bound = options.after === undefined ? undefined : sortOrderOf(options.after)
+        const listed = statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after: bound, limit }))
+        return after(batch, tableOf(collection).name, collection, listed).pipe(
           Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf))
         )
       },
@@ -150,17 +170,34 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       deletePartition: (partition) =>
         Effect.andThen(
           requireText("deletePartition", { partition }),
-          query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))
+          after(batch, undefined, undefined, query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`])))
         ),
 
       dropExpired: (collection, partition, upTo, limit) => {
-        const sqlLim = sqlLimit(limit)
-        if (!representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0) return Effect.succeed(0)
+        const sqlLim = dropLimit(collection, partition, limit)
+        if (sqlLim === undefined) return Effect.succeed(0)
         return Effect.andThen(
           requireSafeInteger("dropExpired", "upTo", upTo),
-          statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim))
+          after(
+            batch,
+            tableOf(collection).name,
+            collection,
+            statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim))
+          )
         ).pipe(Effect.map((rows) => rows.length))
       },
+
+      dropExpiredLater: (collection, partition, upTo, limit) => {
+        const sqlLim = dropLimit(collection, partition, limit)
+        if (sqlLim === undefined) return Effect.void
+        if (!batch?.deferring) return Effect.asVoid(makeTx(hooks, batch).dropExpired(collection, partition, upTo, limit))
+        return Effect.map(requireSafeInteger("dropExpired", "upTo", upTo), () => batch.add(dropRow(collection, partition, upTo, sqlLim)))
+      },
+
+      deleteJobLater: (seq) =>
+        batch?.deferring
+          ? Effect.sync(() => batch.add({ op: { k: "deleteJob", s: seq }, table: "jobs", collection: undefined }))
+          : Effect.asVoid(makeTx(hooks, batch).deleteJob(seq)),
 
       nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
 
@@ -175,8 +212,11 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
           const payload = yield* encodeJson("appendEvent", event.payload)
           const position = yield* nextSeq(`log:${partition}`)
-          yield* query(
-            "appendEvent",
+          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp, payload }
+          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, table: "events", collection: undefined })
+          else
+            yield* query(
+              "appendEvent",
             sql`
             INSERT INTO events (partition, position, event_id, name, timestamp, payload)
             VALUES (${partition}, ${position}, ${event.eventId}, ${event.name}, ${timestamp}, ${payload})`
@@ -195,13 +235,14 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       readEvents: (partition, afterPosition, limit) => {
         if (!representable(partition)) return Effect.succeed([])
         const sqlLim = sqlLimit(limit)
-        return query(
+        const read = query(
           "readEvents",
           sql<EventRow>`
           SELECT partition, position, event_id, name, timestamp, payload FROM events
           WHERE partition = ${partition} AND position > ${afterPosition}
           ORDER BY position ASC ${sqlLim === undefined ? sql`` : sql`LIMIT ${sqlLim}`}`
-        ).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
+        )
+        return after(batch, "events", undefined, read).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
       },
 
       scheduleJob: (job) =>
@@ -219,7 +260,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           return scheduled
         }),
 
-      nextJob: query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`).pipe(
+      nextJob: after(batch, "jobs", undefined, query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`)).pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
       ),
 
@@ -228,17 +269,19 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       claimJob: (upTo) =>
         Effect.andThen(
           requireSafeInteger("claimJob", "upTo", upTo),
-          query(
+          after(batch, "jobs", undefined, query(
             "claimJob",
             sql<JobRow>`
             DELETE FROM jobs WHERE seq = (
               SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
             ) RETURNING seq, kind, due_at, payload`
-          )
+          ))
         ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
       deleteJob: (seq) =>
-        query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`).pipe(Effect.map((rows) => rows.length > 0)),
+        after(batch, "jobs", undefined, query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`)).pipe(
+          Effect.map((rows) => rows.length > 0)
+        ),
 
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })

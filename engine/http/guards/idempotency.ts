@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
 import type { EngineResponse } from "../exchange.ts"
-import { Store, type StoreError, type Tx } from "../../store/port.ts"
+import { pruneExpired, Store, type StoreError, type Tx } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -141,7 +141,7 @@ export class Idempotency extends Context.Service<
             storedAt: command.now
           }
           // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
-          yield* tx.dropExpired(IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
+          yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
           yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
           yield* command.record(response)
         })
