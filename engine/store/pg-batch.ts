@@ -64,6 +64,8 @@ const applyBody = (): string => {
   }
   branches.push(`WHEN 'event' THEN INSERT INTO events (partition, position, event_id, name, timestamp, payload)
         SELECT x.partition, x.position, x.event_id, x.name, x.timestamp, x.payload FROM json_populate_record(NULL::events, op->'r') AS x;`)
+  branches.push(`WHEN 'counter' THEN INSERT INTO counters (name, value) VALUES (op->>'n', (op->>'v')::bigint)
+        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`)
   branches.push(`WHEN 'deleteJob' THEN DELETE FROM jobs WHERE seq = (op->>'s')::bigint;`)
   return `DECLARE op json;
     BEGIN
@@ -103,6 +105,10 @@ export interface Batch {
   readonly add: (write: Write) => void
   /** The row `id` of `collection` (stored in `table`) as the pending writes leave it, if they say. */
   readonly seen: (table: string, collection: string, id: string) => Seen
+  /** The value a pending step of counter `name` leaves it at, if there is one. */
+  readonly counter: (name: string) => number | undefined
+  /** True when a savepoint still open waits in the batch: a write sent at once must come after it. */
+  readonly openSavepoint: () => boolean
   /** True when a pending write touches `table` (for the documents table: `collection`'s rows). */
   readonly touches: (table: string, collection?: string) => boolean
   /** Sends the pending writes, if any (with the savepoints still open among them); a failure marks the batch failed. */
@@ -155,6 +161,14 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
       }
       return { _tag: "unknown" }
     },
+    counter: (name) => {
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const entry = entries[i] as Entry
+        if (!isMarker(entry) && entry.op.k === "counter" && entry.op.n === name) return entry.op.v as number
+      }
+      return undefined
+    },
+    openSavepoint: () => entries.some((e) => isMarker(e) && open.has(e.savepoint)),
     touches: (table, collection) =>
       entries.some((e) => !isMarker(e) && e.table === table && (collection === undefined || e.collection === undefined || e.collection === collection)),
     flush: Effect.suspend(() =>
@@ -199,13 +213,21 @@ export const getThrough = (
         return seen._tag === "flush" ? Effect.andThen(batch.flush, read) : read
       })
 
-/** `effect` once the pending writes touching `table` (any table when undefined) are in the database; decided when it runs. */
+/**
+ * `effect` once the pending writes touching `table` (any table when undefined) are in the database, and when `effect`
+ * writes, once the savepoints still open are (a rollback to one must undo it); decided when it runs.
+ */
 export const after = <A>(
   batch: Batch | undefined,
   table: string | undefined,
   collection: string | undefined,
-  effect: Effect.Effect<A, StoreError>
+  effect: Effect.Effect<A, StoreError>,
+  writes = false
 ): Effect.Effect<A, StoreError> =>
   batch === undefined
     ? effect
-    : Effect.suspend(() => (!batch.deferring || (table !== undefined && !batch.touches(table, collection)) ? effect : Effect.andThen(batch.flush, effect)))
+    : Effect.suspend(() => {
+        if (!batch.deferring) return effect
+        const needed = table === undefined || batch.touches(table, collection) || (writes && batch.openSavepoint())
+        return needed ? Effect.andThen(batch.flush, effect) : effect
+      })

@@ -150,7 +150,9 @@ export interface Tx {
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>
-  tx.dropExpiredLater === undefined ? Effect.asVoid(tx.dropExpired(collection, partition, upTo, limit)) : tx.dropExpiredLater(collection, partition, upTo, limit)
+  tx.dropExpiredLater === undefined
+    ? Effect.asVoid(tx.dropExpired(collection, partition, upTo, limit))
+    : tx.dropExpiredLater(collection, partition, upTo, limit)
 
 /** Deletes the job `seq` (`Tx.deleteJob`), whether it was still there unwanted: the adapter may send it later. */
 export const discardJob = (tx: Tx, seq: number): Effect.Effect<void, StoreError> =>

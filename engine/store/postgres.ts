@@ -57,7 +57,7 @@ import {
   type Tx
 } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
-import { makeLockTable } from "./partition-locks.ts"
+import { GLOBAL_ROOT, lockRootOf, makeLockTable } from "./partition-locks.ts"
 
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
 
@@ -80,6 +80,8 @@ const DELETE_PARTITION = (() => {
   const ctes = PARTITIONED_TABLES.slice(0, -1).map((table, i) => `wipe_${i} AS (DELETE FROM ${table} ${where})`)
   return `WITH ${ctes.join(", ")} DELETE FROM ${last} ${where}`
 })()
+
+const COUNTER_VALUE = "SELECT value FROM counters WHERE name = $1"
 
 /** The partition a job's payload names (its `partition` field), for inspection in SQL; null when it names none. */
 const jobPartitionOf = (payload: unknown): string | null => {
@@ -119,6 +121,36 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           )
         )
       )
+
+    /**
+     * A counter of a partner partition (`<kind>:<partition>`) under a deferring batch: its partition is locked (the
+     * locking Tx took it), so no one else moves it before the commit; it is read once, stepped in the batch, and read
+     * from the batch after that (E-318). Other counters are rows that concurrent transactions take in turn: stepped
+     * at once, after any savepoint still open in the batch.
+     */
+    const nextSeqIn =
+      (batch: Batch | undefined) =>
+      (name: string): Effect.Effect<number, StoreError> => {
+        if (batch === undefined || !batch.deferring) return nextSeq(name)
+        const colon = name.indexOf(":")
+        if (colon === -1 || lockRootOf(name.slice(colon + 1)) === GLOBAL_ROOT) return after(batch, "counters", undefined, nextSeq(name), true)
+        return Effect.andThen(
+          requireText("nextSeq", { counter: name }),
+          Effect.suspend(() => {
+            const pending = batch.counter(name)
+            const current =
+              pending !== undefined
+                ? Effect.succeed(pending)
+                : query("nextSeq", sql.unsafe<{ readonly value: unknown }>(COUNTER_VALUE, [name])).pipe(
+                    Effect.map((rows) => (rows[0] === undefined ? 0 : toNumber(rows[0].value)))
+                  )
+            return Effect.map(current, (value) => {
+              batch.add({ op: { k: "counter", n: name, v: value + 1 }, table: "counters", collection: undefined })
+              return value + 1
+            })
+          })
+        )
+      }
 
     /** Next value of a PG sequence: never waited for, never rolled back. */
     const nextval = (operation: string, name: IdSequence | "jobs"): Effect.Effect<number, StoreError> =>
@@ -182,7 +214,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
             batch,
             tableOf(collection).name,
             collection,
-            statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim))
+            statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim)),
+            true
           )
         ).pipe(Effect.map((rows) => rows.length))
       },
@@ -199,7 +232,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           ? Effect.sync(() => batch.add({ op: { k: "deleteJob", s: seq }, table: "jobs", collection: undefined }))
           : Effect.asVoid(makeTx(hooks, batch).deleteJob(seq)),
 
-      nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
+      nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeqIn(batch)(name)),
 
       nextId: (name) => nextval("nextId", name),
 
@@ -211,16 +244,16 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("appendEvent", { partition, eventId: event.eventId, name: event.name })
           const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
           const payload = yield* encodeJson("appendEvent", event.payload)
-          const position = yield* nextSeq(`log:${partition}`)
+          const position = yield* nextSeqIn(batch)(`log:${partition}`)
           const row = { partition, position, event_id: event.eventId, name: event.name, timestamp, payload }
           if (batch?.deferring) batch.add({ op: { k: "event", r: row }, table: "events", collection: undefined })
           else
             yield* query(
               "appendEvent",
-            sql`
+              sql`
             INSERT INTO events (partition, position, event_id, name, timestamp, payload)
             VALUES (${partition}, ${position}, ${event.eventId}, ${event.name}, ${timestamp}, ${payload})`
-          )
+            )
           const logged: LoggedEvent = {
             position,
             partition,
@@ -251,35 +284,50 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
           // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
-          const rows = yield* query(
-            "scheduleJob",
-            sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
+          const rows = yield* after(
+            batch,
+            "jobs",
+            undefined,
+            query(
+              "scheduleJob",
+              sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
               VALUES (nextval(${sequenceOf("jobs")}), ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)}) RETURNING seq`
+            ),
+            true
           )
           const scheduled: Job = { seq: Number(rows[0]?.seq), kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
           return scheduled
         }),
 
-      nextJob: after(batch, "jobs", undefined, query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`)).pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
-      ),
+      nextJob: after(
+        batch,
+        "jobs",
+        undefined,
+        query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`)
+      ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
       // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
       // committed it is gone for everyone, whichever partitions the claimers lock (E-277).
       claimJob: (upTo) =>
         Effect.andThen(
           requireSafeInteger("claimJob", "upTo", upTo),
-          after(batch, "jobs", undefined, query(
-            "claimJob",
-            sql<JobRow>`
+          after(
+            batch,
+            "jobs",
+            undefined,
+            query(
+              "claimJob",
+              sql<JobRow>`
             DELETE FROM jobs WHERE seq = (
               SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
             ) RETURNING seq, kind, due_at, payload`
-          ))
+            ),
+            true
+          )
         ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
       deleteJob: (seq) =>
-        after(batch, "jobs", undefined, query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`)).pipe(
+        after(batch, "jobs", undefined, query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`), true).pipe(
           Effect.map((rows) => rows.length > 0)
         ),
 
