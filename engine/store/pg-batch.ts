@@ -14,7 +14,8 @@
 import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { decodeJson } from "./pg-codec.ts"
+import { type DocRow, decodeJson, docOf } from "./pg-codec.ts"
+import type { Prefetched } from "./pg-prefetch.ts"
 import { DOCUMENTS, LEDGER_ENTRIES, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
 import { type Doc, StoreError } from "./port.ts"
 
@@ -37,7 +38,7 @@ type Entry = Write | Marker
 const isMarker = (entry: Entry): entry is Marker => "savepoint" in entry
 
 /** What the pending writes say about a row a `get` wants. */
-export type Seen = { readonly _tag: "written"; readonly doc: Doc } | { readonly _tag: "flush" } | { readonly _tag: "unknown" }
+export type Seen = { readonly _tag: "written"; readonly doc: Doc } | { readonly _tag: "absent" } | { readonly _tag: "flush" } | { readonly _tag: "unknown" }
 
 const ALL_TABLES: ReadonlyArray<Table> = [...TYPED_TABLES, DOCUMENTS]
 
@@ -105,7 +106,13 @@ export interface Batch {
   readonly add: (write: Write) => void
   /** The row `id` of `collection` (stored in `table`) as the pending writes leave it, if they say. */
   readonly seen: (table: string, collection: string, id: string) => Seen
-  /** The value a pending step of counter `name` leaves it at, if there is one. */
+  /** Keeps what the lock statement read (pg-prefetch.ts): counters, and the rows it found or did not. */
+  readonly learn: (prefetched: Prefetched) => void
+  /** Keeps a row read under the attempt's exclusive lock of its partition: no one else changes it before the commit. */
+  readonly remember: (table: string, collection: string, id: string, row: DocRow) => void
+  /** Forgets the rows kept: a new lock is about to be taken (a row missed before may exist now), or a wipe ran. */
+  readonly forgetRows: () => void
+  /** The value counter `name` has in this attempt (a pending step's, or as read with the lock), if known. */
   readonly counter: (name: string) => number | undefined
   /** True when a savepoint still open waits in the batch: a write sent at once must come after it. */
   readonly openSavepoint: () => boolean
@@ -121,10 +128,18 @@ export interface Batch {
   readonly rollbackTo: (savepoint: string) => boolean
 }
 
-export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
+/** A row kept by the attempt (its body still JSON text), or null: known not to be there. */
+type Kept = { readonly partition: string; readonly sortKey: string; readonly body: string | null } | null
+
+const keyOf = (table: string, collection: string, id: string) => `${table}\u0000${collection}\u0000${id}`
+
+/** The batch of an attempt; `exclusive(partition)` says whether the attempt holds the partition's root exclusive. */
+export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (partition: string) => boolean): Batch => {
   let entries: Array<Entry> = []
   const open = new Set<string>()
   let failed = false
+  const kept = new Map<string, Kept>()
+  const counters = new Map<string, number>()
 
   const send = (writes: ReadonlyArray<Write>) =>
     writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [JSON.stringify(writes.map((w) => w.op))]))
@@ -149,7 +164,24 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
   return {
     deferring: !eager,
     failed: () => failed,
-    add: (write) => void entries.push(write),
+    add: (write) => {
+      entries.push(write)
+      if (write.put !== undefined) kept.delete(keyOf(write.table, write.collection ?? "", write.put.id))
+      else if (write.op.k === "counter") counters.set(write.op.n as string, write.op.v as number)
+      else if ((write.op.k as string).startsWith("drop:")) kept.clear() // which rows it removes is the database's to say
+    },
+    learn: (prefetched) => {
+      for (const [name, value] of prefetched.counters) counters.set(name, value)
+      for (const { table, collection, id, row } of prefetched.rows) {
+        // A row of a partition the attempt does not hold may change before it is read: read it then.
+        if (row === undefined) kept.set(keyOf(table, collection, id), null)
+        else if (exclusive(row.partition)) kept.set(keyOf(table, collection, id), row)
+      }
+    },
+    remember: (table, collection, id, row) => {
+      if (!eager && exclusive(row.partition)) kept.set(keyOf(table, collection, id), { partition: row.partition, sortKey: row.sort_key, body: row.body })
+    },
+    forgetRows: () => kept.clear(),
     seen: (table, collection, id) => {
       for (let i = entries.length - 1; i >= 0; i--) {
         const entry = entries[i] as Entry
@@ -159,15 +191,11 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
         const { partition, sortKey, body } = entry.put
         return { _tag: "written", doc: { id, partition, sortKey, body: decodeJson(body) } }
       }
-      return { _tag: "unknown" }
+      const row = kept.get(keyOf(table, collection, id))
+      if (row === undefined) return { _tag: "unknown" }
+      return row === null ? { _tag: "absent" } : { _tag: "written", doc: { id, partition: row.partition, sortKey: row.sortKey, body: decodeJson(row.body) } }
     },
-    counter: (name) => {
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const entry = entries[i] as Entry
-        if (!isMarker(entry) && entry.op.k === "counter" && entry.op.n === name) return entry.op.v as number
-      }
-      return undefined
-    },
+    counter: (name) => counters.get(name),
     openSavepoint: () => entries.some((e) => isMarker(e) && open.has(e.savepoint)),
     touches: (table, collection) =>
       entries.some((e) => !isMarker(e) && e.table === table && (collection === undefined || e.collection === undefined || e.collection === collection)),
@@ -188,6 +216,9 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
     release: (savepoint) => void open.delete(savepoint),
     rollbackTo: (savepoint) => {
       open.delete(savepoint)
+      // What was kept may be what the undone unit wrote: read again.
+      kept.clear()
+      counters.clear()
       const at = entries.findIndex((e) => isMarker(e) && e.savepoint === savepoint)
       // Sent already: every pending write came after the savepoint.
       entries = at === -1 ? [] : entries.slice(0, at)
@@ -196,22 +227,32 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean): Batch => {
   }
 }
 
-/** What a `get` of the attempt finds: the pending writes' version of the row, else `read` (after sending them if needed). */
+/**
+ * What a `get` of the attempt finds: the pending writes' version of the row, or the one the attempt kept, else what
+ * `read` finds (after sending the pending writes if they may change it), kept when its partition is held.
+ */
 export const getThrough = (
   batch: Batch | undefined,
   table: string,
   collection: string,
   id: string,
-  read: Effect.Effect<Option.Option<Doc>, StoreError>
-): Effect.Effect<Option.Option<Doc>, StoreError> =>
-  batch === undefined
-    ? read
+  read: Effect.Effect<DocRow | undefined, StoreError>
+): Effect.Effect<Option.Option<Doc>, StoreError> => {
+  const fromDatabase = Effect.map(read, (row) => {
+    if (row === undefined) return Option.none()
+    batch?.remember(table, collection, id, row)
+    return Option.some(docOf(row))
+  })
+  return batch === undefined
+    ? fromDatabase
     : Effect.suspend(() => {
-        if (!batch.deferring) return read
+        if (!batch.deferring) return fromDatabase
         const seen = batch.seen(table, collection, id)
         if (seen._tag === "written") return Effect.succeed(Option.some(seen.doc))
-        return seen._tag === "flush" ? Effect.andThen(batch.flush, read) : read
+        if (seen._tag === "absent") return Effect.succeed(Option.none())
+        return seen._tag === "flush" ? Effect.andThen(batch.flush, fromDatabase) : fromDatabase
       })
+}
 
 /**
  * `effect` once the pending writes touching `table` (any table when undefined) are in the database, and when `effect`

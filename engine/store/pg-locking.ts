@@ -26,6 +26,7 @@ import { Context, Effect, Exit, Option, Scope } from "effect"
 import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
 import { type CommitFaults, type Doc, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
+import { LOCK, lockParams, prefetchedOf, type Wanted } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -70,6 +71,8 @@ interface Attempt {
   readonly misses: Map<string, readonly [string, string]>
   /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
   readonly globalSeen: Map<string, string>
+  /** Rows the work said it will read (`Tx.prefetch`): read with the next lock the attempt takes in the database. */
+  readonly wanted: Array<Wanted>
   /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
   readonly scope: Scope.Closeable
   /** The attempt's deferred writes (pg-batch.ts), sent before COMMIT; an eager attempt's defers nothing. */
@@ -99,9 +102,6 @@ export const makeLockingTransact = (
 ) => {
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
 
-  const advisory = (key: string, mode: LockMode) =>
-    mode === "shared" ? sql`pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))` : sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`
-
   const storeError = (operation: string) => (cause: SqlError.SqlError) =>
     new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
 
@@ -112,12 +112,18 @@ export const makeLockingTransact = (
   const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
 
-  /** The database's side of locks already held in this process; one statement, taken in `locks`' order. */
+  /**
+   * The database's side of locks already held in this process, taken in `locks`' order; the same statement reads, once
+   * they are held, the partitions' counters and the rows the work said it wants (pg-prefetch.ts, E-318).
+   */
   const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
-    const [first, ...rest] = locks
-    if (first === undefined) return Effect.void
-    const list = rest.reduce((acc, [key, mode]) => sql`${acc}, ${advisory(key, mode)}`, advisory(first[0], first[1]))
-    return inTx(attempt, sql`SELECT ${list}`).pipe(Effect.asVoid, Effect.mapError(storeError("lock")))
+    if (locks.length === 0) return Effect.void
+    const wanted = attempt.wanted.splice(0)
+    const { names, params } = lockParams(locks, wanted)
+    return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
+      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted))),
+      Effect.mapError(storeError("lock"))
+    )
   }
 
   /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
@@ -171,6 +177,8 @@ export const makeLockingTransact = (
       if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
       const fresh = locks.filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
       if (fresh.length === 0) return Effect.succeed(false)
+      // A row kept as missing may be created in the partition about to be locked: read rows again from now on.
+      attempt.batch.forgetRows()
       if (attempt.conn === undefined && attempt.held.heldNow().size === 0) {
         return Effect.as(Effect.andThen(Effect.andThen(attempt.held.takeAll(new Map(fresh)), begin(attempt)), revalidate(attempt, raw)), true)
       }
@@ -279,7 +287,12 @@ export const makeLockingTransact = (
           touch(partition),
           write(raw.dropExpiredLater?.(collection, partition, upTo, limit) ?? Effect.asVoid(raw.dropExpired(collection, partition, upTo, limit)))
         ),
-      deleteJobLater: (seq) => write(raw.deleteJobLater?.(seq) ?? Effect.asVoid(raw.deleteJob(seq)))
+      deleteJobLater: (seq) => write(raw.deleteJobLater?.(seq) ?? Effect.asVoid(raw.deleteJob(seq))),
+      prefetch: (keys) =>
+        Effect.sync(() => {
+          if (!attempt.batch.deferring) return
+          for (const [collection, id] of keys) if (representable(collection) && representable(id)) attempt.wanted.push([collection, id])
+        })
     }
   }
 
@@ -339,20 +352,22 @@ export const makeLockingTransact = (
   /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
   const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>, eager: boolean) =>
     Effect.acquireUseRelease(
-      Effect.map(
-        Scope.make(),
-        (scope): Attempt => ({
-          held: makeHeldLocks(table),
+      Effect.map(Scope.make(), (scope): Attempt => {
+        const held = makeHeldLocks(table)
+        const exclusive = (partition: string) => held.modeOf(lockRootOf(partition)) === "exclusive"
+        return {
+          held,
           misses: new Map(),
           globalSeen: new Map(),
           scope,
-          batch: makeBatch(sql, eager),
+          wanted: [],
+          batch: makeBatch(sql, eager, exclusive),
           conn: undefined,
           open: false,
           closed: false,
           runAgain: false
-        })
-      ),
+        }
+      }),
       (attempt) => {
         const hooks: Array<Effect.Effect<void>> = []
         return Effect.andThen(attempt.held.takeAll(prelocks), runWork(attempt, work, hooks)).pipe(

@@ -146,7 +146,16 @@ export interface Tx {
   readonly dropExpiredLater?: (collection: string, partition: string, upTo: number, limit: number) => Effect.Effect<void, StoreError>
   /** `deleteJob` without the answer, for a caller that does not want it; optional as `dropExpiredLater` (`discardJob`). */
   readonly deleteJobLater?: (seq: number) => Effect.Effect<void, StoreError>
+  /**
+   * A hint: the work will `get` these documents soon. An adapter may read them with a statement it sends anyway
+   * (postgres: with the partition's lock, E-318); what `get` answers is the same either way. Optional (`prefetch`).
+   */
+  readonly prefetch?: (keys: ReadonlyArray<readonly [collection: string, id: string]>) => Effect.Effect<void>
 }
+
+/** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
+export const prefetch = (tx: Tx, keys: ReadonlyArray<readonly [collection: string, id: string]>): Effect.Effect<void> =>
+  tx.prefetch === undefined ? Effect.void : tx.prefetch(keys)
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>

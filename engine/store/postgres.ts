@@ -43,7 +43,8 @@ import {
   toStoreError
 } from "./pg-codec.ts"
 import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
-import { after, type Batch, ensureApplyFunction, getThrough, makeBatch } from "./pg-batch.ts"
+import { after, type Batch, ensureApplyFunction, getThrough } from "./pg-batch.ts"
+import { ensureLockFunction } from "./pg-prefetch.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -94,7 +95,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate
-    yield* ensureApplyFunction(sql).pipe(Effect.mapError(toStoreError("create the apply function")))
+    yield* Effect.andThen(ensureApplyFunction(sql), ensureLockFunction(sql)).pipe(Effect.mapError(toStoreError("create the store's functions")))
     const locks = makeLockTable()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
@@ -178,7 +179,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
               tableOf(collection).name,
               collection,
               id,
-              statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf)))
+              statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => rows[0]))
             ),
 
       put: (collection, doc) =>
@@ -202,7 +203,9 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       deletePartition: (partition) =>
         Effect.andThen(
           requireText("deletePartition", { partition }),
-          after(batch, undefined, undefined, query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`])))
+          after(batch, undefined, undefined, query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))).pipe(
+            Effect.tap(() => Effect.sync(() => batch?.forgetRows()))
+          )
         ),
 
       dropExpired: (collection, partition, upTo, limit) => {
@@ -217,7 +220,12 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
             statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim)),
             true
           )
-        ).pipe(Effect.map((rows) => rows.length))
+        ).pipe(
+          Effect.map((rows) => {
+            if (rows.length > 0) batch?.forgetRows()
+            return rows.length
+          })
+        )
       },
 
       dropExpiredLater: (collection, partition, upTo, limit) => {

@@ -30,7 +30,20 @@ const traceMessage = (type: string, body: Buffer) => {
     statements.set(name, cstring(body, at)[0])
   } else if (type === "B") {
     const [, at] = cstring(body, 0)
-    traced.push(statements.get(cstring(body, at)[0])?.replace(/\s+/g, " ").slice(0, 160) ?? "?")
+    const [name, after] = cstring(body, at)
+    // The parameters, when sent as text: enough to tell which row a read wants.
+    const formats = body.readInt16BE(after)
+    let at2 = after + 2 + formats * 2
+    const count = body.readInt16BE(at2)
+    at2 += 2
+    const values: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const length = body.readInt32BE(at2)
+      at2 += 4
+      values.push(length < 0 ? "NULL" : body.toString("utf8", at2, at2 + Math.min(length, 40)))
+      if (length > 0) at2 += length
+    }
+    traced.push(`${statements.get(name)?.replace(/\s+/g, " ").slice(0, 90) ?? "?"} [${values.join(", ")}]`)
   } else if (type === "Q") traced.push(`Q ${cstring(body, 0)[0].replace(/\s+/g, " ").slice(0, 160)}`)
 }
 /** Client -> server messages by type, after the startup packet (which has no type byte). */
@@ -76,7 +89,8 @@ const database = `sokoni_rt_${process.pid}`
 const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", statement])
 psql(`CREATE DATABASE ${database}`)
 const url = new URL(databaseUrlFor(ADMIN_URL, database))
-url.port = String(port)
+// SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
+if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
 
 const host = await makeEngineHost({
   store: "postgres",
