@@ -23,66 +23,15 @@
  * tried without waiting, and when it is busy the attempt rolls back and runs again (E-320).
  */
 import { Context, Effect, Exit, Option, Scope } from "effect"
-import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
-import { type CommitFaults, type Doc, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import type { SqlClient, SqlError } from "effect/sql"
+import { type CommitFaults, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
-import { LOCK, lockParams, prefetchedOf, type Wanted } from "./pg-prefetch.ts"
-import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
+import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
+import { LOCK, lockParams, prefetchedOf } from "./pg-prefetch.ts"
+import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
 export const MAX_ATTEMPTS = 12
-
-/** Marks the StoreError a lock call fails with when the attempt has to run again. */
-const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
-
-const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
-
-/** An attempt that must not commit: run the transaction again, taking `locks` before it starts, writing at once if `eager`. */
-class RunAgain {
-  readonly locks: ReadonlyMap<string, LockMode>
-  readonly eager: boolean
-  constructor(locks: ReadonlyMap<string, LockMode>, eager: boolean) {
-    this.locks = locks
-    this.eager = eager
-  }
-}
-
-const isSqlError = (u: unknown): u is SqlError.SqlError => typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
-
-/** A deadlock (40P01) or serialization failure (40001): the whole transaction may simply run again. */
-const retryable = (error: unknown): boolean => {
-  const sqlError = error instanceof StoreError ? error.cause : error
-  if (!isSqlError(sqlError)) return false
-  const tag = (sqlError.reason as { readonly _tag?: string })._tag
-  return tag === "DeadlockError" || tag === "SerializationError"
-}
-
-/** A string PostgreSQL text can hold (postgres.ts refuses the others before they reach the server). */
-const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
-
-/** What a read saw of a row, to compare with a later read. */
-const seenOf = (doc: Option.Option<Doc>): string => (Option.isNone(doc) ? "none" : JSON.stringify([doc.value.partition, doc.value.body]))
-
-const covers = (held: LockMode | undefined, wanted: LockMode) => held === "exclusive" || held === wanted
-
-interface Attempt {
-  readonly held: HeldLocks
-  /** `get`s that found nothing, by `collection\u0000id`, until the attempt writes that id itself. */
-  readonly misses: Map<string, readonly [string, string]>
-  /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
-  readonly globalSeen: Map<string, string>
-  /** Rows the work said it will read (`Tx.prefetch`): read with the next lock the attempt takes in the database. */
-  readonly wanted: Array<Wanted>
-  /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
-  readonly scope: Scope.Closeable
-  /** The attempt's deferred writes (pg-batch.ts), sent before COMMIT; an eager attempt's defers nothing. */
-  readonly batch: Batch
-  conn: SqlConnection.Connection | undefined
-  /** True between BEGIN and a successful COMMIT. */
-  open: boolean
-  closed: boolean
-  runAgain: boolean
-}
 
 /** The transaction open in a fiber: a `transact` inside it joins it as a savepoint (E-289). */
 interface OpenAttempt {
@@ -427,9 +376,4 @@ export const makeLockingTransact = (
   const openTx: Effect.Effect<Tx | undefined> = Effect.map(Effect.service(open), (current) => current?.tx)
 
   return { transact, openTx }
-}
-
-const restore = <K, V>(map: Map<K, V>, saved: ReadonlyMap<K, V>) => {
-  map.clear()
-  for (const [k, v] of saved) map.set(k, v)
 }

@@ -14,6 +14,8 @@
  * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order. The money
  *   path's collections (orders, balances, journal, wallet history, idempotency receipts) have tables of their own
  *   whose typed columns the database constrains; the write of a document stays one statement (docs/storage.md).
+ * - In a write transaction, writes whose result is not awaited wait in the attempt's batch and go in one statement
+ *   before COMMIT (pg-batch.ts, E-317); the lock statement also reads counters and hinted rows (pg-prefetch.ts, E-318).
  * - Lists order by the sort key compared by UTF-16 code units, as JavaScript's `<` does (the `sort_order` column holds
  *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
  *   adapter's Map buckets (`insert_seq`).
