@@ -9,8 +9,7 @@ import { Effect } from "effect"
 import { withTemporaryDatabase } from "../engine/store/pg-temp-db.ts"
 import { CONTROL_MOUNTS, CONTROL_PATH, makeValidator } from "../spec/validator.ts"
 import { makeInProcessEngine } from "../engine/runtime.ts"
-import { Outbound, type ScriptedAnswer, SimReceivers } from "../engine/sim/outbound.ts"
-import { type ReceivedView, receivedView } from "../engine/sim/received-view.ts"
+import { Outbound, SimReceivers } from "../engine/sim/outbound.ts"
 import {
   labelOf,
   needsControlApi,
@@ -28,6 +27,7 @@ import {
   usesReceivers,
   type WireOptions
 } from "./format.ts"
+import { controlReceivers, inProcessReceivers, type ScenarioReceivers } from "./receivers.ts"
 import { type StreamMessage, streamReader } from "./stream-reader.ts"
 import { shiftScenario, weeksPast, wireObstacle } from "./wire-plan.ts"
 
@@ -107,21 +107,6 @@ const ADMIN = "scenario-admin-token"
 const contract = makeValidator()
 /** And every control-API answer against spec/control.yaml. */
 const controlContract = makeValidator(CONTROL_PATH, CONTROL_MOUNTS)
-
-/** A scenario's webhook receivers, wherever they live: script one by URL, take what they got since the last take. */
-interface ScenarioReceivers {
-  /** Problems when the script was refused (none when it is in force). */
-  readonly script: (url: string, answers: ReadonlyArray<ScriptedAnswer>, otherwise: ScriptedAnswer, secret: string | undefined) => Promise<Array<string>>
-  readonly take: () => Promise<Array<ReceivedView>>
-}
-
-const inProcessReceivers = (receivers: SimReceivers): ScenarioReceivers => ({
-  script: async (url, answers, otherwise, secret) => {
-    receivers.script(url, answers, otherwise, { secret })
-    return []
-  },
-  take: async () => receivers.take().map((r) => receivedView(r))
-})
 
 /**
  * Runs `scenario`. On postgres every run gets a fresh database on the server of `databaseUrl` (dropped afterwards),
@@ -222,17 +207,10 @@ const runOn = async (scenario: Scenario, options: RunOptions, given?: Transport)
     engine.receivers !== undefined
       ? inProcessReceivers(engine.receivers)
       : hasControl && usesReceivers(scenario)
-        ? {
-            script: async (url, answers, otherwise, secret) => {
-              const body = { url, partnerId: String(vars.partnerId), answers, otherwise, ...(secret === undefined ? {} : { secret }) }
-              const set = await call("PUT", "/_sim/receivers", admin, body)
-              return set.status === 200 ? [] : [`receiver: PUT /_sim/receivers answered ${set.status} ${JSON.stringify(set.body)}`]
-            },
-            take: async () => {
-              const got = await call("POST", "/_sim/receivers/take", admin, { partnerId: String(vars.partnerId) })
-              return got.status === 200 ? (got.body as { received: Array<ReceivedView> }).received : []
-            }
-          }
+        ? controlReceivers(
+            (method, path, body) => call(method, path, admin, body),
+            () => String(vars.partnerId)
+          )
         : undefined
   const clockNow = async () => (hasControl ? ((await call("GET", "/_sim/clock", admin, undefined)).body as { now: string }).now : undefined)
   const eventsSince = async (from: number | string | undefined) => {

@@ -7,7 +7,7 @@
  * Time: no clock is read here. The CLI passes `now` (wall time) and `sleep`; with a control API the instants come from
  * the target's own clock (`GET /_sim/clock`), which is virtual on our engine, so waits are clock advances.
  */
-import type { TimelineEntry } from "../report/model.ts"
+import { curlCommand, parseSseMessage, timelineOf } from "./exchange-text.ts"
 import { type HistoryEntry, movesClock } from "./history-entries.ts"
 import { isoAt } from "../sim/clock.ts"
 
@@ -76,12 +76,6 @@ export const PRODUCTION_BASE = "/api/v1/partner"
 export const SANDBOX_ROOT = "/api/sandbox/v1"
 /** Where the public operations (GET /status) live. */
 export const PUBLIC_ROOT = "/api/v1"
-
-/** Single-quotes a word for a POSIX shell. */
-export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
-
-/** Header names whose values are secrets: the reproducer names an environment variable instead. */
-const SECRET_HEADERS: Record<string, string> = { "x-api-key": "$SOKONI_KEY", authorization: "Bearer $SOKONI_KEY" }
 
 export const makeTarget = (options: TargetOptions) => {
   const doFetch = options.fetch ?? globalThis.fetch
@@ -254,25 +248,7 @@ export const makeTarget = (options: TargetOptions) => {
     return "real"
   }
 
-  /** The one-line curl that replays an exchange; keys are read from $SOKONI_KEY, never printed. */
-  const curlOf = (x: Exchange): string => {
-    const parts = ["curl -sS -i", "-X", x.method, shellQuote(`${origin}${actualPath(x.path)}`)]
-    for (const [name, value] of Object.entries(x.headers)) {
-      const secret = SECRET_HEADERS[name.toLowerCase()]
-      const shown = secret === undefined ? value : name.toLowerCase() === "authorization" && !value.startsWith("Bearer ") ? "$SOKONI_AUTH" : secret
-      parts.push("-H", secret === undefined ? shellQuote(`${name}: ${shown}`) : `"${name}: ${shown}"`)
-    }
-    if (x.body !== undefined) parts.push("--data-binary", shellQuote(x.body))
-    return parts.join(" ")
-  }
-
-  const timelineOf = (exchanges: ReadonlyArray<Exchange>): Array<TimelineEntry> =>
-    exchanges.flatMap(
-      (x): Array<TimelineEntry> => [
-        { at: isoAt(x.at), kind: "request", text: `${x.method} ${x.path}${x.body === undefined ? "" : ` ${x.body.slice(0, 160)}`}` },
-        { at: isoAt(x.at), kind: "response", text: `${x.status} ${x.text.slice(0, 200)}` }
-      ]
-    )
+  const curlOf = (x: Exchange): string => curlCommand(`${origin}${actualPath(x.path)}`, x)
 
   /**
    * Opens an event stream and reads messages until `enough` says so, the stream ends, or `limitMs` of real time pass
@@ -324,23 +300,10 @@ export const makeTarget = (options: TargetOptions) => {
         buffer += decoder.decode(chunk.value, { stream: true })
         let end = buffer.indexOf("\n\n")
         while (end !== -1) {
-          const message: Record<string, unknown> = {}
-          for (const line of buffer.slice(0, end).split("\n")) {
-            const colon = line.indexOf(":")
-            if (colon <= 0) continue
-            const field = line.slice(0, colon)
-            const value = line.slice(colon + 1).replace(/^ /, "")
-            if (field === "data") {
-              try {
-                message.data = JSON.parse(value)
-              } catch {
-                message.data = value
-              }
-            } else if (field === "id" || field === "event") message[field] = value
-          }
-          if (message.event !== undefined) {
-            messages.push(message as SseMessage)
-            options.record?.({ kind: "stream", at: isoAt(await nowOnTarget()), caller: callerOf(path, headers), connection, ...(message as SseMessage) })
+          const message = parseSseMessage(buffer.slice(0, end))
+          if (message !== undefined) {
+            messages.push(message)
+            options.record?.({ kind: "stream", at: isoAt(await nowOnTarget()), caller: callerOf(path, headers), connection, ...message })
           }
           buffer = buffer.slice(end + 2)
           end = buffer.indexOf("\n\n")

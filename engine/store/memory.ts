@@ -166,7 +166,7 @@ const openOverlay = (state: MemoryState): Overlay => {
         if (queue === undefined || isWiped(partition)) return 0
         let read = consumed.get(queueKey) ?? 0
         let removed = 0
-        for (let entry = queue.at(read); entry !== undefined && entry.keepUntil <= upTo && removed < limit; entry = queue.at(read)) {
+        for (let entry = queue.due(read, upTo); entry !== undefined && removed < limit; entry = queue.due(read, upTo)) {
           const key = `${collection}\u0000${entry.id}`
           // Rewritten by this transaction: its entry stays for the commit to judge against the new version.
           if (putDocs.has(key)) break

@@ -12,8 +12,19 @@ import { StoreError } from "./port.ts"
 /** A check of values against `shape`: a value that does not fit fails as a StoreError saying `what(name)` and why. */
 export const shapeCheck = <A>(shape: Schema.Codec<A>, what: (name: string) => string) => {
   const fits = Schema.is(shape)
+  /**
+   * Values already found to fit: the memory store hands back the very object it keeps, read again and again (a
+   * quote, a holding, a sub-account), and a stored value is never changed in place, so its verdict holds (E-347). A
+   * value read from PostgreSQL is a new object each time and is simply checked.
+   */
+  const fitted = new WeakSet<object>()
   return (name: string, value: unknown): Effect.Effect<A, StoreError> => {
-    if (fits(value)) return Effect.succeed(value)
+    const remembered = typeof value === "object" && value !== null
+    if (remembered && fitted.has(value)) return Effect.succeed(value as A)
+    if (fits(value)) {
+      if (remembered) fitted.add(value)
+      return Effect.succeed(value)
+    }
     const exit = Schema.decodeUnknownExit(shape)(value)
     const issue = Exit.isFailure(exit) ? `: ${Cause.pretty(exit.cause)}` : ""
     return Effect.fail(new StoreError({ message: `${what(name)}${issue}` }))

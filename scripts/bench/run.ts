@@ -6,7 +6,8 @@
  * it goes and writes docs/performance.md; `week` is the simulated week (week.ts:
  * `sokoni simulate` at 1k..20k orders and a 1,000-order scenario file). `--baseline DIR` (another checkout of the
  * engine, e.g. `git worktree add /tmp/base main`) runs
- * its postgres engine beside this one in the same interleaved rounds: before and after a change, on one machine state.
+ * its engine (each store asked for) beside this one in the same interleaved rounds (throughput and isolation):
+ * before and after a change, on one machine state.
  * A missed target prints `TARGET MISSED: …` (exit 1 only with --strict).
  */
 import { execFileSync } from "node:child_process"
@@ -139,8 +140,8 @@ const throughput = async (): Promise<Throughput[]> => {
   log(`starting servers on core ${SERVER_CORE}: ${stores.map((s) => `engine-${s}`).join(", ")}, bare-node, prism`)
   const engines: Engine[] = []
   for (const store of stores) engines.push(await startEngine(store))
-  if (flags.baseline !== undefined && stores.includes("postgres"))
-    engines.push(await startEngine("postgres", { cwd: flags.baseline, name: "engine-postgres@base" }))
+  // The baseline checkout beside this one, on each store asked for, in the same interleaved rounds.
+  if (flags.baseline !== undefined) for (const store of stores) engines.push(await startEngine(store, { cwd: flags.baseline, name: `engine-${store}@base` }))
   const reference = engines[0]!
   const list = (await (await fetch(`${reference.base}${reference.prefix}/stocks`, { headers: { "x-api-key": reference.apiKey } })).json()) as {
     stocks: { symbol: string }[]
@@ -219,7 +220,11 @@ const tenants = async (sections: string[]): Promise<Verdict[]> => {
   const variants: Variant[] = stores.includes("postgres") ? [{ name: "engine-postgres" }] : []
   if (flags.baseline !== undefined && stores.includes("postgres")) variants.push({ name: "engine-postgres@base", cwd: flags.baseline })
   // The memory store's isolation is the GC's (issue 25 item 2): a flood's garbage must not stall the quiet partner.
-  const isolated: Variant[] = stores.includes("memory") ? [{ name: "engine-memory", store: "memory" }, ...variants] : variants
+  const onMemory: Variant[] = [
+    { name: "engine-memory", store: "memory" },
+    ...(flags.baseline === undefined ? [] : [{ name: "engine-memory@base", store: "memory" as const, cwd: flags.baseline }])
+  ]
+  const isolated: Variant[] = stores.includes("memory") ? [...onMemory, ...variants] : variants
   // A p99 wants a few hundred requests: 10 s at 20 pairs/s is 400 of A's requests a round (the quick run keeps its 2 s).
   const tenantSettings = { ...settings, seconds: flags.quick ? settings.seconds : 10, pairsPerSecond: 20 }
   const verdicts: Verdict[] = []

@@ -149,6 +149,8 @@ export interface EngineOptions {
   readonly databaseUrl?: string | undefined
   readonly seed?: number | undefined
   readonly core?: string | undefined
+  /** Node or V8 flags for the engine's process (before the script), to compare runtime settings side by side. */
+  readonly nodeFlags?: readonly string[] | undefined
 }
 
 /**
@@ -161,7 +163,7 @@ export const startEngine = async (store: Store, options: EngineOptions = {}): Pr
   const args = ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", store, ...database]
   const seed = String(options.seed ?? 1)
   const flags = ["--rate-limit", "off", "--desk", "manual", "--seed", seed, "--admin-token", ADMIN_TOKEN]
-  const child = spawnPinned(options.core ?? SERVER_CORE, [...args, ...flags], process.env, "pipe", options.cwd ?? root)
+  const child = spawnPinned(options.core ?? SERVER_CORE, [...(options.nodeFlags ?? []), ...args, ...flags], process.env, "pipe", options.cwd ?? root)
   const output = tail(child)
   const base = `http://127.0.0.1:${port}`
   try {

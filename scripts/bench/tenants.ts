@@ -18,6 +18,8 @@ export interface Variant {
   readonly cwd?: string | undefined
   /** postgres unless named. */
   readonly store?: Store | undefined
+  /** Node or V8 flags for its engine's process (targets.ts). */
+  readonly nodeFlags?: readonly string[] | undefined
 }
 
 export interface TenantSettings {
@@ -61,7 +63,7 @@ export interface IsolationSample {
 export const isolation = async (variants: readonly Variant[], settings: TenantSettings, log: (line: string) => void): Promise<IsolationSample[]> => {
   const engines = new Map<string, { engine: Engine; keyB: string; symbol: string }>()
   for (const variant of variants) {
-    const engine = await startEngine(variant.store ?? "postgres", { cwd: variant.cwd, name: variant.name })
+    const engine = await startEngine(variant.store ?? "postgres", { cwd: variant.cwd, name: variant.name, nodeFlags: variant.nodeFlags })
     const { apiKey: keyB } = await createPartner(engine.base, "Flood")
     engines.set(variant.name, { engine, keyB, symbol: await symbolOf(engine) })
   }

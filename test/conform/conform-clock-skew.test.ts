@@ -5,7 +5,8 @@
  * Real time is the engine's manual clock here: conform's `sleep` advances it, so nothing waits on the wall clock.
  */
 import { describe, expect, it } from "vitest"
-import { describeSkew, runConform } from "../../engine/conform/conform.ts"
+import { runConform } from "../../engine/conform/conform.ts"
+import { describeSkew } from "../../engine/conform/coverage.ts"
 import type { PlantedDefect } from "../../engine/sim/defects.ts"
 import { ADMIN, MONDAY_OPEN, startTarget } from "./conform-kit.ts"
 

@@ -1,6 +1,6 @@
 /**
- * Lanes (E-404): at most `width` requests of one credential are in the engine at once, the rest start in arrival
- * order as earlier ones finish; another credential's request starts at once, and a request without one is not held.
+ * Lanes (E-404, E-354): a credential's requests start in turns, one per lane per turn and round-robin, never more than
+ * `width` of a lane in the engine; a request without a credential is not held. Turns are run by hand here.
  */
 import { describe, expect, it } from "vitest"
 import type { EngineRequest } from "../../engine/http/exchange.ts"
@@ -15,28 +15,70 @@ const request = (headers: Record<string, string>): EngineRequest => ({
   body: undefined
 })
 
+const FLOOD = { "x-api-key": "sk_sandbox_flood" }
+const QUIET = { "x-api-key": "sk_sandbox_quiet" }
+
+/** Lanes whose turns wait to be run by `runTurn`; `send` records each start and keeps its leave. */
+const harness = (width: number) => {
+  const turns: Array<() => void> = []
+  const lanes = makeLanes(width, (turn) => turns.push(turn))
+  const started: Array<string> = []
+  const leaves = new Map<string, () => void>()
+  const send = (name: string, headers: Record<string, string>, answersAtOnce = false) =>
+    lanes.enter(request(headers), (leave) => {
+      started.push(name)
+      if (answersAtOnce) leave()
+      else leaves.set(name, leave)
+    })
+  const runTurn = () => {
+    const turn = turns.shift()
+    expect(turn, "a turn is booked").toBeDefined()
+    turn?.()
+  }
+  return { send, runTurn, started, leaves, booked: () => turns.length }
+}
+
 describe("lanes", () => {
-  it("hold a credential's requests beyond the width until earlier ones leave, in arrival order", () => {
-    const lanes = makeLanes(2)
-    const started: Array<string> = []
-    const leaves = new Map<string, () => void>()
-    const send = (name: string, headers: Record<string, string>) =>
-      lanes.enter(request(headers), (leave) => {
-        started.push(name)
-        leaves.set(name, leave)
-      })
-    send("b1", { "x-api-key": "sk_sandbox_flood" })
+  it("start a lane's requests in arrival order, one a turn, never more than the width in the engine", () => {
+    const { send, runTurn, started, leaves, booked } = harness(2)
+    send("b1", FLOOD)
     send("b2", { authorization: "Bearer sk_sandbox_flood" })
-    send("b3", { "x-api-key": "sk_sandbox_flood" })
-    send("b4", { "x-api-key": "sk_sandbox_flood" })
-    // another partner, and a request with no credential, are not held behind the flood
-    send("a1", { "x-api-key": "sk_sandbox_quiet" })
-    send("public", {})
-    expect(started).toEqual(["b1", "b2", "a1", "public"])
+    send("b3", FLOOD)
+    send("b4", FLOOD)
+    expect(started).toEqual([])
+    runTurn()
+    runTurn()
+    expect(started).toEqual(["b1", "b2"])
+    // the lane is full: no turn is booked until one of its requests leaves
+    expect(booked()).toBe(0)
     leaves.get("b2")?.()
     leaves.get("b2")?.() // leaving twice frees one place only
-    expect(started).toEqual(["b1", "b2", "a1", "public", "b3"])
+    runTurn()
+    expect(started).toEqual(["b1", "b2", "b3"])
+    expect(booked()).toBe(0)
     leaves.get("b1")?.()
-    expect(started).toEqual(["b1", "b2", "a1", "public", "b3", "b4"])
+    runTurn()
+    expect(started).toEqual(["b1", "b2", "b3", "b4"])
+  })
+
+  it("give a quiet partner's request the next turn, however many of a flood's arrived before it", () => {
+    const { send, runTurn, started } = harness(4)
+    // the flood's requests answer without yielding (the memory store): they never fill the lane's width
+    for (let i = 1; i <= 50; i++) send(`b${i}`, FLOOD, true)
+    send("a1", QUIET, true)
+    runTurn()
+    expect(started).toEqual(["b1", "a1"])
+    send("a2", QUIET, true)
+    runTurn()
+    expect(started).toEqual(["b1", "a1", "b2", "a2"])
+    runTurn()
+    expect(started.slice(4)).toEqual(["b3"])
+  })
+
+  it("let a request without a credential start at once", () => {
+    const { send, started } = harness(1)
+    send("b1", FLOOD)
+    send("public", {})
+    expect(started).toEqual(["public"])
   })
 })
