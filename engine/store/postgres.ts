@@ -86,6 +86,19 @@ const DELETE_PARTITION = (() => {
 
 const COUNTER_VALUE = "SELECT value FROM counters WHERE name = $1"
 
+/** Statement texts with parameters, built once: a tagged template is compiled again on every call (E-317). */
+const SQL = {
+  stepCounter: "INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
+  nextval: "SELECT nextval($1) AS value",
+  scheduleJob: "INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (nextval($1), $2, $3, $4, $5) RETURNING seq",
+  nextJob: "SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1",
+  // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too.
+  claimJob: `DELETE FROM jobs WHERE seq = (
+    SELECT seq FROM jobs WHERE due_at <= $1 ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
+  ) RETURNING seq, kind, due_at, payload`,
+  deleteJob: "DELETE FROM jobs WHERE seq = $1 RETURNING seq"
+} as const
+
 /** The partition a job's payload names (its `partition` field), for inspection in SQL; null when it names none. */
 const jobPartitionOf = (payload: unknown): string | null => {
   const partition = typeof payload === "object" && payload !== null ? (payload as { readonly partition?: unknown }).partition : undefined
@@ -110,13 +123,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
     const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
       Effect.andThen(
         requireText("nextSeq", { counter: name }),
-        query(
-          "nextSeq",
-          sql<{ readonly value: bigint | number | string }>`
-          INSERT INTO counters (name, value) VALUES (${name}, 1)
-          ON CONFLICT (name) DO UPDATE SET value = counters.value + 1
-          RETURNING value`
-        ).pipe(
+        query("nextSeq", sql.unsafe<{ readonly value: bigint | number | string }>(SQL.stepCounter, [name])).pipe(
           Effect.flatMap((rows) =>
             rows[0] === undefined
               ? Effect.fail(new StoreError({ message: `postgres store: nextSeq returned no row for ${name}` }))
@@ -157,7 +164,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
 
     /** Next value of a PG sequence: never waited for, never rolled back. */
     const nextval = (operation: string, name: IdSequence | "jobs"): Effect.Effect<number, StoreError> =>
-      query(operation, sql<{ readonly value: bigint | number | string }>`SELECT nextval(${sequenceOf(name)}) AS value`).pipe(
+      query(operation, sql.unsafe<{ readonly value: bigint | number | string }>(SQL.nextval, [sequenceOf(name)])).pipe(
         Effect.map((rows) => toNumber(rows[0]?.value))
       )
 
@@ -300,8 +307,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
             undefined,
             query(
               "scheduleJob",
-              sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
-              VALUES (nextval(${sequenceOf("jobs")}), ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)}) RETURNING seq`
+              sql.unsafe<{ readonly seq: bigint | number | string }>(SQL.scheduleJob, [
+                sequenceOf("jobs"),
+                job.kind,
+                dueAt,
+                payload,
+                jobPartitionOf(job.payload)
+              ])
             ),
             true
           )
@@ -309,35 +321,20 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           return scheduled
         }),
 
-      nextJob: after(
-        batch,
-        "jobs",
-        undefined,
-        query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`)
-      ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
+      nextJob: after(batch, "jobs", undefined, query("nextJob", sql.unsafe<JobRow>(SQL.nextJob))).pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
+      ),
 
       // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too; once
       // committed it is gone for everyone, whichever partitions the claimers lock (E-277).
       claimJob: (upTo) =>
         Effect.andThen(
           requireSafeInteger("claimJob", "upTo", upTo),
-          after(
-            batch,
-            "jobs",
-            undefined,
-            query(
-              "claimJob",
-              sql<JobRow>`
-            DELETE FROM jobs WHERE seq = (
-              SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
-            ) RETURNING seq, kind, due_at, payload`
-            ),
-            true
-          )
+          after(batch, "jobs", undefined, query("claimJob", sql.unsafe<JobRow>(SQL.claimJob, [upTo])), true)
         ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
       deleteJob: (seq) =>
-        after(batch, "jobs", undefined, query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`), true).pipe(
+        after(batch, "jobs", undefined, query("deleteJob", sql.unsafe<{ readonly seq: unknown }>(SQL.deleteJob, [seq])), true).pipe(
           Effect.map((rows) => rows.length > 0)
         ),
 
