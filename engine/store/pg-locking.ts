@@ -23,58 +23,15 @@
  * tried without waiting, and when it is busy the attempt rolls back and runs again (E-320).
  */
 import { Context, Effect, Exit, Option, Scope } from "effect"
-import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
-import { type CommitFaults, type Doc, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
-import { GLOBAL_ROOT, type HeldLocks, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
+import type { SqlClient, SqlError } from "effect/sql"
+import { type CommitFaults, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import { type Batch, makeBatch } from "./pg-batch.ts"
+import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
+import { LOCK, lockParams, prefetchedOf } from "./pg-prefetch.ts"
+import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
 export const MAX_ATTEMPTS = 12
-
-/** Marks the StoreError a lock call fails with when the attempt has to run again. */
-const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
-
-const runAgainError = (why: string) => new StoreError({ message: `postgres store: ${why}; the transaction runs again`, cause: RUN_AGAIN })
-
-/** An attempt that must not commit: run the transaction again, taking `locks` before it starts. */
-class RunAgain {
-  readonly locks: ReadonlyMap<string, LockMode>
-  constructor(locks: ReadonlyMap<string, LockMode>) {
-    this.locks = locks
-  }
-}
-
-const isSqlError = (u: unknown): u is SqlError.SqlError => typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
-
-/** A deadlock (40P01) or serialization failure (40001): the whole transaction may simply run again. */
-const retryable = (error: unknown): boolean => {
-  const sqlError = error instanceof StoreError ? error.cause : error
-  if (!isSqlError(sqlError)) return false
-  const tag = (sqlError.reason as { readonly _tag?: string })._tag
-  return tag === "DeadlockError" || tag === "SerializationError"
-}
-
-/** A string PostgreSQL text can hold (postgres.ts refuses the others before they reach the server). */
-const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
-
-/** What a read saw of a row, to compare with a later read. */
-const seenOf = (doc: Option.Option<Doc>): string => (Option.isNone(doc) ? "none" : JSON.stringify([doc.value.partition, doc.value.body]))
-
-const covers = (held: LockMode | undefined, wanted: LockMode) => held === "exclusive" || held === wanted
-
-interface Attempt {
-  readonly held: HeldLocks
-  /** `get`s that found nothing, by `collection\u0000id`, until the attempt writes that id itself. */
-  readonly misses: Map<string, readonly [string, string]>
-  /** What `get` saw of "global" rows (seenOf), by `collection\u0000id`, until the attempt writes the row. */
-  readonly globalSeen: Map<string, string>
-  /** Holds the attempt's connection once its SQL transaction has begun; closing it rolls back what is still open. */
-  readonly scope: Scope.Closeable
-  conn: SqlConnection.Connection | undefined
-  /** True between BEGIN and a successful COMMIT. */
-  open: boolean
-  closed: boolean
-  runAgain: boolean
-}
 
 /** The transaction open in a fiber: a `transact` inside it joins it as a savepoint (E-289). */
 interface OpenAttempt {
@@ -89,13 +46,10 @@ let savepoints = 0
 export const makeLockingTransact = (
   sql: SqlClient.SqlClient,
   table: LockTable,
-  makeTx: (hooks: Array<Effect.Effect<void>>) => Tx,
+  makeTx: (hooks: Array<Effect.Effect<void>>, batch?: Batch) => Tx,
   faults: CommitFaults = noCommitFaults
 ) => {
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
-
-  const advisory = (key: string, mode: LockMode) =>
-    mode === "shared" ? sql`pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))` : sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`
 
   const storeError = (operation: string) => (cause: SqlError.SqlError) =>
     new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
@@ -107,12 +61,18 @@ export const makeLockingTransact = (
   const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
 
-  /** The database's side of locks already held in this process; one statement, taken in `locks`' order. */
+  /**
+   * The database's side of locks already held in this process, taken in `locks`' order; the same statement reads, once
+   * they are held, the partitions' counters and the rows the work said it wants (pg-prefetch.ts, E-318).
+   */
   const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
-    const [first, ...rest] = locks
-    if (first === undefined) return Effect.void
-    const list = rest.reduce((acc, [key, mode]) => sql`${acc}, ${advisory(key, mode)}`, advisory(first[0], first[1]))
-    return inTx(attempt, sql`SELECT ${list}`).pipe(Effect.asVoid, Effect.mapError(storeError("lock")))
+    if (locks.length === 0) return Effect.void
+    const wanted = attempt.wanted.splice(0)
+    const { names, params } = lockParams(locks, wanted)
+    return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
+      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted))),
+      Effect.mapError(storeError("lock"))
+    )
   }
 
   /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
@@ -141,8 +101,10 @@ export const makeLockingTransact = (
     Effect.suspend(() =>
       attempt.conn === undefined
         ? Effect.void
-        : attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(
-            Effect.mapError(storeError("COMMIT")),
+        : Effect.andThen(
+            inTx(attempt, attempt.batch.flush),
+            attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(Effect.mapError(storeError("COMMIT")))
+          ).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
                 attempt.open = false
@@ -164,6 +126,8 @@ export const makeLockingTransact = (
       if (attempt.runAgain) return Effect.fail(runAgainError("an earlier lock was busy"))
       const fresh = locks.filter(([key, mode]) => !covers(attempt.held.modeOf(key), mode))
       if (fresh.length === 0) return Effect.succeed(false)
+      // A row kept as missing may be created in the partition about to be locked: read rows again from now on.
+      attempt.batch.forgetRows()
       if (attempt.conn === undefined && attempt.held.heldNow().size === 0) {
         return Effect.as(Effect.andThen(Effect.andThen(attempt.held.takeAll(new Map(fresh)), begin(attempt)), revalidate(attempt, raw)), true)
       }
@@ -266,14 +230,25 @@ export const makeLockingTransact = (
       scheduleJob: (job) => write(raw.scheduleJob(job)),
       nextJob: read(raw.nextJob),
       claimJob: (upTo) => write(raw.claimJob(upTo)),
-      deleteJob: (seq) => write(raw.deleteJob(seq))
+      deleteJob: (seq) => write(raw.deleteJob(seq)),
+      dropExpiredLater: (collection, partition, upTo, limit) =>
+        Effect.andThen(
+          touch(partition),
+          write(raw.dropExpiredLater?.(collection, partition, upTo, limit) ?? Effect.asVoid(raw.dropExpired(collection, partition, upTo, limit)))
+        ),
+      deleteJobLater: (seq) => write(raw.deleteJobLater?.(seq) ?? Effect.asVoid(raw.deleteJob(seq))),
+      prefetch: (keys) =>
+        Effect.sync(() => {
+          if (!attempt.batch.deferring) return
+          for (const [collection, id] of keys) if (representable(collection) && representable(id)) attempt.wanted.push([collection, id])
+        })
     }
   }
 
   /** The attempt's work, then COMMIT when it began a transaction; RUN_AGAIN when it must not commit. */
   const runWork = <A, E, R>(attempt: Attempt, work: (tx: Tx) => Effect.Effect<A, E, R>, hooks: Array<Effect.Effect<void>>) =>
     Effect.gen(function* () {
-      const tx = lockingTx(attempt, makeTx(hooks))
+      const tx = lockingTx(attempt, makeTx(hooks, attempt.batch))
       const exit = yield* Effect.exit(
         Effect.provideService(
           Effect.suspend(() => work(tx)),
@@ -281,8 +256,8 @@ export const makeLockingTransact = (
           { attempt, tx, hooks }
         )
       )
-      // Whatever the work made of a busy lock (it may have caught the failure), it ran without it: never commit.
-      if (attempt.runAgain) return yield* Effect.fail(RUN_AGAIN)
+      // Whatever the work made of a busy lock or a failed batch (it may have caught the failure): never commit.
+      if (attempt.runAgain || attempt.batch.failed()) return yield* Effect.fail(RUN_AGAIN)
       const value = yield* exit
       yield* faults.beforeCommit
       yield* commit(attempt)
@@ -302,41 +277,53 @@ export const makeLockingTransact = (
           Effect.mapError(storeError("savepoint"))
         )
       const name = `sokoni_nested_${++savepoints}`
-      yield* statement(`SAVEPOINT ${name}`)
+      // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
+      if (attempt.batch.deferring) attempt.batch.mark(name)
+      else yield* statement(`SAVEPOINT ${name}`)
       const mark = { hooks: hooks.length, misses: new Map(attempt.misses), globalSeen: new Map(attempt.globalSeen) }
       const exit = yield* Effect.exit(Effect.suspend(() => work(current.tx)))
       // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three on
       // a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
-      if (Exit.isSuccess(exit)) return exit.value
+      if (Exit.isSuccess(exit)) {
+        attempt.batch.release(name)
+        return exit.value
+      }
       hooks.length = mark.hooks
       restore(attempt.misses, mark.misses)
       restore(attempt.globalSeen, mark.globalSeen)
       // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
-      if (!attempt.runAgain) yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
+      if (!attempt.runAgain && !attempt.batch.failed() && !(attempt.batch.deferring && attempt.batch.rollbackTo(name))) {
+        yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
+      }
       return yield* exit
     })
 
   /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
-  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>) =>
+  const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>, eager: boolean) =>
     Effect.acquireUseRelease(
-      Effect.map(
-        Scope.make(),
-        (scope): Attempt => ({
-          held: makeHeldLocks(table),
+      Effect.map(Scope.make(), (scope): Attempt => {
+        const held = makeHeldLocks(table)
+        const exclusive = (partition: string) => held.modeOf(lockRootOf(partition)) === "exclusive"
+        return {
+          held,
           misses: new Map(),
           globalSeen: new Map(),
           scope,
+          wanted: [],
+          batch: makeBatch(sql, eager, exclusive),
           conn: undefined,
           open: false,
           closed: false,
           runAgain: false
-        })
-      ),
+        }
+      }),
       (attempt) => {
         const hooks: Array<Effect.Effect<void>> = []
         return Effect.andThen(attempt.held.takeAll(prelocks), runWork(attempt, work, hooks)).pipe(
           Effect.catch((failure): Effect.Effect<never, E | StoreError | RunAgain> => {
-            if (failure === RUN_AGAIN || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted()))
+            // A failed batch: its write fails where the work made it when the attempt runs again writing at once.
+            const eagerNext = eager || attempt.batch.failed()
+            if (failure === RUN_AGAIN || attempt.batch.failed() || retryable(failure)) return Effect.fail(new RunAgain(attempt.held.wanted(), eagerNext))
             return Effect.fail(failure as E | StoreError)
           }),
           // Committed: the connection goes back, then the hooks run before the locks go (one partition's hooks keep
@@ -369,17 +356,17 @@ export const makeLockingTransact = (
     })
 
   const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
-    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number): Effect.Effect<A, E | StoreError, R> =>
-      attemptOnce(work, prelocks).pipe(
+    const run = (prelocks: ReadonlyMap<string, LockMode>, attempts: number, eager: boolean): Effect.Effect<A, E | StoreError, R> =>
+      attemptOnce(work, prelocks, eager).pipe(
         Effect.catch((error) => {
           if (!(error instanceof RunAgain)) return Effect.fail(error)
           if (attempts >= MAX_ATTEMPTS) {
             return Effect.fail(new StoreError({ message: `postgres store: transaction gave up after ${attempts} attempts (deadlocks or busy locks)` }))
           }
-          return run(error.locks, attempts + 1)
+          return run(error.locks, attempts + 1, error.eager)
         })
       )
-    return run(new Map(), 1)
+    return run(new Map(), 1, false)
   }
 
   const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
@@ -389,9 +376,4 @@ export const makeLockingTransact = (
   const openTx: Effect.Effect<Tx | undefined> = Effect.map(Effect.service(open), (current) => current?.tx)
 
   return { transact, openTx }
-}
-
-const restore = <K, V>(map: Map<K, V>, saved: ReadonlyMap<K, V>) => {
-  map.clear()
-  for (const [k, v] of saved) map.set(k, v)
 }

@@ -272,37 +272,38 @@ export const putStatement = (collection: string, doc: Doc, sortOrder: string, bo
   return { text: cachedText(`put|${table.name}`, () => putText(table)), params }
 }
 
-const putText = (table: Table): string => {
-  const { add } = parameters()
+/**
+ * The pieces of the upsert of a row of `table`, the value of each column given by `value` (a parameter, or a field of
+ * the apply function's row: pg-batch.ts), so both writers keep one text of the rule.
+ */
+export const upsertParts = (table: Table, value: (column: string) => string) => {
   const typed = table.columns.map((c) => c.name)
-  const columns = [
-    ...(table.collection === undefined ? ["collection"] : []),
-    "id",
-    "partition",
-    "sort_key",
-    "sort_order",
-    "insert_seq",
-    "body",
-    "shape_version",
-    ...typed
-  ]
+  const own = table.collection === undefined ? ["collection"] : []
+  const columns = [...own, "id", "partition", "sort_key", "sort_order", "insert_seq", "body", "shape_version", ...typed]
   const values = [
-    ...(table.collection === undefined ? [add("collection")] : []),
-    add("id"),
-    add("partition"),
-    add("sortKey"),
-    add("sortOrder"),
+    ...own.map(value),
+    value("id"),
+    value("partition"),
+    value("sort_key"),
+    value("sort_order"),
     "nextval('documents_insert_seq')",
-    add("body"),
+    value("body"),
     String(SHAPE_VERSION),
-    ...typed.map(add)
+    ...typed.map(value)
   ]
   const conflict = table.collection === undefined ? "(collection, id)" : "(id)"
-  const updates = ["partition", "sort_key", "sort_order", "body", "shape_version", ...typed].map((c) => `${c} = EXCLUDED.${c}`)
+  const set = ["partition", "sort_key", "sort_order", "body", "shape_version", ...typed].map((c) => `${c} = EXCLUDED.${c}`)
   // A doc that stays in its partition keeps its place among equal sort keys; one that moves goes last.
-  const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")}) VALUES (${values.join(", ")})
-    ON CONFLICT ${conflict} DO UPDATE SET ${updates.join(", ")},
+  const updates = `${set.join(", ")},
       insert_seq = CASE WHEN t.partition = EXCLUDED.partition THEN t.insert_seq ELSE EXCLUDED.insert_seq END`
+  return { columns, values, conflict, updates }
+}
+
+const putText = (table: Table): string => {
+  const { add } = parameters()
+  const { columns, values, conflict, updates } = upsertParts(table, add)
+  const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")}) VALUES (${values.join(", ")})
+    ON CONFLICT ${conflict} DO UPDATE SET ${updates}`
   if (table !== LEDGER_ENTRIES) return upsert
   // An entry is written once: its postings' primary key refuses a second write of it (the ledger never rewrites one).
   const postings = add("postings")
@@ -310,4 +311,31 @@ const putText = (table: Table): string => {
       INSERT INTO ledger_postings (entry_id, partition, seq, account, cents)
       SELECT entry.id, entry.partition, entry.seq, p.account, p.cents
       FROM entry, json_to_recordset(${postings}::json) AS p(account text, cents bigint)`
+}
+
+/** A put as the apply function takes it (pg-batch.ts): the same columns `putStatement` binds, as one JSON row. */
+export const putRow = (collection: string, doc: Doc, sortOrder: string, body: string | null) => {
+  const table = tableOf(collection)
+  const row: Record<string, unknown> = { id: doc.id, partition: doc.partition, sort_key: doc.sortKey, sort_order: sortOrder, body }
+  if (table.collection === undefined) row.collection = collection
+  const values = columnValues(table, doc)
+  table.columns.forEach((column, i) => {
+    row[column.name] = values[i]
+  })
+  const op: Record<string, unknown> = { k: `put:${table.name}`, r: row }
+  if (table === LEDGER_ENTRIES) op.p = bodyRecord(doc.body).postings ?? []
+  return {
+    op,
+    table: table.name,
+    collection: table.collection === undefined ? collection : undefined,
+    put: { id: doc.id, partition: doc.partition, sortKey: doc.sortKey, body }
+  }
+}
+
+/** A `dropExpired` as the apply function takes it. */
+export const dropRow = (collection: string, partition: string, upTo: number, limit: number) => {
+  const table = tableOf(collection)
+  const op: Record<string, unknown> = { k: `drop:${table.name}`, p: partition, u: upTo, l: limit }
+  if (table.collection === undefined) op.c = collection
+  return { op, table: table.name, collection: table.collection === undefined ? collection : undefined }
 }

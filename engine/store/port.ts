@@ -138,7 +138,34 @@ export interface Tx {
   readonly deleteJob: (seq: number) => Effect.Effect<boolean, StoreError>
   /** Runs after a successful commit, in registration order; never after a rollback. */
   readonly afterCommit: (effect: Effect.Effect<void>) => Effect.Effect<void>
+  /**
+   * `dropExpired` without the count, for a caller that does not want it: an adapter may send it with the
+   * transaction's later writes (postgres: in the one statement that sends them at commit, E-317). Optional: absent,
+   * `pruneExpired` runs `dropExpired`.
+   */
+  readonly dropExpiredLater?: (collection: string, partition: string, upTo: number, limit: number) => Effect.Effect<void, StoreError>
+  /** `deleteJob` without the answer, for a caller that does not want it; optional as `dropExpiredLater` (`discardJob`). */
+  readonly deleteJobLater?: (seq: number) => Effect.Effect<void, StoreError>
+  /**
+   * A hint: the work will `get` these documents soon. An adapter may read them with a statement it sends anyway
+   * (postgres: with the partition's lock, E-318); what `get` answers is the same either way. Optional (`prefetch`).
+   */
+  readonly prefetch?: (keys: ReadonlyArray<readonly [collection: string, id: string]>) => Effect.Effect<void>
 }
+
+/** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
+export const prefetch = (tx: Tx, keys: ReadonlyArray<readonly [collection: string, id: string]>): Effect.Effect<void> =>
+  tx.prefetch === undefined ? Effect.void : tx.prefetch(keys)
+
+/** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
+export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>
+  tx.dropExpiredLater === undefined
+    ? Effect.asVoid(tx.dropExpired(collection, partition, upTo, limit))
+    : tx.dropExpiredLater(collection, partition, upTo, limit)
+
+/** Deletes the job `seq` (`Tx.deleteJob`), whether it was still there unwanted: the adapter may send it later. */
+export const discardJob = (tx: Tx, seq: number): Effect.Effect<void, StoreError> =>
+  tx.deleteJobLater === undefined ? Effect.asVoid(tx.deleteJob(seq)) : tx.deleteJobLater(seq)
 
 /**
  * Where the simulator injects crashes around a commit (issue 22 item 6, E-290). `beforeCommit` failing rolls the

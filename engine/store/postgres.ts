@@ -14,6 +14,8 @@
  * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order. The money
  *   path's collections (orders, balances, journal, wallet history, idempotency receipts) have tables of their own
  *   whose typed columns the database constrains; the write of a document stays one statement (docs/storage.md).
+ * - In a write transaction, writes whose result is not awaited wait in the attempt's batch and go in one statement
+ *   before COMMIT (pg-batch.ts, E-317); the lock statement also reads counters and hinted rows (pg-prefetch.ts, E-318).
  * - Lists order by the sort key compared by UTF-16 code units, as JavaScript's `<` does (the `sort_order` column holds
  *   the key's code units in hex, compared with the "C" collation); ties keep first-insertion order like the memory
  *   adapter's Map buckets (`insert_seq`).
@@ -42,7 +44,9 @@ import {
   toNumber,
   toStoreError
 } from "./pg-codec.ts"
-import { DOCUMENTS, dropExpiredStatement, getStatement, listStatement, putStatement, TYPED_TABLES } from "./pg-tables.ts"
+import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
+import { after, type Batch, ensureApplyFunction, getThrough } from "./pg-batch.ts"
+import { ensureLockFunction } from "./pg-prefetch.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -56,7 +60,7 @@ import {
   type Tx
 } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
-import { makeLockTable } from "./partition-locks.ts"
+import { GLOBAL_ROOT, lockRootOf, makeLockTable } from "./partition-locks.ts"
 
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
 
@@ -80,6 +84,21 @@ const DELETE_PARTITION = (() => {
   return `WITH ${ctes.join(", ")} DELETE FROM ${last} ${where}`
 })()
 
+const COUNTER_VALUE = "SELECT value FROM counters WHERE name = $1"
+
+/** Statement texts with parameters, built once: a tagged template is compiled again on every call (E-317). */
+const SQL = {
+  stepCounter: "INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
+  nextval: "SELECT nextval($1) AS value",
+  scheduleJob: "INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (nextval($1), $2, $3, $4, $5) RETURNING seq",
+  nextJob: "SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1",
+  // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too.
+  claimJob: `DELETE FROM jobs WHERE seq = (
+    SELECT seq FROM jobs WHERE due_at <= $1 ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
+  ) RETURNING seq, kind, due_at, payload`,
+  deleteJob: "DELETE FROM jobs WHERE seq = $1 RETURNING seq"
+} as const
+
 /** The partition a job's payload names (its `partition` field), for inspection in SQL; null when it names none. */
 const jobPartitionOf = (payload: unknown): string | null => {
   const partition = typeof payload === "object" && payload !== null ? (payload as { readonly partition?: unknown }).partition : undefined
@@ -91,6 +110,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate
+    yield* Effect.andThen(ensureApplyFunction(sql), ensureLockFunction(sql)).pipe(Effect.mapError(toStoreError("create the store's functions")))
     const locks = makeLockTable()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
@@ -103,13 +123,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
     const nextSeq = (name: string): Effect.Effect<number, StoreError> =>
       Effect.andThen(
         requireText("nextSeq", { counter: name }),
-        query(
-          "nextSeq",
-          sql<{ readonly value: bigint | number | string }>`
-          INSERT INTO counters (name, value) VALUES (${name}, 1)
-          ON CONFLICT (name) DO UPDATE SET value = counters.value + 1
-          RETURNING value`
-        ).pipe(
+        query("nextSeq", sql.unsafe<{ readonly value: bigint | number | string }>(SQL.stepCounter, [name])).pipe(
           Effect.flatMap((rows) =>
             rows[0] === undefined
               ? Effect.fail(new StoreError({ message: `postgres store: nextSeq returned no row for ${name}` }))
@@ -118,31 +132,79 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         )
       )
 
+    /**
+     * A counter of a partner partition (`<kind>:<partition>`) under a deferring batch: its partition is locked (the
+     * locking Tx took it), so no one else moves it before the commit; it is read once, stepped in the batch, and read
+     * from the batch after that (E-318). Other counters are rows that concurrent transactions take in turn: stepped
+     * at once, after any savepoint still open in the batch.
+     */
+    const nextSeqIn =
+      (batch: Batch | undefined) =>
+      (name: string): Effect.Effect<number, StoreError> => {
+        if (batch === undefined || !batch.deferring) return nextSeq(name)
+        const colon = name.indexOf(":")
+        if (colon === -1 || lockRootOf(name.slice(colon + 1)) === GLOBAL_ROOT) return after(batch, "counters", undefined, nextSeq(name), true)
+        return Effect.andThen(
+          requireText("nextSeq", { counter: name }),
+          Effect.suspend(() => {
+            const pending = batch.counter(name)
+            const current =
+              pending !== undefined
+                ? Effect.succeed(pending)
+                : query("nextSeq", sql.unsafe<{ readonly value: unknown }>(COUNTER_VALUE, [name])).pipe(
+                    Effect.map((rows) => (rows[0] === undefined ? 0 : toNumber(rows[0].value)))
+                  )
+            return Effect.map(current, (value) => {
+              batch.add({ op: { k: "counter", n: name, v: value + 1 }, table: "counters", collection: undefined })
+              return value + 1
+            })
+          })
+        )
+      }
+
     /** Next value of a PG sequence: never waited for, never rolled back. */
     const nextval = (operation: string, name: IdSequence | "jobs"): Effect.Effect<number, StoreError> =>
-      query(operation, sql<{ readonly value: bigint | number | string }>`SELECT nextval(${sequenceOf(name)}) AS value`).pipe(
+      query(operation, sql.unsafe<{ readonly value: bigint | number | string }>(SQL.nextval, [sequenceOf(name)])).pipe(
         Effect.map((rows) => toNumber(rows[0]?.value))
       )
 
-    /** The port's operations on the current connection; locking is pg-locking.ts's decorator around them. */
-    const makeTx = (hooks: Array<Effect.Effect<void>>): Tx => ({
+    /** Whether a `dropExpired` can remove anything, and its SQL limit: a name PostgreSQL cannot hold has no rows. */
+    const dropLimit = (collection: string, partition: string, limit: number) => {
+      const sqlLim = sqlLimit(limit)
+      return !representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0 ? undefined : sqlLim
+    }
+
+    /**
+     * The port's operations on the current connection; locking is pg-locking.ts's decorator around them. With a
+     * deferring `batch` (an attempt's, pg-batch.ts) writes whose result is not awaited wait in it, and reads of what
+     * they touch send it first.
+     */
+    const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): Tx => ({
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
-          : statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), docOf))),
+          : getThrough(
+              batch,
+              tableOf(collection).name,
+              collection,
+              id,
+              statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => rows[0]))
+            ),
 
       put: (collection, doc) =>
         Effect.gen(function* () {
           yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
           const body = yield* encodeJson("put", doc.body)
+          if (batch?.deferring) return batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
           yield* statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body))
         }),
 
       list: (collection, options) => {
         if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
         const limit = sqlLimit(options.limit)
-        const after = options.after === undefined ? undefined : sortOrderOf(options.after)
-        return statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after, limit })).pipe(
+        const bound = options.after === undefined ? undefined : sortOrderOf(options.after)
+        const listed = statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after: bound, limit }))
+        return after(batch, tableOf(collection).name, collection, listed).pipe(
           Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf))
         )
       },
@@ -150,19 +212,44 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       deletePartition: (partition) =>
         Effect.andThen(
           requireText("deletePartition", { partition }),
-          query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))
+          after(batch, undefined, undefined, query("deletePartition", sql.unsafe(DELETE_PARTITION, [partition, `${partition}/`, `${partition}0`]))).pipe(
+            Effect.tap(() => Effect.sync(() => batch?.forgetRows()))
+          )
         ),
 
       dropExpired: (collection, partition, upTo, limit) => {
-        const sqlLim = sqlLimit(limit)
-        if (!representable(collection) || !representable(partition) || sqlLim === undefined || sqlLim === 0) return Effect.succeed(0)
+        const sqlLim = dropLimit(collection, partition, limit)
+        if (sqlLim === undefined) return Effect.succeed(0)
         return Effect.andThen(
           requireSafeInteger("dropExpired", "upTo", upTo),
-          statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim))
-        ).pipe(Effect.map((rows) => rows.length))
+          after(
+            batch,
+            tableOf(collection).name,
+            collection,
+            statement<{ readonly id: string }>("dropExpired", dropExpiredStatement(collection, partition, upTo, sqlLim)),
+            true
+          )
+        ).pipe(
+          Effect.map((rows) => {
+            if (rows.length > 0) batch?.forgetRows()
+            return rows.length
+          })
+        )
       },
 
-      nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeq(name)),
+      dropExpiredLater: (collection, partition, upTo, limit) => {
+        const sqlLim = dropLimit(collection, partition, limit)
+        if (sqlLim === undefined) return Effect.void
+        if (!batch?.deferring) return Effect.asVoid(makeTx(hooks, batch).dropExpired(collection, partition, upTo, limit))
+        return Effect.map(requireSafeInteger("dropExpired", "upTo", upTo), () => batch.add(dropRow(collection, partition, upTo, sqlLim)))
+      },
+
+      deleteJobLater: (seq) =>
+        batch?.deferring
+          ? Effect.sync(() => batch.add({ op: { k: "deleteJob", s: seq }, table: "jobs", collection: undefined }))
+          : Effect.asVoid(makeTx(hooks, batch).deleteJob(seq)),
+
+      nextSeq: (name) => (isIdSequence(name) ? nextval("nextSeq", name) : nextSeqIn(batch)(name)),
 
       nextId: (name) => nextval("nextId", name),
 
@@ -174,13 +261,16 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("appendEvent", { partition, eventId: event.eventId, name: event.name })
           const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
           const payload = yield* encodeJson("appendEvent", event.payload)
-          const position = yield* nextSeq(`log:${partition}`)
-          yield* query(
-            "appendEvent",
-            sql`
+          const position = yield* nextSeqIn(batch)(`log:${partition}`)
+          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp, payload }
+          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, table: "events", collection: undefined })
+          else
+            yield* query(
+              "appendEvent",
+              sql`
             INSERT INTO events (partition, position, event_id, name, timestamp, payload)
             VALUES (${partition}, ${position}, ${event.eventId}, ${event.name}, ${timestamp}, ${payload})`
-          )
+            )
           const logged: LoggedEvent = {
             position,
             partition,
@@ -195,13 +285,14 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       readEvents: (partition, afterPosition, limit) => {
         if (!representable(partition)) return Effect.succeed([])
         const sqlLim = sqlLimit(limit)
-        return query(
+        const read = query(
           "readEvents",
           sql<EventRow>`
           SELECT partition, position, event_id, name, timestamp, payload FROM events
           WHERE partition = ${partition} AND position > ${afterPosition}
           ORDER BY position ASC ${sqlLim === undefined ? sql`` : sql`LIMIT ${sqlLim}`}`
-        ).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
+        )
+        return after(batch, "events", undefined, read).pipe(Effect.map((rows) => (sqlLim === undefined ? rows.slice(0, limit) : rows).map(eventOf)))
       },
 
       scheduleJob: (job) =>
@@ -210,16 +301,27 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
           // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
-          const rows = yield* query(
-            "scheduleJob",
-            sql<{ readonly seq: bigint | number | string }>`INSERT INTO jobs (seq, kind, due_at, payload, partition)
-              VALUES (nextval(${sequenceOf("jobs")}), ${job.kind}, ${dueAt}, ${payload}, ${jobPartitionOf(job.payload)}) RETURNING seq`
+          const rows = yield* after(
+            batch,
+            "jobs",
+            undefined,
+            query(
+              "scheduleJob",
+              sql.unsafe<{ readonly seq: bigint | number | string }>(SQL.scheduleJob, [
+                sequenceOf("jobs"),
+                job.kind,
+                dueAt,
+                payload,
+                jobPartitionOf(job.payload)
+              ])
+            ),
+            true
           )
           const scheduled: Job = { seq: Number(rows[0]?.seq), kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
           return scheduled
         }),
 
-      nextJob: query("nextJob", sql<JobRow>`SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1`).pipe(
+      nextJob: after(batch, "jobs", undefined, query("nextJob", sql.unsafe<JobRow>(SQL.nextJob))).pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))
       ),
 
@@ -228,17 +330,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       claimJob: (upTo) =>
         Effect.andThen(
           requireSafeInteger("claimJob", "upTo", upTo),
-          query(
-            "claimJob",
-            sql<JobRow>`
-            DELETE FROM jobs WHERE seq = (
-              SELECT seq FROM jobs WHERE due_at <= ${upTo} ORDER BY due_at ASC, seq ASC LIMIT 1 FOR UPDATE SKIP LOCKED
-            ) RETURNING seq, kind, due_at, payload`
-          )
+          after(batch, "jobs", undefined, query("claimJob", sql.unsafe<JobRow>(SQL.claimJob, [upTo])), true)
         ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), jobOf))),
 
       deleteJob: (seq) =>
-        query("deleteJob", sql<{ readonly seq: unknown }>`DELETE FROM jobs WHERE seq = ${seq} RETURNING seq`).pipe(Effect.map((rows) => rows.length > 0)),
+        after(batch, "jobs", undefined, query("deleteJob", sql.unsafe<{ readonly seq: unknown }>(SQL.deleteJob, [seq])), true).pipe(
+          Effect.map((rows) => rows.length > 0)
+        ),
 
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })

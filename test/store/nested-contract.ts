@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Data, Effect, Exit, type Layer, Option } from "effect"
-import { Store } from "../../engine/store/port.ts"
+import { Store, type Tx } from "../../engine/store/port.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly why: string }> {}
 
@@ -99,6 +99,41 @@ export const nestedContract = (name: string, storeLayer: Layer.Layer<Store, unkn
         assert.isTrue(Exit.isFailure(exit))
         assert.isTrue(Option.isNone(yield* store.read((tx) => tx.get("nest", "o-inner"))))
         assert.deepStrictEqual(hooks, [])
+      })
+    )
+
+    // On postgres the failing write waits in the attempt's batch and fails at COMMIT; the attempt runs again writing at
+    // once, so the failure comes where the work made it, and the nested unit that caught it is undone alone (E-317).
+    it.effect("a write the database refuses fails where it was made: a nested unit that made it is undone alone", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const append = (tx: Tx, eventId: string) => tx.appendEvent("nest:sandbox", { eventId, name: "x", timestamp: 1, payload: null })
+        yield* store.transact((tx) => append(tx, "refused-1"))
+        const inner = yield* store.transact((outer) =>
+          Effect.gen(function* () {
+            yield* outer.put("nest", doc("r-before", 1))
+            const exit = yield* Effect.exit(store.transact((tx) => Effect.andThen(tx.put("nest", doc("r-inner", 2)), append(tx, "refused-1"))))
+            yield* outer.put("nest", doc("r-after", 3))
+            yield* append(outer, "refused-2")
+            return exit
+          })
+        )
+        assert.isTrue(Exit.isFailure(inner), "the repeated event id was refused inside the nested unit")
+        const left = yield* store.read((tx) => Effect.all(["r-before", "r-inner", "r-after"].map((id) => tx.get("nest", id))))
+        assert.deepStrictEqual(
+          left.map((d) => Option.map(d, (x) => x.body)),
+          [Option.some({ v: 1 }), Option.none(), Option.some({ v: 3 })]
+        )
+        const events = yield* store.read((tx) => tx.readEvents("nest:sandbox", 0, 100))
+        assert.deepStrictEqual(
+          events.filter((e) => e.eventId.startsWith("refused-")).map((e) => e.eventId),
+          ["refused-1", "refused-2"]
+        )
+        // Positions stay gapless: the refused append's step of the counter was undone with it.
+        assert.deepStrictEqual(
+          events.map((e) => e.position),
+          events.map((_, i) => i + 1)
+        )
       })
     )
   })

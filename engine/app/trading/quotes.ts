@@ -16,7 +16,7 @@ import type { EngineClock } from "../../sim/clock.ts"
 import type { MarketFeed } from "../../sim/market-feed.ts"
 import type { Entropy } from "../../sim/random.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import type { Store } from "../../store/port.ts"
+import { pruneExpired, type Store } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { QuoteExpiryPayload } from "../job-payloads.ts"
@@ -53,7 +53,7 @@ export const quoting = (d: QuoteDeps) => {
       Effect.gen(function* () {
         yield* tx.lockPartition(principal.partition)
         // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
-        yield* tx.dropExpired(Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
+        yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
         const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
         yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
       })

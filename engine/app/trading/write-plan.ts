@@ -10,7 +10,7 @@ import type { OrderRecord } from "../../domain/order.ts"
 import type { EventLog } from "../../events/event-log.ts"
 import type { ExecutionDesk } from "../../sim/desk.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import type { Tx } from "../../store/port.ts"
+import { discardJob, type Tx } from "../../store/port.ts"
 import { Orders, type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { applyOrderTransition } from "../ledger.ts"
 
@@ -33,7 +33,7 @@ export const writePlan = <A>(w: Writers, tx: Tx, partition: string, plan: Plan<A
       const { quote, expiryJob } = plan.usedQuote
       // A used quote answers STALE_QUOTE until one TTL after its expiry, then may be collected (E-400).
       yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
-      if (expiryJob !== undefined) yield* tx.deleteJob(expiryJob)
+      if (expiryJob !== undefined) yield* discardJob(tx, expiryJob)
     }
     if (plan.order !== undefined) yield* saveOrder(tx, plan.order)
     for (const job of plan.jobs) yield* w.scheduler.schedule(tx, job.kind, job.dueAt, job.payload)

@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
 import type { EngineResponse } from "../exchange.ts"
-import { Store, type StoreError, type Tx } from "../../store/port.ts"
+import { prefetch, pruneExpired, Store, type StoreError, type Tx } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -141,7 +141,7 @@ export class Idempotency extends Context.Service<
             storedAt: command.now
           }
           // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
-          yield* tx.dropExpired(IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
+          yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
           yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
           yield* command.record(response)
         })
@@ -152,6 +152,7 @@ export class Idempotency extends Context.Service<
         Effect.gen(function* () {
           // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
           // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
+          yield* prefetch(tx, [[IdempotencyRecords.name, id]])
           yield* tx.lockPartition(command.partition)
           const stored = yield* lookup(tx, id, command.fingerprint, command.now)
           if (stored !== undefined) return { _tag: "Replay", record: stored } as const

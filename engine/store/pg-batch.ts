@@ -1,0 +1,274 @@
+/**
+ * The postgres adapter's deferred writes (E-317): a transaction's writes whose result the work does not wait for (a
+ * document put, an event row, a dropped expired row, a discarded job) are kept here, in order, and sent in ONE
+ * statement when something must see them: the COMMIT, or a read of a table they touch. Owns: the pending writes of one
+ * attempt, what a read of the attempt finds among them, the savepoints they cross, and `sokoni_apply_<hash>`, the
+ * PL/pgSQL function that runs them one after another (so they behave as the statements they replace, each seeing the
+ * ones before it). Does not own: when the transaction begins or commits, nor locks (pg-locking.ts).
+ *
+ * Why a failure of the batch runs the attempt again, writing at once (`eager`): a write that fails (a constraint, a
+ * repeated event id) used to fail where the work made it, which the work (or a savepoint of it) may catch; batched, it
+ * fails later. The attempt is rolled back and runs again with every write sent when made, as before: the same outcome,
+ * at the cost of a second run on a path that is already an error's.
+ */
+import { createHash } from "node:crypto"
+import { Effect, Option } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import { type DocRow, decodeJson, docOf } from "./pg-codec.ts"
+import type { Prefetched } from "./pg-prefetch.ts"
+import { DOCUMENTS, LEDGER_ENTRIES, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
+import { type Doc, StoreError } from "./port.ts"
+
+/** One pending write, as the apply function reads it (`k` its kind, `r` its row), plus what a read needs of it. */
+interface Write {
+  readonly op: Record<string, unknown>
+  readonly table: string
+  /** The collection, for the documents table's rows (which share it). */
+  readonly collection: string | undefined
+  /** A put: the row's id and document (its body still JSON text), which a `get` of the attempt returns. */
+  readonly put?: { readonly id: string; readonly partition: string; readonly sortKey: string; readonly body: string | null }
+}
+
+interface Marker {
+  readonly savepoint: string
+}
+
+type Entry = Write | Marker
+
+const isMarker = (entry: Entry): entry is Marker => "savepoint" in entry
+
+/** What the pending writes say about a row a `get` wants. */
+export type Seen = { readonly _tag: "written"; readonly doc: Doc } | { readonly _tag: "absent" } | { readonly _tag: "flush" } | { readonly _tag: "unknown" }
+
+const ALL_TABLES: ReadonlyArray<Table> = [...TYPED_TABLES, DOCUMENTS]
+
+/** The body of the apply function: one static statement per kind of write, so each keeps its plan between calls. */
+const applyBody = (): string => {
+  const branches: Array<string> = []
+  for (const table of ALL_TABLES) {
+    const { columns, values, conflict, updates } = upsertParts(table, (column) => `x.${column}`)
+    const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")})
+        SELECT ${values.join(", ")} FROM json_populate_record(NULL::${table.name}, op->'r') AS x
+        ON CONFLICT ${conflict} DO UPDATE SET ${updates}`
+    const put =
+      table === LEDGER_ENTRIES
+        ? `WITH entry AS (${upsert} RETURNING id, partition, seq)
+        INSERT INTO ledger_postings (entry_id, partition, seq, account, cents)
+        SELECT entry.id, entry.partition, entry.seq, p.account, p.cents
+        FROM entry, json_to_recordset(op->'p') AS p(account text, cents bigint)`
+        : upsert
+    branches.push(`WHEN 'put:${table.name}' THEN ${put};`)
+    const collection = table.collection === undefined ? "collection = op->>'c' AND " : ""
+    const rows = `SELECT id FROM ${table.name} WHERE ${collection}partition = op->>'p' AND keep_until <= (op->>'u')::bigint
+        ORDER BY keep_until, id COLLATE "C" LIMIT (op->>'l')::bigint`
+    branches.push(`WHEN 'drop:${table.name}' THEN DELETE FROM ${table.name} WHERE ${collection}id IN (${rows});`)
+  }
+  branches.push(`WHEN 'event' THEN INSERT INTO events (partition, position, event_id, name, timestamp, payload)
+        SELECT x.partition, x.position, x.event_id, x.name, x.timestamp, x.payload FROM json_populate_record(NULL::events, op->'r') AS x;`)
+  branches.push(`WHEN 'counter' THEN INSERT INTO counters (name, value) VALUES (op->>'n', (op->>'v')::bigint)
+        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`)
+  branches.push(`WHEN 'deleteJob' THEN DELETE FROM jobs WHERE seq = (op->>'s')::bigint;`)
+  return `DECLARE op json;
+    BEGIN
+      FOR op IN SELECT value FROM json_array_elements(ops) LOOP
+        CASE op->>'k'
+          ${branches.join("\n          ")}
+        END CASE;
+      END LOOP;
+    END`
+}
+
+/** The apply function of this build: named by a hash of its text, so a change of the tables' columns makes another. */
+export const APPLY = (() => {
+  const body = applyBody()
+  const name = `sokoni_apply_${createHash("sha256").update(body).digest("hex").slice(0, 12)}`
+  const create = `CREATE OR REPLACE FUNCTION ${name}(ops json) RETURNS void LANGUAGE plpgsql AS $apply$ ${body} $apply$`
+  return { name, call: `SELECT ${name}($1::json)`, create }
+})()
+
+/**
+ * Creates the apply function unless it exists; processes starting together take turns on an advisory lock, as the
+ * DO block is one transaction and the lock is held to its end.
+ */
+export const ensureApplyFunction = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
+  Effect.asVoid(
+    sql.unsafe(`DO $ensure$ BEGIN
+      PERFORM pg_advisory_xact_lock(hashtextextended('sokoni_apply', 0));
+      IF to_regprocedure('${APPLY.name}(json)') IS NULL THEN EXECUTE $create$${APPLY.create}$create$; END IF;
+    END $ensure$`)
+  )
+
+export interface Batch {
+  /** False for an attempt that writes at once (`eager`): every method below then has nothing to do. */
+  readonly deferring: boolean
+  /** Set when sending the batch failed: the attempt must not commit, and runs again eager. */
+  readonly failed: () => boolean
+  readonly add: (write: Write) => void
+  /** The row `id` of `collection` (stored in `table`) as the pending writes leave it, if they say. */
+  readonly seen: (table: string, collection: string, id: string) => Seen
+  /** Keeps what the lock statement read (pg-prefetch.ts): counters, and the rows it found or did not. */
+  readonly learn: (prefetched: Prefetched) => void
+  /** Keeps a row read under the attempt's exclusive lock of its partition: no one else changes it before the commit. */
+  readonly remember: (table: string, collection: string, id: string, row: DocRow) => void
+  /** Forgets the rows kept: a new lock is about to be taken (a row missed before may exist now), or a wipe ran. */
+  readonly forgetRows: () => void
+  /** The value counter `name` has in this attempt (a pending step's, or as read with the lock), if known. */
+  readonly counter: (name: string) => number | undefined
+  /** True when a savepoint still open waits in the batch: a write sent at once must come after it. */
+  readonly openSavepoint: () => boolean
+  /** True when a pending write touches `table` (for the documents table: `collection`'s rows). */
+  readonly touches: (table: string, collection?: string) => boolean
+  /** Sends the pending writes, if any (with the savepoints still open among them); a failure marks the batch failed. */
+  readonly flush: Effect.Effect<void, StoreError>
+  /** A savepoint, taken when the writes after it are sent (not at all if none are sent before it ends). */
+  readonly mark: (savepoint: string) => void
+  /** The savepoint's unit ended well: nothing can roll back to it any more. */
+  readonly release: (savepoint: string) => void
+  /** Undoes the writes since `savepoint`; false when they reached the database (a ROLLBACK TO is then needed). */
+  readonly rollbackTo: (savepoint: string) => boolean
+}
+
+/** A row kept by the attempt (its body still JSON text), or null: known not to be there. */
+type Kept = { readonly partition: string; readonly sortKey: string; readonly body: string | null } | null
+
+const keyOf = (table: string, collection: string, id: string) => `${table}\u0000${collection}\u0000${id}`
+
+/** The batch of an attempt; `exclusive(partition)` says whether the attempt holds the partition's root exclusive. */
+export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (partition: string) => boolean): Batch => {
+  let entries: Array<Entry> = []
+  const open = new Set<string>()
+  let failed = false
+  const kept = new Map<string, Kept>()
+  const counters = new Map<string, number>()
+
+  const send = (writes: ReadonlyArray<Write>) =>
+    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [JSON.stringify(writes.map((w) => w.op))]))
+
+  const sendAll = Effect.suspend(() => {
+    const pending = entries
+    entries = []
+    let segment: Array<Write> = []
+    const steps: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+    for (const entry of pending) {
+      if (!isMarker(entry)) segment.push(entry)
+      else if (open.has(entry.savepoint)) {
+        // A unit still open may roll back to this point: the savepoint must exist in the database.
+        steps.push(send(segment), sql.unsafe(`SAVEPOINT ${entry.savepoint}`))
+        segment = []
+      }
+    }
+    steps.push(send(segment))
+    return Effect.forEach(steps, (step) => step, { discard: true })
+  })
+
+  return {
+    deferring: !eager,
+    failed: () => failed,
+    add: (write) => {
+      entries.push(write)
+      if (write.put !== undefined) kept.delete(keyOf(write.table, write.collection ?? "", write.put.id))
+      else if (write.op.k === "counter") counters.set(write.op.n as string, write.op.v as number)
+      else if ((write.op.k as string).startsWith("drop:")) kept.clear() // which rows it removes is the database's to say
+    },
+    learn: (prefetched) => {
+      for (const [name, value] of prefetched.counters) counters.set(name, value)
+      for (const { table, collection, id, row } of prefetched.rows) {
+        // A row of a partition the attempt does not hold may change before it is read: read it then.
+        if (row === undefined) kept.set(keyOf(table, collection, id), null)
+        else if (exclusive(row.partition)) kept.set(keyOf(table, collection, id), row)
+      }
+    },
+    remember: (table, collection, id, row) => {
+      if (!eager && exclusive(row.partition)) kept.set(keyOf(table, collection, id), { partition: row.partition, sortKey: row.sort_key, body: row.body })
+    },
+    forgetRows: () => kept.clear(),
+    seen: (table, collection, id) => {
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const entry = entries[i] as Entry
+        if (isMarker(entry) || entry.table !== table || (entry.collection !== undefined && entry.collection !== collection)) continue
+        if (entry.put === undefined) return { _tag: "flush" }
+        if (entry.put.id !== id) continue
+        const { partition, sortKey, body } = entry.put
+        return { _tag: "written", doc: { id, partition, sortKey, body: decodeJson(body) } }
+      }
+      const row = kept.get(keyOf(table, collection, id))
+      if (row === undefined) return { _tag: "unknown" }
+      return row === null ? { _tag: "absent" } : { _tag: "written", doc: { id, partition: row.partition, sortKey: row.sortKey, body: decodeJson(row.body) } }
+    },
+    counter: (name) => counters.get(name),
+    openSavepoint: () => entries.some((e) => isMarker(e) && open.has(e.savepoint)),
+    touches: (table, collection) =>
+      entries.some((e) => !isMarker(e) && e.table === table && (collection === undefined || e.collection === undefined || e.collection === collection)),
+    flush: Effect.suspend(() =>
+      entries.every(isMarker)
+        ? Effect.void
+        : sendAll.pipe(
+            Effect.mapError((cause) => {
+              failed = true
+              return new StoreError({ message: `postgres store: batched writes failed: ${cause.message}; the transaction runs again`, cause })
+            })
+          )
+    ),
+    mark: (savepoint) => {
+      open.add(savepoint)
+      entries.push({ savepoint })
+    },
+    release: (savepoint) => void open.delete(savepoint),
+    rollbackTo: (savepoint) => {
+      open.delete(savepoint)
+      // What was kept may be what the undone unit wrote: read again.
+      kept.clear()
+      counters.clear()
+      const at = entries.findIndex((e) => isMarker(e) && e.savepoint === savepoint)
+      // Sent already: every pending write came after the savepoint.
+      entries = at === -1 ? [] : entries.slice(0, at)
+      return at !== -1
+    }
+  }
+}
+
+/**
+ * What a `get` of the attempt finds: the pending writes' version of the row, or the one the attempt kept, else what
+ * `read` finds (after sending the pending writes if they may change it), kept when its partition is held.
+ */
+export const getThrough = (
+  batch: Batch | undefined,
+  table: string,
+  collection: string,
+  id: string,
+  read: Effect.Effect<DocRow | undefined, StoreError>
+): Effect.Effect<Option.Option<Doc>, StoreError> => {
+  const fromDatabase = Effect.map(read, (row) => {
+    if (row === undefined) return Option.none()
+    batch?.remember(table, collection, id, row)
+    return Option.some(docOf(row))
+  })
+  return batch === undefined
+    ? fromDatabase
+    : Effect.suspend(() => {
+        if (!batch.deferring) return fromDatabase
+        const seen = batch.seen(table, collection, id)
+        if (seen._tag === "written") return Effect.succeed(Option.some(seen.doc))
+        if (seen._tag === "absent") return Effect.succeed(Option.none())
+        return seen._tag === "flush" ? Effect.andThen(batch.flush, fromDatabase) : fromDatabase
+      })
+}
+
+/**
+ * `effect` once the pending writes touching `table` (any table when undefined) are in the database, and when `effect`
+ * writes, once the savepoints still open are (a rollback to one must undo it); decided when it runs.
+ */
+export const after = <A>(
+  batch: Batch | undefined,
+  table: string | undefined,
+  collection: string | undefined,
+  effect: Effect.Effect<A, StoreError>,
+  writes = false
+): Effect.Effect<A, StoreError> =>
+  batch === undefined
+    ? effect
+    : Effect.suspend(() => {
+        if (!batch.deferring) return effect
+        const needed = table === undefined || batch.touches(table, collection) || (writes && batch.openSavepoint())
+        return needed ? Effect.andThen(batch.flush, effect) : effect
+      })

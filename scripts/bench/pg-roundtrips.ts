@@ -1,0 +1,172 @@
+/**
+ * Round trips and CPU of quote->trade on the PostgreSQL store, without sockets on the HTTP side: the engine host's
+ * `handle` called directly, its store connected through a TCP proxy that counts what the driver asks the server
+ * (a Sync or a simple Query is one round trip). Used to judge the adapter's write path (docs/performance.md).
+ *   node scripts/bench/pg-roundtrips.ts [pairs, default 300] [admin URL, default $DATABASE_URL or local]
+ */
+import { createConnection, createServer, type Socket } from "node:net"
+import { makeEngineHost } from "../../engine/http/engine-host.ts"
+import type { EngineRequest, EngineResponse } from "../../engine/http/exchange.ts"
+import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
+import { execFileSync } from "node:child_process"
+
+const PAIRS = Number(process.argv[2] ?? 300)
+const ADMIN_URL = process.argv[3] ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const WARMUP = 100
+const ADMIN = "bench-admin"
+const SANDBOX = "/api/sandbox/v1/partner"
+
+/** With SOKONI_PG_TRACE=1 the statements of the last pair are printed (Parse texts by statement name, Bind, Query). */
+const TRACE = process.env.SOKONI_PG_TRACE === "1"
+const statements = new Map<string, string>()
+let traced: Array<string> = []
+const cstring = (body: Buffer, at: number) => {
+  const end = body.indexOf(0, at)
+  return [body.toString("utf8", at, end), end + 1] as const
+}
+const traceMessage = (type: string, body: Buffer) => {
+  if (type === "P") {
+    const [name, at] = cstring(body, 0)
+    statements.set(name, cstring(body, at)[0])
+  } else if (type === "B") {
+    const [, at] = cstring(body, 0)
+    const [name, after] = cstring(body, at)
+    // The parameters, when sent as text: enough to tell which row a read wants.
+    const formats = body.readInt16BE(after)
+    let at2 = after + 2 + formats * 2
+    const count = body.readInt16BE(at2)
+    at2 += 2
+    const values: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const length = body.readInt32BE(at2)
+      at2 += 4
+      values.push(length < 0 ? "NULL" : body.toString("utf8", at2, at2 + Math.min(length, 40)))
+      if (length > 0) at2 += length
+    }
+    traced.push(`${statements.get(name)?.replace(/\s+/g, " ").slice(0, 90) ?? "?"} [${values.join(", ")}]`)
+  } else if (type === "Q") traced.push(`Q ${cstring(body, 0)[0].replace(/\s+/g, " ").slice(0, 160)}`)
+}
+/** Client -> server messages by type, after the startup packet (which has no type byte). */
+const counts = new Map<string, number>()
+const counting = (client: Socket) => {
+  const upstream = new URL(ADMIN_URL)
+  const server = createConnection({ host: upstream.hostname, port: Number(upstream.port || 5432) })
+  let started = false
+  let buffer = Buffer.alloc(0)
+  client.on("data", (chunk) => {
+    server.write(chunk)
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      if (!started) {
+        if (buffer.length < 4) break
+        const length = buffer.readInt32BE(0)
+        if (buffer.length < length) break
+        const code = buffer.readInt32BE(4)
+        buffer = buffer.subarray(length)
+        if (code !== 80877103) started = true // an SSLRequest is followed by the real startup packet
+        continue
+      }
+      if (buffer.length < 5) break
+      const length = buffer.readInt32BE(1)
+      if (buffer.length < length + 1) break
+      const type = String.fromCharCode(buffer[0]!)
+      counts.set(type, (counts.get(type) ?? 0) + 1)
+      if (TRACE) traceMessage(type, buffer.subarray(5, length + 1))
+      buffer = buffer.subarray(length + 1)
+    }
+  })
+  server.on("data", (chunk) => client.write(chunk))
+  client.on("close", () => server.destroy())
+  server.on("close", () => client.destroy())
+  client.on("error", () => server.destroy())
+  server.on("error", () => client.destroy())
+}
+const proxy = createServer(counting)
+await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+const port = (proxy.address() as { port: number }).port
+
+const database = `sokoni_rt_${process.pid}`
+const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", statement])
+psql(`CREATE DATABASE ${database}`)
+const url = new URL(databaseUrlFor(ADMIN_URL, database))
+// SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
+if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
+
+const host = await makeEngineHost({
+  store: "postgres",
+  databaseUrl: url.toString(),
+  clock: "manual",
+  start: Date.parse("2026-11-23T10:00:00.000Z"),
+  seed: 1,
+  desk: "manual",
+  adminToken: ADMIN,
+  rateLimit: "off"
+} as Parameters<typeof makeEngineHost>[0])
+
+const call = (method: string, target: string, headers: Record<string, string>, body?: unknown) =>
+  new Promise<EngineResponse>((resolve) => {
+    const q = target.indexOf("?")
+    const search = q === -1 ? "" : target.slice(q)
+    const request: EngineRequest = {
+      method,
+      path: q === -1 ? target : target.slice(0, q),
+      query: new URLSearchParams(search),
+      search,
+      headers: { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      remoteAddress: "127.0.0.1"
+    }
+    host.handle(request, resolve)
+  })
+const json = (response: EngineResponse) =>
+  JSON.parse(typeof response.body === "string" ? response.body : Buffer.from(response.body as Uint8Array).toString()) as Record<string, unknown>
+
+const admin = { authorization: `Bearer ${ADMIN}` }
+const partner = json(await call("POST", "/_sim/partners", admin, { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" }))
+await call("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, admin, { environment: "sandbox", amount: 1_000_000 })
+const key = { "x-api-key": partner.sandboxKey as string }
+const symbol = (json(await call("GET", `${SANDBOX}/stocks`, key)).stocks as Array<{ symbol: string }>)[0]!.symbol
+
+const trips = () => (counts.get("S") ?? 0) + (counts.get("Q") ?? 0)
+const cpuSince = (start: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(start)
+  return used.user + used.system
+}
+
+const pairs = async (count: number, tag: string) => {
+  const totals = { quoteMicros: 0, tradeMicros: 0, quoteTrips: 0, tradeTrips: 0, wallMs: 0, accepted: 0 }
+  const started = performance.now()
+  for (let i = 0; i < count; i++) {
+    traced = []
+    let before = trips()
+    let cpu = process.cpuUsage()
+    const quote = await call("GET", `${SANDBOX}/quote/${symbol}?side=BUY&quantity=1`, key)
+    totals.quoteMicros += cpuSince(cpu)
+    totals.quoteTrips += trips() - before
+    const body = { symbol, type: "BUY", quantity: 1, quoteId: json(quote).quoteId }
+    before = trips()
+    cpu = process.cpuUsage()
+    const trade = await call("POST", `${SANDBOX}/trade`, { ...key, "idempotency-key": `rt-${tag}-${String(i).padStart(8, "0")}` }, body)
+    totals.tradeMicros += cpuSince(cpu)
+    totals.tradeTrips += trips() - before
+    if (trade.status === 202) accepted(totals)
+    else if (i === 0) console.log("trade answered", trade.status, json(trade))
+  }
+  totals.wallMs = performance.now() - started
+  return totals
+}
+const accepted = (t: { accepted: number }) => void t.accepted++
+
+await pairs(WARMUP, "warm")
+const m = await pairs(PAIRS, "measured")
+console.log(
+  `round trips: quote ${(m.quoteTrips / PAIRS).toFixed(1)}, trade ${(m.tradeTrips / PAIRS).toFixed(1)}; ` +
+    `CPU: quote ${(m.quoteMicros / PAIRS).toFixed(0)} µs, trade ${(m.tradeMicros / PAIRS).toFixed(0)} µs; ` +
+    `sequential ${((PAIRS * 1000) / m.wallMs).toFixed(0)} pairs/s; ${m.accepted}/${PAIRS} trades accepted`
+)
+if (TRACE) console.log(traced.join("\n"))
+console.log("messages:", JSON.stringify(Object.fromEntries(counts)))
+await host.stop()
+proxy.close()
+psql(`DROP DATABASE ${database} WITH (FORCE)`)
+process.exit(0)
