@@ -157,6 +157,28 @@ const pairs = async (count: number, tag: string) => {
 }
 const accepted = (t: { accepted: number }) => void t.accepted++
 
+/** SOKONI_PG_CONCURRENCY=n: n loops at once (one partner), as the bench's connections; totals are summed. */
+const LOOPS = Number(process.env.SOKONI_PG_CONCURRENCY ?? 1)
+const inLoops = async (count: number, tag: string) => {
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  const before = trips()
+  const all = await Promise.all(Array.from({ length: LOOPS }, (_, i) => pairs(Math.ceil(count / LOOPS), `${tag}-${i}`)))
+  const accepted = all.reduce((sum, loop) => sum + loop.accepted, 0)
+  return { accepted, wallMs: performance.now() - started, cpuMicros: cpuSince(cpu), trips: trips() - before }
+}
+if (LOOPS > 1) {
+  await inLoops(WARMUP, "warm")
+  const c = await inLoops(PAIRS, "measured")
+  const n = Math.ceil(PAIRS / LOOPS) * LOOPS
+  console.log(
+    `${LOOPS} loops: ${((n * 1000) / c.wallMs).toFixed(0)} pairs/s, ${(c.cpuMicros / n).toFixed(0)} µs CPU per pair, ${(c.trips / n).toFixed(1)} round trips per pair, ${c.accepted}/${n} trades accepted`
+  )
+  await host.stop()
+  proxy.close()
+  psql(`DROP DATABASE ${database} WITH (FORCE)`)
+  process.exit(0)
+}
 await pairs(WARMUP, "warm")
 const m = await pairs(PAIRS, "measured")
 console.log(
