@@ -5,7 +5,7 @@
  * becomes the spec's error: a missing field MISSING_PARAM, a wrong type INVALID_TYPE, anything else
  * VALIDATION_ERROR, always with the field's path in `param`. Pure.
  */
-import { Schema, SchemaIssue } from "effect"
+import { type Exit, Schema, SchemaIssue } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
 
 /** Deepest nesting a body may have; deeper bodies are refused before any work (a 5,000-deep body once crashed the engine). */
@@ -79,11 +79,22 @@ export const bodyShapeProblem = (json: unknown): ApiFailure | undefined => {
   return undefined
 }
 
+/** Each body Schema's decoder, made once: a command's body is decoded on every request. */
+const decoders = new WeakMap<Schema.Top, (json: unknown) => Exit.Exit<unknown, Schema.SchemaError>>()
+const decoderOf = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknownExit(schema) as (json: unknown) => Exit.Exit<unknown, Schema.SchemaError>
+    decoders.set(schema, decoder)
+  }
+  return decoder as (json: unknown) => Exit.Exit<S["Type"], Schema.SchemaError>
+}
+
 /** Decodes an already parsed body with `schema`; a missing body is refused as a whole. */
 export const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, json: unknown): S["Type"] | ApiFailure => {
   const shape = bodyShapeProblem(json)
   if (shape !== undefined) return shape
-  const result = Schema.decodeUnknownExit(schema)(json)
+  const result = decoderOf(schema)(json)
   if (result._tag === "Success") return result.value
   const error = result.cause.reasons.find((r) => r._tag === "Fail")
   const issue = (error as { error?: { issue?: SchemaIssue.Issue } } | undefined)?.error?.issue

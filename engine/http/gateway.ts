@@ -14,7 +14,7 @@ import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { ConsoleFeed } from "../events/console-feed.ts"
 import { EngineClock } from "../sim/clock.ts"
-import { Trace } from "../sim/trace.ts"
+import { lastFieldJson, Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { Dialect, type DialectNote } from "./dialect.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
@@ -342,6 +342,23 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return secret ? redactSecrets(kept) : kept
       }
 
+      /** The exchange's trace line; an answer kept as it is sent carries its body text, not serialised again. */
+      const httpLine = (sent: EngineRequest, response: EngineResponse): Record<string, unknown> => {
+        const kept = traceValue(response.body, response.value)
+        const line: Record<string, unknown> = {
+          kind: "http",
+          method: sent.method,
+          path: sent.path + sent.search,
+          request: traceValue(sent.body, undefined),
+          status: response.status,
+          response: kept
+        }
+        // `body` is exactly JSON.stringify(value) for an answer made by jsonResponse (exchange.ts), and only then.
+        if (kept === response.value && typeof kept === "object" && kept !== null && typeof response.body === "string")
+          return { ...line, [lastFieldJson]: response.body }
+        return line
+      }
+
       const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
         const seen: Observed = {}
         const notes: Array<DialectNote> = []
@@ -359,19 +376,10 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           Effect.tap((response) =>
             observes(request)
               ? Effect.void
-              : trace
-                  .record({
-                    kind: "http",
-                    method: sent.method,
-                    path: sent.path + sent.search,
-                    request: traceValue(sent.body, undefined),
-                    status: response.status,
-                    response: traceValue(response.body, response.value)
-                  })
-                  .pipe(
-                    Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
-                    Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
-                  )
+              : trace.record(httpLine(sent, response)).pipe(
+                  Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
+                  Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
+                )
           ),
           Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
           Effect.provideContext(context)

@@ -37,8 +37,26 @@ const sha256 = (lines: Iterable<string>) => {
   return h.digest("hex")
 }
 
+/**
+ * A line's last field already in JSON: `{ ...fields, response: value, [lastFieldJson]: text }` where `text` is exactly
+ * `JSON.stringify(value)` (an answer's body, serialised once for the wire). The line is then written with that text
+ * instead of serialising the answer a second time: the same bytes, as `JSON.stringify` writes keys in insertion order
+ * and skips symbol keys (E-349).
+ */
+export const lastFieldJson: unique symbol = Symbol("sokoni/trace/lastFieldJson")
+
 /** The NDJSON bytes of one recorded line (the same bytes the hash covers). */
-const serialise = (line: Record<string, unknown>) => JSON.stringify(line)
+const serialise = (line: Record<string, unknown>): string => {
+  const text = (line as { [lastFieldJson]?: unknown })[lastFieldJson]
+  if (typeof text !== "string") return JSON.stringify(line)
+  const keys = Object.keys(line)
+  const last = keys[keys.length - 1]
+  if (last === undefined || keys.length < 2) return JSON.stringify(line)
+  const head: Record<string, unknown> = {}
+  for (let i = 0; i < keys.length - 1; i++) head[keys[i] as string] = line[keys[i] as string]
+  const start = JSON.stringify(head)
+  return `${start.slice(0, -1)}${start.length > 2 ? "," : ""}${JSON.stringify(last)}:${text}}`
+}
 
 export class Trace extends Context.Service<
   Trace,

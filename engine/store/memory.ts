@@ -92,6 +92,17 @@ const eventsAfter = (log: ReadonlyArray<LoggedEvent> | undefined, afterPosition:
   return log.slice(low, low + limit)
 }
 
+/** The bits of `owned` in an overlay, one per structure it writes. */
+const PUTS = 1
+const WIPED = 2
+const COUNTERS = 4
+const EVENTS = 8
+const JOBS = 16
+const DELETED_JOBS = 32
+const DROPPED = 64
+const CONSUMED = 128
+const ALL_OWNED = 255
+
 /** A write transaction's own changes, on top of the committed state until its commit folds them in. */
 interface Overlay {
   readonly tx: Tx
@@ -115,10 +126,29 @@ const openOverlay = (state: MemoryState): Overlay => {
   let dropped = new Map<string, { collection: string; partition: string }>()
   let consumed = new Map<string, number>()
   const hooks: Array<Effect.Effect<void>> = []
+  /**
+   * Which of the structures above this transaction may change in place: none that a savepoint still holds. `mark`
+   * clears every bit and the first write after it copies that one structure, so a nested unit pays only for what it
+   * writes, not a copy of the whole overlay (E-348).
+   */
+  let owned = ALL_OWNED
+  const own = (bit: number) => {
+    if ((owned & bit) !== 0) return
+    owned |= bit
+    if (bit === PUTS) putDocs = new Map(putDocs)
+    else if (bit === WIPED) wiped = [...wiped]
+    else if (bit === COUNTERS) counters = new Map(counters)
+    else if (bit === EVENTS) newEvents = [...newEvents]
+    else if (bit === JOBS) newJobs = new Map(newJobs)
+    else if (bit === DELETED_JOBS) deletedJobs = new Set(deletedJobs)
+    else if (bit === DROPPED) dropped = new Map(dropped)
+    else consumed = new Map(consumed)
+  }
 
   const counterValue = (name: string) => counters.get(name) ?? state.counters.get(name) ?? 0
   const nextSeqSync = (name: string) => {
     const next = counterValue(name) + 1
+    own(COUNTERS)
     counters.set(name, next)
     return next
   }
@@ -142,6 +172,7 @@ const openOverlay = (state: MemoryState): Overlay => {
       }),
     put: (collection, doc) =>
       Effect.sync(() => {
+        own(PUTS)
         putDocs.set(`${collection}\u0000${doc.id}`, { collection, doc })
       }),
     list: (collection, options) =>
@@ -155,6 +186,9 @@ const openOverlay = (state: MemoryState): Overlay => {
       }),
     deletePartition: (partition) =>
       Effect.sync(() => {
+        own(WIPED)
+        own(PUTS)
+        own(EVENTS)
         wiped.push(partition)
         for (const [key, { doc }] of putDocs) if (withinPartition(partition, doc.partition)) putDocs.delete(key)
         for (let i = newEvents.length - 1; i >= 0; i--) if (withinPartition(partition, newEvents[i]?.partition ?? "")) newEvents.splice(i, 1)
@@ -174,9 +208,11 @@ const openOverlay = (state: MemoryState): Overlay => {
           const doc = docAt(byId, collection, entry.id)
           // A stale entry (the document is gone, moved, or was rewritten with another keepUntil) is only passed over.
           if (doc === undefined || doc.partition !== partition || doc.keepUntil !== entry.keepUntil) continue
+          own(DROPPED)
           dropped.set(key, { collection, partition })
           removed++
         }
+        own(CONSUMED)
         consumed.set(queueKey, read)
         return removed
       }),
@@ -190,6 +226,7 @@ const openOverlay = (state: MemoryState): Overlay => {
           return Effect.fail(new StoreError({ message: `memory store: appendEvent: eventId ${JSON.stringify(event.eventId)} is already in the log` }))
         }
         const logged: LoggedEvent = { position: nextSeqSync(`log:${partition}`), partition, ...event }
+        own(EVENTS)
         newEvents.push(logged)
         return Effect.succeed(logged)
       }),
@@ -204,6 +241,7 @@ const openOverlay = (state: MemoryState): Overlay => {
     scheduleJob: (job) =>
       Effect.sync(() => {
         const scheduled: Job = { seq: nextIdOf(state, "jobs"), ...job }
+        own(JOBS)
         newJobs.set(scheduled.seq, scheduled)
         return scheduled
       }),
@@ -213,12 +251,14 @@ const openOverlay = (state: MemoryState): Overlay => {
         // Under the store's lock, so no other transaction sees the job between this look and the claim.
         const first = firstJob()
         if (first === undefined || first.dueAt > upTo) return Option.none()
+        own(DELETED_JOBS)
         deletedJobs.add(first.seq)
         return Option.some(first)
       }),
     deleteJob: (seq) =>
       Effect.sync(() => {
         const present = !deletedJobs.has(seq) && (newJobs.has(seq) || state.jobs.get(seq) !== undefined)
+        own(DELETED_JOBS)
         deletedJobs.add(seq)
         return present
       }),
@@ -266,20 +306,13 @@ const openOverlay = (state: MemoryState): Overlay => {
     for (const seq of deletedJobs) state.jobs.delete(seq)
   })
 
-  // Copies of the overlay at the mark: a nested unit is usually small, and so is the overlay it copies.
+  // The overlay's structures as they are at the mark, kept as they are: the next write to each copies it first (`own`).
   const mark = () => {
-    const saved = {
-      putDocs: new Map(putDocs),
-      wiped: [...wiped],
-      counters: new Map(counters),
-      newEvents: [...newEvents],
-      newJobs: new Map(newJobs),
-      deletedJobs: new Set(deletedJobs),
-      dropped: new Map(dropped),
-      consumed: new Map(consumed),
-      hooks: hooks.length
-    }
+    const saved = { putDocs, wiped, counters, newEvents, newJobs, deletedJobs, dropped, consumed, hooks: hooks.length }
+    owned = 0
     return () => {
+      // What is put back may still be held by an outer mark: it is copied again before it is written.
+      owned = 0
       putDocs = saved.putDocs
       wiped = saved.wiped
       counters = saved.counters
@@ -313,19 +346,27 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
     const open = Context.Reference<Overlay | undefined>(`sokoni/store/memory/open/${instances++}`, { defaultValue: () => undefined })
 
+    const runHooks = (overlay: Overlay) => (overlay.hooks.length === 0 ? Effect.void : Effect.forEach(overlay.hooks, (hook) => hook, { discard: true }))
+    /**
+     * The commit and what follows it, in order: the injected faults around the fold, then the after-commit hooks.
+     * Without faults (every run but the crash tests) it is one step, not four: a command's transaction pays it (E-348).
+     */
+    const settle: (overlay: Overlay) => Effect.Effect<void, StoreError> =
+      faults === noCommitFaults
+        ? (overlay) => Effect.andThen(overlay.commit, runHooks(overlay))
+        : (overlay) => faults.beforeCommit.pipe(Effect.andThen(overlay.commit), Effect.andThen(faults.afterCommit), Effect.andThen(runHooks(overlay)))
+
     const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
       lock.withPermits(1)(
         Effect.suspend(() => {
           const overlay = openOverlay(state)
-          return Effect.provideService(
-            Effect.suspend(() => work(overlay.tx)),
-            open,
-            overlay
-          ).pipe(
-            Effect.tap(() => faults.beforeCommit),
-            Effect.tap(() => overlay.commit),
-            Effect.tap(() => faults.afterCommit),
-            Effect.tap(() => Effect.forEach(overlay.hooks, (hook) => hook, { discard: true }))
+          return Effect.flatMap(
+            Effect.provideService(
+              Effect.suspend(() => work(overlay.tx)),
+              open,
+              overlay
+            ),
+            (result) => Effect.as(settle(overlay), result)
           )
         })
       )

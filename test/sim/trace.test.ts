@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, type Layer } from "effect"
-import { Trace, TraceFileError } from "../../engine/sim/trace.ts"
+import { lastFieldJson, Trace, TraceFileError } from "../../engine/sim/trace.ts"
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 const ndjson = (lines: ReadonlyArray<string>) => lines.map((l) => `${l}\n`).join("")
@@ -216,6 +216,28 @@ describe("Trace.layerFile", () => {
       const layer: Layer.Layer<Trace, TraceFileError> = Trace.layerFile(freshFile(), Trace.layer)
       const { lines, hash } = yield* Effect.provide(Effect.andThen(recordN(2), snapshot), layer)
       assert.deepStrictEqual(hash, { hash: sha256(ndjson(lines)), lines: 2 })
+    })
+  )
+})
+
+describe("a line whose last field is given as JSON text (E-349)", () => {
+  it.effect("is written with the same bytes JSON.stringify writes for the line, on every variant", () =>
+    Effect.gen(function* () {
+      const answer = { orderId: "ord_1", price: "12.50", nested: { a: [1, "two", null] }, text: 'quote " and \\ and é' }
+      const plain = { kind: "http", method: "POST", path: "/trade?x=1", request: null, status: 202, response: answer }
+      const given = { ...plain, [lastFieldJson]: JSON.stringify(answer) }
+      for (const layer of [Trace.layer, Trace.layerRing(4)]) {
+        const lines = yield* Effect.provide(
+          Trace.use((trace) => Effect.andThen(trace.record(given), trace.lines)),
+          layer
+        )
+        assert.deepStrictEqual(lines, [JSON.stringify(plain)])
+      }
+      const alone = yield* Effect.provide(
+        Trace.use((trace) => Effect.andThen(trace.record({ response: answer, [lastFieldJson]: JSON.stringify(answer) }), trace.lines)),
+        Trace.layer
+      )
+      assert.deepStrictEqual(alone, [JSON.stringify({ response: answer })])
     })
   )
 })
