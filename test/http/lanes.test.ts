@@ -1,10 +1,11 @@
 /**
- * Lanes (E-404, E-354): a credential's requests start in turns, one per lane per turn and round-robin, never more than
- * `width` of a lane in the engine; a request without a credential is not held. Turns are run by hand here.
+ * Lanes (E-404, E-354, E-355): a credential's requests start in turns of rounds, one per lane per round and
+ * round-robin, never more than `width` of a lane in the engine, for a turn's budget of time; a request without a
+ * credential is not held. Turns are run by hand here, on a clock that moves only when a test moves it.
  */
 import { describe, expect, it } from "vitest"
 import type { EngineRequest } from "../../engine/http/exchange.ts"
-import { makeLanes } from "../../engine/http/lanes.ts"
+import { makeLanes, TURN_BUDGET_MS } from "../../engine/http/lanes.ts"
 
 const request = (headers: Record<string, string>): EngineRequest => ({
   method: "GET",
@@ -18,14 +19,19 @@ const request = (headers: Record<string, string>): EngineRequest => ({
 const FLOOD = { "x-api-key": "sk_sandbox_flood" }
 const QUIET = { "x-api-key": "sk_sandbox_quiet" }
 
-/** Lanes whose turns wait to be run by `runTurn`; `send` records each start and keeps its leave. */
-const harness = (width: number) => {
+/**
+ * Lanes whose turns wait to be run by `runTurn`; `send` records each start and keeps its leave. Each start moves the
+ * clock by `startCost` ms (0: a turn never spends its budget, so it runs one round).
+ */
+const harness = (width: number, startCost = TURN_BUDGET_MS) => {
   const turns: Array<() => void> = []
-  const lanes = makeLanes(width, (turn) => turns.push(turn))
+  let clock = 0
+  const lanes = makeLanes(width, { defer: (turn) => turns.push(turn), now: () => clock })
   const started: Array<string> = []
   const leaves = new Map<string, () => void>()
   const send = (name: string, headers: Record<string, string>, answersAtOnce = false) =>
     lanes.enter(request(headers), (leave) => {
+      clock += startCost
       started.push(name)
       if (answersAtOnce) leave()
       else leaves.set(name, leave)
@@ -73,6 +79,19 @@ describe("lanes", () => {
     expect(started).toEqual(["b1", "a1", "b2", "a2"])
     runTurn()
     expect(started.slice(4)).toEqual(["b3"])
+  })
+
+  it("go on starting requests, round after round, until the turn's budget is spent", () => {
+    const { send, runTurn, started, booked } = harness(4, TURN_BUDGET_MS / 4)
+    for (let i = 1; i <= 10; i++) send(`b${i}`, FLOOD, true)
+    send("a1", QUIET, true)
+    send("a2", QUIET, true)
+    runTurn()
+    // four starts spend the budget: two rounds of the flood and the quiet partner, in turn
+    expect(started).toEqual(["b1", "a1", "b2", "a2"])
+    expect(booked()).toBe(1)
+    runTurn()
+    expect(started.slice(4)).toEqual(["b3", "b4", "b5", "b6"])
   })
 
   it("let a request without a credential start at once", () => {
