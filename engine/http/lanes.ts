@@ -67,10 +67,22 @@ export const makeLanes = (width: number = LANE_WIDTH, options: LaneOptions = {})
   }
 
   const hasRoom = (lane: Lane) => lane.waiting.length > 0 && lane.active < width
+  const anyRoom = () => {
+    for (const lane of lanes.values()) if (hasRoom(lane)) return true
+    return false
+  }
+  /** The lanes a round serves, gathered first (serving one moves it to the back of `lanes`); reused, as turns are hot. */
+  const ready: Array<string> = []
 
   /** One request of each lane that has room, in lane order; a lane served goes to the back, so no lane is always first. */
   const round = () => {
-    for (const [name, lane] of [...lanes].filter(([, l]) => hasRoom(l))) {
+    ready.length = 0
+    lanes.forEach((lane, name) => {
+      if (hasRoom(lane)) ready.push(name)
+    })
+    for (const name of ready) {
+      const lane = lanes.get(name)
+      if (lane === undefined || !hasRoom(lane)) continue
       lanes.delete(name)
       lanes.set(name, lane)
       lane.waiting.shift()?.()
@@ -82,8 +94,8 @@ export const makeLanes = (width: number = LANE_WIDTH, options: LaneOptions = {})
     turnBooked = false
     const started = now()
     do round()
-    while (now() - started < TURN_BUDGET_MS && [...lanes.values()].some(hasRoom))
-    if ([...lanes.values()].some(hasRoom)) bookTurn()
+    while (now() - started < TURN_BUDGET_MS && anyRoom())
+    if (anyRoom()) bookTurn()
   }
 
   const enter = (request: EngineRequest, start: (leave: () => void) => void): void => {
