@@ -6,12 +6,10 @@
  * Run it on an idle machine; `node --cpu-prof scripts/bench/in-process-pair.ts` profiles the same loop.
  */
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
-import type { EngineRequest, EngineResponse } from "../../engine/http/exchange.ts"
+import { ADMIN, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 
 const PAIRS = Number(process.argv[2] ?? 3000)
 const WARMUP = 1000
-const ADMIN = "bench-admin"
-const SANDBOX = "/api/sandbox/v1/partner"
 
 const host = await makeEngineHost({
   store: "memory",
@@ -23,30 +21,8 @@ const host = await makeEngineHost({
   rateLimit: "off"
 })
 
-const call = (method: string, target: string, headers: Record<string, string>, body?: unknown) =>
-  new Promise<EngineResponse>((resolve) => {
-    const q = target.indexOf("?")
-    const search = q === -1 ? "" : target.slice(q)
-    const request: EngineRequest = {
-      method,
-      path: q === -1 ? target : target.slice(0, q),
-      query: new URLSearchParams(search),
-      search,
-      headers: { "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      remoteAddress: "127.0.0.1"
-    }
-    host.handle(request, resolve)
-  })
-
-const json = (response: EngineResponse) =>
-  JSON.parse(typeof response.body === "string" ? response.body : Buffer.from(response.body as Uint8Array).toString()) as Record<string, unknown>
-
-const admin = { authorization: `Bearer ${ADMIN}` }
-const partner = json(await call("POST", "/_sim/partners", admin, { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" }))
-await call("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, admin, { environment: "sandbox", amount: 1_000_000 })
-const key = { "x-api-key": partner.sandboxKey as string }
-const symbol = (json(await call("GET", `${SANDBOX}/stocks`, key)).stocks as Array<{ symbol: string }>)[0]!.symbol
+const call = callerOf(host)
+const { key, symbol } = await benchPartner(call)
 
 const cpuSince = (start: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(start)
