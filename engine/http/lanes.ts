@@ -15,6 +15,7 @@
  */
 import { apiKeyFrom } from "./guards/credentials.ts"
 import type { EngineRequest } from "./exchange.ts"
+import { afterIo, processUptimeMs } from "../sim/clock.ts"
 
 /** Requests of one credential in the engine at once. */
 export const LANE_WIDTH = 4
@@ -35,9 +36,6 @@ const laneOf = (request: EngineRequest): string | undefined => {
   return typeof key === "string" ? key : undefined
 }
 
-/** After node's next pass over its sockets: so a request that arrived meanwhile is in its lane before the turn. */
-const afterIo = (turn: () => void): void => void setImmediate(turn)
-
 /**
  * How long a turn goes on starting requests, in rounds, before it lets node read the sockets again (E-355). One
  * request per turn cost a loop pass per request: GET /stocks under one partner's 50 connections took 78 µs of CPU per
@@ -47,15 +45,18 @@ const afterIo = (turn: () => void): void => void setImmediate(turn)
 export const TURN_BUDGET_MS = 0.5
 
 export interface LaneOptions {
-  /** Schedules the next turn (node's `setImmediate` by default; a test passes its own to run turns one by one). */
+  /**
+   * Schedules the next turn (after node's next pass over its sockets by default, so a request that arrived meanwhile
+   * is in its lane before the turn; a test passes its own to run turns one by one).
+   */
   readonly defer?: (turn: () => void) => void
-  /** Milliseconds from any fixed origin (`performance.now` by default): a turn's budget is measured on it. */
+  /** Milliseconds from any fixed origin (the process's uptime by default): a turn's budget is measured on it. */
   readonly now?: () => number
 }
 
 export const makeLanes = (width: number = LANE_WIDTH, options: LaneOptions = {}): Lanes => {
   const defer = options.defer ?? afterIo
-  const now = options.now ?? (() => performance.now())
+  const now = options.now ?? processUptimeMs
   /** Lanes with a request waiting or in the engine, in the order turns visit them (a Map keeps insertion order). */
   const lanes = new Map<string, Lane>()
   let turnBooked = false

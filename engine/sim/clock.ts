@@ -89,5 +89,11 @@ export const wallSleep = (ms: number): Promise<void> => new Promise((resolve) =>
 /** A real-time deadline that does not keep the process alive: `serve`'s shutdown grace, outside the engine's clock. */
 export const wallDeadline = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
-/** Milliseconds since the process started: `serve` reports how long it took to be ready. */
+/**
+ * Milliseconds since the process started: `serve` reports how long it took to be ready, and its lanes measure a
+ * turn's budget on it (http/lanes.ts). Transport pacing, never the engine's time.
+ */
 export const processUptimeMs = (): number => performance.now()
+
+/** Runs `f` after node's next pass over its sockets: the HTTP transport's lane turns (http/lanes.ts), not engine work. */
+export const afterIo = (f: () => void): void => void setImmediate(f)
