@@ -15,6 +15,7 @@ import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { type DocRow, decodeJson, docOf } from "./pg-codec.ts"
+import { ensureFunction } from "./pg-functions.ts"
 import type { Prefetched } from "./pg-prefetch.ts"
 import { DOCUMENTS, LEDGER_ENTRIES, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
 import { type Doc, StoreError } from "./port.ts"
@@ -86,17 +87,9 @@ export const APPLY = (() => {
   return { name, call: `SELECT ${name}($1::json)`, create }
 })()
 
-/**
- * Creates the apply function unless it exists; processes starting together take turns on an advisory lock, as the
- * DO block is one transaction and the lock is held to its end.
- */
+/** Creates the apply function unless it exists (pg-functions.ts). */
 export const ensureApplyFunction = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.asVoid(
-    sql.unsafe(`DO $ensure$ BEGIN
-      PERFORM pg_advisory_xact_lock(hashtextextended('sokoni_apply', 0));
-      IF to_regprocedure('${APPLY.name}(json)') IS NULL THEN EXECUTE $create$${APPLY.create}$create$; END IF;
-    END $ensure$`)
-  )
+  ensureFunction(sql, "sokoni_apply", `${APPLY.name}(json)`, APPLY.create)
 
 export interface Batch {
   /** False for an attempt that writes at once (`eager`): every method below then has nothing to do. */

@@ -7,8 +7,9 @@
  * takes (pg-locking.ts), nor how the rows read are served later (pg-batch.ts).
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
+import type { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
+import { ensureFunction } from "./pg-functions.ts"
 import { DOCUMENTS, type Table, TYPED_TABLES, tableOf } from "./pg-tables.ts"
 
 /**
@@ -51,13 +52,9 @@ export const LOCK = (() => {
   return { name, call: `SELECT ${name}($1::json, $2::json, $3::json) AS found`, create }
 })()
 
+/** Creates the lock function unless it exists (pg-functions.ts). */
 export const ensureLockFunction = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  Effect.asVoid(
-    sql.unsafe(`DO $ensure$ BEGIN
-      PERFORM pg_advisory_xact_lock(hashtextextended('sokoni_lock', 0));
-      IF to_regprocedure('${LOCK.name}(json,json,json)') IS NULL THEN EXECUTE $create$${LOCK.create}$create$; END IF;
-    END $ensure$`)
-  )
+  ensureFunction(sql, "sokoni_lock", `${LOCK.name}(json,json,json)`, LOCK.create)
 
 /** A row to read with the lock: its table, collection and id. */
 export type Wanted = readonly [collection: string, id: string]

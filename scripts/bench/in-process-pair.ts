@@ -6,20 +6,12 @@
  * Run it on an idle machine; `node --cpu-prof scripts/bench/in-process-pair.ts` profiles the same loop.
  */
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
-import { ADMIN, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
+import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 
 const PAIRS = Number(process.argv[2] ?? 3000)
 const WARMUP = 1000
 
-const host = await makeEngineHost({
-  store: "memory",
-  clock: "manual",
-  start: Date.parse("2026-11-23T10:00:00.000Z"),
-  seed: 1,
-  desk: "manual",
-  adminToken: ADMIN,
-  rateLimit: "off"
-})
+const host = await makeEngineHost(benchHostConfig({ store: "memory" }))
 
 const call = callerOf(host)
 const { key, symbol } = await benchPartner(call)

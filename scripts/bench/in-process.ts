@@ -9,6 +9,18 @@ export const ADMIN = "bench-admin"
 export const SANDBOX = "/api/sandbox/v1/partner"
 
 type Host = Awaited<ReturnType<typeof makeEngineHost>>
+
+/** The bench's engine: a manual clock at a Monday's open, seed 1, a manual desk, no rate limits; `store` its own. */
+export const benchHostConfig = (store: { readonly store: "memory" } | { readonly store: "postgres"; readonly databaseUrl: string }) =>
+  ({
+    ...store,
+    clock: "manual",
+    start: Date.parse("2026-11-23T10:00:00.000Z"),
+    seed: 1,
+    desk: "manual",
+    adminToken: ADMIN,
+    rateLimit: "off"
+  }) as Parameters<typeof makeEngineHost>[0]
 export type Call = (method: string, target: string, headers: Record<string, string>, body?: unknown) => Promise<EngineResponse>
 
 /** `call(method, "path?query", headers, body)`: one request to the host, its answer. */

@@ -6,7 +6,7 @@
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
-import { ADMIN, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
+import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
 import { execFileSync } from "node:child_process"
 
@@ -90,16 +90,7 @@ const url = new URL(databaseUrlFor(ADMIN_URL, database))
 // SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
 if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
 
-const host = await makeEngineHost({
-  store: "postgres",
-  databaseUrl: url.toString(),
-  clock: "manual",
-  start: Date.parse("2026-11-23T10:00:00.000Z"),
-  seed: 1,
-  desk: "manual",
-  adminToken: ADMIN,
-  rateLimit: "off"
-} as Parameters<typeof makeEngineHost>[0])
+const host = await makeEngineHost(benchHostConfig({ store: "postgres", databaseUrl: url.toString() }))
 
 const call = callerOf(host)
 const { key, symbol } = await benchPartner(call)
