@@ -147,15 +147,20 @@ export interface Tx {
   /** `deleteJob` without the answer, for a caller that does not want it; optional as `dropExpiredLater` (`discardJob`). */
   readonly deleteJobLater?: (seq: number) => Effect.Effect<void, StoreError>
   /**
-   * A hint: the work will `get` these documents soon. An adapter may read them with a statement it sends anyway
-   * (postgres: with the partition's lock, E-318); what `get` answers is the same either way. Optional (`prefetch`).
+   * A hint: the work will `get` these documents (or `list` these lists, without `after`) soon. An adapter may read
+   * them with a statement it sends anyway (postgres: with the partition's lock, E-318), or all in one statement
+   * before the first read after the hint (E-405); what `get` and `list` answer is the same either way. Optional.
    */
-  readonly prefetch?: (keys: ReadonlyArray<readonly [collection: string, id: string]>) => Effect.Effect<void>
+  readonly prefetch?: (keys: ReadonlyArray<Hint>) => Effect.Effect<void>
 }
 
+/** A document the work will `get` (its collection and id), or a list it will `list` (`Tx.prefetch`). */
+export type Hint = readonly [collection: string, id: string] | { readonly collection: string; readonly list: ListOptions }
+
+export const isRowHint = (hint: Hint): hint is readonly [string, string] => Array.isArray(hint)
+
 /** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
-export const prefetch = (tx: Tx, keys: ReadonlyArray<readonly [collection: string, id: string]>): Effect.Effect<void> =>
-  tx.prefetch === undefined ? Effect.void : tx.prefetch(keys)
+export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint>): Effect.Effect<void> => (tx.prefetch === undefined ? Effect.void : tx.prefetch(keys))
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>

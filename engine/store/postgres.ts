@@ -46,7 +46,7 @@ import {
 } from "./pg-codec.ts"
 import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
 import { after, type Batch, ensureApplyFunction, getThrough } from "./pg-batch.ts"
-import { ensureLockFunction } from "./pg-prefetch.ts"
+import { ensureLockFunction, listKey } from "./pg-prefetch.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -203,10 +203,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
         const limit = sqlLimit(options.limit)
         const bound = options.after === undefined ? undefined : sortOrderOf(options.after)
+        const table = tableOf(collection).name
+        // Read ahead with the attempt's hints (E-405), and no write of the attempt touched the table since.
+        const ahead =
+          batch?.deferring && options.after === undefined && !batch.touches(table, collection) ? batch.listed(listKey(collection, options)) : undefined
+        if (ahead !== undefined) return Effect.succeed(ahead)
         const listed = statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after: bound, limit }))
-        return after(batch, tableOf(collection).name, collection, listed).pipe(
-          Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf))
-        )
+        return after(batch, table, collection, listed).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
       },
 
       deletePartition: (partition) =>

@@ -12,6 +12,7 @@ import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
 import { eventsContract } from "./events-contract.ts"
 import { nestedContract } from "./nested-contract.ts"
+import { prefetchContract } from "./prefetch-contract.ts"
 import { retentionContract } from "./retention-contract.ts"
 import { storeContract } from "./store-contract.ts"
 import { onPostgres } from "../support/stores.ts"
@@ -34,6 +35,7 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
   nestedContract("nested transactions on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
   eventsContract("reading the event log on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
   retentionContract("retention on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
+  prefetchContract("hints on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
 
   it.live(
     "afterCommit hooks run once the commit is visible to other connections, never before",
