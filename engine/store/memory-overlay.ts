@@ -297,7 +297,7 @@ export const openOverlay = (state: MemoryState): Overlay => {
       byId.get(collection)?.delete(id)
       state.docs.get(partitionKey(collection, partition))?.delete(id)
     })
-    consumed.forEach((count, queueKey) => state.keeps.get(queueKey)?.removeFirst(count))
+    consumed.forEach((count, queueKey) => void state.keeps.get(queueKey)?.removeFirst(count))
     putDocs.forEach(({ collection, doc }) => {
       const ids = getOrCreate(byId, collection, newDocMap)
       const previous = ids.get(doc.id)
@@ -310,7 +310,7 @@ export const openOverlay = (state: MemoryState): Overlay => {
       if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
       getOrCreate(state.docs, bucketKey, newDocMap).set(doc.id, doc)
     })
-    counters.forEach((value, name) => state.counters.set(name, value))
+    counters.forEach((value, name) => void state.counters.set(name, value))
     for (const e of newEvents) {
       getOrCreate(state.events, e.partition, newLog).push(e)
       state.eventIds.set(e.eventId, e.partition)
