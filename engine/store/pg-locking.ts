@@ -26,6 +26,7 @@ import { Context, Effect, Exit, Option, Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { type CommitFaults, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
+import { makeGroupCommit } from "./pg-group.ts"
 import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
 import { LOCK, lockParams, prefetchedOf, readable } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
@@ -394,5 +395,20 @@ export const makeLockingTransact = (
   /** The transaction open in this fiber, for reads that must go through it. */
   const openTx: Effect.Effect<Tx | undefined> = Effect.map(Effect.service(open), (current) => current?.tx)
 
-  return { transact, openTx }
+  const grouped = makeGroupCommit<OpenAttempt>({
+    current: Effect.service(open),
+    fresh,
+    nested,
+    within: (effect, current) => Effect.provideService(effect, open, current),
+    spoiled: (current) => current.attempt.runAgain || current.attempt.batch.failed(),
+    isStoreFailure: (error) => error instanceof StoreError || error === RUN_AGAIN
+  })
+  /**
+   * Group commit (E-406), keyed by the partition's lock root. Not with injected commit faults: a simulated crash is
+   * drawn per commit, and grouping would change which commit draws it (and the seeded runs' traces).
+   */
+  const transactGrouped = <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    faults !== noCommitFaults || !representable(partition) ? transact(work) : grouped(lockRootOf(partition), work)
+
+  return { transact, openTx, transactGrouped }
 }

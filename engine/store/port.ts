@@ -207,5 +207,19 @@ export class Store extends Context.Service<
      * of the same fiber, it reads through that transaction (its own writes included).
      */
     readonly read: <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+    /**
+     * `transact` for work that will lock `partition` first, which an adapter may run in the same transaction as other
+     * such work of the partition queued in this process, committed once (postgres: group commit, E-406). Each unit
+     * sees what the units before it wrote, its result comes only after the COMMIT, and a unit that fails is undone
+     * alone as it would be alone; what it answers is what `transact` would. Optional (`transactIn`).
+     */
+    readonly transactGrouped?: <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
   }
 >()("sokoni/Store") {}
+
+/** `work` through `store.transactGrouped` for `partition` when the adapter groups, else `store.transact`. */
+export const transactIn = <A, E, R>(
+  store: Store["Service"],
+  partition: string,
+  work: (tx: Tx) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | StoreError, R> => (store.transactGrouped === undefined ? store.transact(work) : store.transactGrouped(partition, work))

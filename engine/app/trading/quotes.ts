@@ -16,7 +16,7 @@ import type { EngineClock } from "../../sim/clock.ts"
 import type { MarketFeed } from "../../sim/market-feed.ts"
 import type { Entropy } from "../../sim/random.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import { pruneExpired, type Store } from "../../store/port.ts"
+import { pruneExpired, type Store, transactIn } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { QuoteExpiryPayload } from "../job-payloads.ts"
@@ -49,7 +49,8 @@ export const quoting = (d: QuoteDeps) => {
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
     const quoteId = yield* d.entropy.id("qt")
     const plan = decideQuote(terms, principal, instrument, { price: observation.price, derived }, now, { quoteId })
-    yield* d.store.transact((tx) =>
+    // Grouped with the partition's queued commands where the store can (E-406).
+    yield* transactIn(d.store, principal.partition, (tx) =>
       Effect.gen(function* () {
         yield* tx.lockPartition(principal.partition)
         // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.

@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
 import type { EngineResponse } from "../exchange.ts"
-import { type Hint, prefetch, pruneExpired, Store, type StoreError, type Tx } from "../../store/port.ts"
+import { type Hint, prefetch, pruneExpired, Store, type StoreError, type Tx, transactIn } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -149,8 +149,9 @@ export class Idempotency extends Context.Service<
         })
       )
 
+    // Grouped with the partition's other queued commands where the store can (E-406): same answers, fewer commits.
     const inTransaction = <R>(command: Command<R>, id: string) =>
-      store.transact((tx) =>
+      transactIn(store, command.partition, (tx) =>
         Effect.gen(function* () {
           // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
           // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
