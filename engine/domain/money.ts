@@ -83,9 +83,11 @@ export const quantityForCash = (cash: Cents, price: Price4, rate: Rate6, markupB
 
 /** Exact decimal string of an integer scaled by 10^decimals. */
 export const formatScaled = (value: number | bigint, decimals: number): string => {
-  const v = BigInt(value)
-  const negative = v < 0n
-  const digits = (negative ? -v : v).toString().padStart(decimals + 1, "0")
+  // A safe integer's digits are written by String as exactly as by BigInt, without making a BigInt (E-410).
+  const safe = typeof value === "number" && Number.isSafeInteger(value)
+  const v = safe ? 0n : BigInt(value)
+  const negative = safe ? value < 0 : v < 0n
+  const digits = (safe ? String(Math.abs(value)) : (negative ? -v : v).toString()).padStart(decimals + 1, "0")
   const whole = digits.slice(0, digits.length - decimals)
   const frac = digits.slice(digits.length - decimals)
   return `${negative ? "-" : ""}${whole}${decimals > 0 ? `.${frac}` : ""}`

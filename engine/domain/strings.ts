@@ -7,3 +7,18 @@
  * the memory store before this (docs/performance.md, E-401). `Array.prototype.join` builds a flat string at once.
  */
 export const joinFlat = (parts: ReadonlyArray<string>, separator = ""): string => parts.join(separator)
+
+let lastMs = Number.NaN
+let lastIso = ""
+/**
+ * `new Date(ms).toISOString()`, the last answer remembered: one answer stamps the same instant several times (an
+ * order's createdAt, queuedAt, fxRateAsOf; a quote's issue and rate times), and a remembered text is made once and
+ * shared by every document that keeps it, instead of one copy each (issue 25: allocation and what a pair keeps).
+ */
+export const isoOf = (ms: number): string => {
+  if (ms === lastMs) return lastIso
+  const text = new Date(ms).toISOString()
+  lastMs = ms
+  lastIso = text
+  return text
+}

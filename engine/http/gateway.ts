@@ -17,7 +17,7 @@ import { EngineClock } from "../sim/clock.ts"
 import { lastFieldJson, Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { Dialect, type DialectNote } from "./dialect.ts"
-import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
+import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, REMEMBERED_BODY_CHARS, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
@@ -323,7 +323,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
        */
       const scanned = new WeakMap<object, boolean>()
       const holdsSecret = (text: string, value: unknown) => {
-        if (typeof value !== "object" || value === null) return mayHoldSecret(text)
+        if (typeof value !== "object" || value === null || text.length < REMEMBERED_BODY_CHARS) return mayHoldSecret(text)
         let secret = scanned.get(value)
         if (secret === undefined) {
           secret = mayHoldSecret(text)

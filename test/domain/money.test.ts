@@ -440,6 +440,17 @@ describe("formatScaled", () => {
       { numRuns: RUNS }
     )
   })
+
+  // A safe integer is written without a BigInt (E-410): the same text as its BigInt, at the edges too.
+  it("property: a safe integer number formats as its BigInt does", () => {
+    const edges = fc.constantFrom(0, -0, 1, -1, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 999_999, -100_000_000)
+    fc.assert(
+      fc.property(fc.oneof(fc.maxSafeInteger(), edges), fc.integer({ min: 0, max: 8 }), (v, decimals) => {
+        expect(formatScaled(v, decimals)).toBe(refDecimal(BigInt(v), decimals))
+      }),
+      { numRuns: RUNS }
+    )
+  })
 })
 
 describe("toWireNumber", () => {
