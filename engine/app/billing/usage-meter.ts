@@ -101,29 +101,30 @@ export class UsageMeter extends Context.Service<
       return taken
     }
 
+    // Made once (Effect.fnUntraced), not per flush: see sim/scheduler.ts.
+    const write = Effect.fnUntraced(function* (tx: Tx, taken: ReturnType<typeof take>) {
+      for (const [partition, hours] of taken) {
+        for (const [hourStart, counts] of hours) {
+          const id = usageId(partition, hourStart)
+          const existing = yield* UsageHours.get(tx, id)
+          const before = Option.getOrElse(existing, (): UsageCounts => ZERO_COUNTS)
+          const doc: UsageDoc = {
+            partition,
+            hourStart,
+            ...addCounts({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
+          }
+          yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
+        }
+      }
+    })
+
     const flush = (tx: Tx, only?: ReadonlyArray<string>): Effect.Effect<void, StoreError> =>
       Effect.suspend(() => {
         if (pending.size === 0) return Effect.void
         const taken = take(only)
         if (taken.size === 0) return Effect.void
-        return Effect.gen(function* () {
-          for (const [partition, hours] of taken) {
-            for (const [hourStart, counts] of hours) {
-              const id = usageId(partition, hourStart)
-              const existing = yield* UsageHours.get(tx, id)
-              const before = Option.getOrElse(existing, (): UsageCounts => ZERO_COUNTS)
-              const doc: UsageDoc = {
-                partition,
-                hourStart,
-                ...addCounts({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
-              }
-              yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
-            }
-          }
-        }).pipe(
-          // Not written: the counts go back to memory for the next flush.
-          Effect.onError(() => Effect.sync(() => merge(pending, taken)))
-        )
+        // Not written: the counts go back to memory for the next flush.
+        return write(tx, taken).pipe(Effect.onError(() => Effect.sync(() => merge(pending, taken))))
       })
 
     const reads = (partition: string): ReadonlyArray<Hint> =>

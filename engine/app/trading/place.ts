@@ -60,73 +60,71 @@ const marketReads = (partition: string, account: string, instrument: Instrument,
 
 export const placing = (d: TradingDeps) => {
   /** The trading sub-account (NOT_FOUND when the partner has none of that id; null for master) and the committed symbol. */
-  const loadAccount = (tx: ReadTx, partition: string, account: string, instrument: Instrument) =>
-    Effect.gen(function* () {
-      const subAccount = account === "master" ? null : yield* findSubAccount(tx, partition, account)
-      const state: AccountState = { subAccount, committedSymbol: yield* d.symbols.symbolIn(tx, instrument) }
-      return state
-    })
+  // Generators made once (Effect.fnUntraced), not per order: see sim/scheduler.ts (E-415).
+  const loadAccount = Effect.fnUntraced(function* (tx: ReadTx, partition: string, account: string, instrument: Instrument) {
+    const subAccount = account === "master" ? null : yield* findSubAccount(tx, partition, account)
+    const state: AccountState = { subAccount, committedSymbol: yield* d.symbols.symbolIn(tx, instrument) }
+    return state
+  })
 
   /** MARKET (D-031): quote-gated, PENDING at the desk at once. */
-  const placeMarketOrder = (principal: Principal, account: string, input: TradeInput) =>
-    Effect.gen(function* () {
-      const fields = yield* liftFailure(marketFields(input))
-      const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
-      const exchange = findExchange(instrument.exchange)
-      const { partition } = principal
-      const planted = { quoteTtl: d.planted.has("quote-ttl"), feeRounding: d.planted.has("fee-rounding") }
-      const command = { placer: { partition, account, markupBps: principal.markupBps }, input, fields, instrument, planted }
-      return yield* d.store.transact((tx) =>
-        Effect.gen(function* () {
-          yield* tx.lockPartition(partition)
-          yield* prefetch(tx, marketReads(partition, account, instrument, fields.quoteId, input.type))
-          const now = yield* d.clock.now
-          const accountState = yield* loadAccount(tx, partition, account, instrument)
-          const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
-          const state = {
-            ...accountState,
-            quote,
-            quoteSymbolNow: quote === undefined ? "" : d.symbols.currentSymbol(quote.symbol),
-            listingStatus: yield* d.listings.statusIn(tx, instrument),
-            exchange
-          }
-          const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
-          const orderId = yield* d.entropy.id("ord")
-          const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
-          const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
-          return yield* writePlan(d, tx, partition, plan, now)
-        })
-      )
-    })
+  const placeMarketOrder = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
+    const fields = yield* liftFailure(marketFields(input))
+    const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
+    const exchange = findExchange(instrument.exchange)
+    const { partition } = principal
+    const planted = { quoteTtl: d.planted.has("quote-ttl"), feeRounding: d.planted.has("fee-rounding") }
+    const command = { placer: { partition, account, markupBps: principal.markupBps }, input, fields, instrument, planted }
+    return yield* d.store.transact((tx) =>
+      Effect.gen(function* () {
+        yield* tx.lockPartition(partition)
+        yield* prefetch(tx, marketReads(partition, account, instrument, fields.quoteId, input.type))
+        const now = yield* d.clock.now
+        const accountState = yield* loadAccount(tx, partition, account, instrument)
+        const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
+        const state = {
+          ...accountState,
+          quote,
+          quoteSymbolNow: quote === undefined ? "" : d.symbols.currentSymbol(quote.symbol),
+          listingStatus: yield* d.listings.statusIn(tx, instrument),
+          exchange
+        }
+        const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
+        const orderId = yield* d.entropy.id("ord")
+        const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
+        const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
+        return yield* writePlan(d, tx, partition, plan, now)
+      })
+    )
+  })
 
   /** LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, looked at by its trigger job, expired by its deadline job. */
-  const placeRestingOrder = (principal: Principal, account: string, input: TradeInput, orderType: RestingType) =>
-    Effect.gen(function* () {
-      const now = yield* d.clock.now
-      const fields = yield* liftFailure(restingFields(orderType, input, now))
-      const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
-      const terms = yield* liftFailure(restingTerms(fields, findExchange(instrument.exchange), now))
-      const { partition } = principal
-      const command = {
-        placer: { partition, account, markupBps: principal.markupBps },
-        input,
-        orderType,
-        fields,
-        instrument,
-        ...terms,
-        firstLook: nextRefresh(now)
-      }
-      return yield* d.store.transact((tx) =>
-        Effect.gen(function* () {
-          yield* tx.lockPartition(partition)
-          const externalId = yield* liftFailure(acceptRestingOrder(yield* loadAccount(tx, partition, account, instrument), input.symbol, instrument))
-          const orderId = yield* d.entropy.id("ord")
-          const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
-          const plan = yield* liftFailure(decideRestingOrder(command, externalId, funds, now, { orderId }))
-          return yield* writePlan(d, tx, partition, plan, now)
-        })
-      )
-    })
+  const placeRestingOrder = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput, orderType: RestingType) {
+    const now = yield* d.clock.now
+    const fields = yield* liftFailure(restingFields(orderType, input, now))
+    const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
+    const terms = yield* liftFailure(restingTerms(fields, findExchange(instrument.exchange), now))
+    const { partition } = principal
+    const command = {
+      placer: { partition, account, markupBps: principal.markupBps },
+      input,
+      orderType,
+      fields,
+      instrument,
+      ...terms,
+      firstLook: nextRefresh(now)
+    }
+    return yield* d.store.transact((tx) =>
+      Effect.gen(function* () {
+        yield* tx.lockPartition(partition)
+        const externalId = yield* liftFailure(acceptRestingOrder(yield* loadAccount(tx, partition, account, instrument), input.symbol, instrument))
+        const orderId = yield* d.entropy.id("ord")
+        const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
+        const plan = yield* liftFailure(decideRestingOrder(command, externalId, funds, now, { orderId }))
+        return yield* writePlan(d, tx, partition, plan, now)
+      })
+    )
+  })
 
   const trade = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
     const orderType = input.orderType ?? "MARKET"

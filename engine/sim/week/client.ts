@@ -65,60 +65,60 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
     const scheduler = yield* Scheduler
     let tick = 0
     let keys = 0
-    const call = (method: string, target: string, key: string | undefined, body?: unknown) =>
-      Effect.gen(function* () {
-        const q = target.indexOf("?")
-        const path = q === -1 ? target : target.slice(0, q)
-        const search = q === -1 ? "" : target.slice(q)
-        const admin = path.startsWith("/_sim/")
-        const idempotencyKey = method === "GET" || admin ? undefined : `week-key-${String(++keys).padStart(8, "0")}`
-        const requestBody = body === undefined ? undefined : JSON.stringify(body)
-        const headers: Record<string, string> = { "content-type": "application/json" }
-        if (admin) headers.authorization = `Bearer ${WEEK_ADMIN_TOKEN}`
-        if (key !== undefined) headers["x-api-key"] = key
-        if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey
-        const request: EngineRequest = { method, path, query: new URLSearchParams(search), search, headers, body: requestBody, remoteAddress: "127.0.0.1" }
-        const sentAt = isoAt(yield* clock.now)
-        const sentSeq = ++tick
-        const response = yield* gateway.handle(request)
-        counters.requests += 1
-        if (response.status >= 500) counters.problems.push(`${method} ${target} answered ${response.status}: ${response.body.slice(0, 300)}`)
-        if (!admin && response.status >= 400 && response.status < 500) {
-          const code = String((parse(response.body) as { error?: { code?: unknown } } | null)?.error?.code ?? response.status)
-          counters.refusals.set(code, (counters.refusals.get(code) ?? 0) + 1)
-        }
-        if (!admin)
-          history.push({
-            kind: "exchange",
-            sentAt,
-            answeredAt: isoAt(yield* clock.now),
-            sentSeq,
-            answeredSeq: ++tick,
-            caller: `${path.includes("/sandbox/") ? "sandbox" : "production"}:…${(key ?? "").slice(-4)}`,
-            method,
-            path: target,
-            idempotencyKey,
-            requestBody,
-            status: response.status,
-            rate: rateOf(response.headers),
-            body: response.body
-          })
-        // Parsed when asked for: the driver reads a few answers (a quote's id, a created partner), not the others.
-        let json: unknown
-        let parsed = false
-        const text = response.body
-        return {
+    // Made once (Effect.fnUntraced), not per request: see sim/scheduler.ts.
+    const call = Effect.fnUntraced(function* (method: string, target: string, key: string | undefined, body?: unknown) {
+      const q = target.indexOf("?")
+      const path = q === -1 ? target : target.slice(0, q)
+      const search = q === -1 ? "" : target.slice(q)
+      const admin = path.startsWith("/_sim/")
+      const idempotencyKey = method === "GET" || admin ? undefined : `week-key-${String(++keys).padStart(8, "0")}`
+      const requestBody = body === undefined ? undefined : JSON.stringify(body)
+      const headers: Record<string, string> = { "content-type": "application/json" }
+      if (admin) headers.authorization = `Bearer ${WEEK_ADMIN_TOKEN}`
+      if (key !== undefined) headers["x-api-key"] = key
+      if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey
+      const request: EngineRequest = { method, path, query: new URLSearchParams(search), search, headers, body: requestBody, remoteAddress: "127.0.0.1" }
+      const sentAt = isoAt(yield* clock.now)
+      const sentSeq = ++tick
+      const response = yield* gateway.handle(request)
+      counters.requests += 1
+      if (response.status >= 500) counters.problems.push(`${method} ${target} answered ${response.status}: ${response.body.slice(0, 300)}`)
+      if (!admin && response.status >= 400 && response.status < 500) {
+        const code = String((parse(response.body) as { error?: { code?: unknown } } | null)?.error?.code ?? response.status)
+        counters.refusals.set(code, (counters.refusals.get(code) ?? 0) + 1)
+      }
+      if (!admin)
+        history.push({
+          kind: "exchange",
+          sentAt,
+          answeredAt: isoAt(yield* clock.now),
+          sentSeq,
+          answeredSeq: ++tick,
+          caller: `${path.includes("/sandbox/") ? "sandbox" : "production"}:…${(key ?? "").slice(-4)}`,
+          method,
+          path: target,
+          idempotencyKey,
+          requestBody,
           status: response.status,
-          body: text,
-          get json() {
-            if (!parsed) {
-              json = parse(text)
-              parsed = true
-            }
-            return json
+          rate: rateOf(response.headers),
+          body: response.body
+        })
+      // Parsed when asked for: the driver reads a few answers (a quote's id, a created partner), not the others.
+      let json: unknown
+      let parsed = false
+      const text = response.body
+      return {
+        status: response.status,
+        body: text,
+        get json() {
+          if (!parsed) {
+            json = parse(text)
+            parsed = true
           }
-        } satisfies Answer
-      })
+          return json
+        }
+      } satisfies Answer
+    })
     /** The deliveries received since the last drain, each parsed once for whoever reads them. */
     const drain = Effect.sync(() =>
       receivers.take().flatMap((r) => {
