@@ -94,7 +94,15 @@ export const formatScaled = (value: number | bigint, decimals: number): string =
 }
 
 /** JSON number for the wire, parsed from the exact decimal string (never computed in floating point). */
-export const toWireNumber = (value: number | bigint, decimals: number): number => Number(formatScaled(value, decimals))
+export const toWireNumber = (value: number | bigint, decimals: number): number =>
+  // For a safe integer, `value / 10^decimals` IS the number the decimal text parses to: both operands are exact
+  // doubles, and a division, like parsing, gives the double nearest the exact quotient. No text is made (E-410); zero
+  // is 0, as the text "0.00" gives, never -0.
+  typeof value === "number" && Number.isSafeInteger(value) && decimals >= 0 && decimals <= 15 && Number.isInteger(decimals)
+    ? value === 0
+      ? 0
+      : value / 10 ** decimals
+    : Number(formatScaled(value, decimals))
 
 export const centsToWire = (cents: Cents): number => toWireNumber(cents, 2)
 export const price4ToWire = (price: Price4): number => toWireNumber(price, 4)

@@ -12,9 +12,10 @@
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { type CommitFaults, noCommitFaults, type ReadTx, Store, type StoreError, type Tx } from "./port.ts"
-import { docAt, eventsAfter, type MemoryState, makeMemoryState, type Overlay, openOverlay, partitionKey, sortAndPage } from "./memory-overlay.ts"
+import { type Overlay, openOverlay } from "./memory-overlay.ts"
+import { docAt, eventsAfter, type MemoryState, makeMemoryState, partitionKey, sortAndPage } from "./memory-state.ts"
 
-export { type MemoryState, makeMemoryState, sortAndPage } from "./memory-overlay.ts"
+export { type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
 let instances = 0
 
@@ -69,8 +70,11 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
         )
       })
 
+    /** The open overlay, looked up by every `transact` and `read`: one effect, made once. */
+    const openHere = Effect.service(open)
+
     const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
-      Effect.flatMap(Effect.service(open), (overlay) => (overlay === undefined ? fresh(work) : nested(overlay, work)))
+      Effect.flatMap(openHere, (overlay) => (overlay === undefined ? fresh(work) : nested(overlay, work)))
 
     // Reads go straight to the committed maps: commits fold their overlay in synchronously, so a read never sees half
     // of one. Inside an open transaction a read sees that transaction's own writes.
@@ -82,7 +86,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
       nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
     }
     const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) =>
-      Effect.flatMap(Effect.service(open), (overlay) => work(overlay === undefined ? committed : overlay.tx))
+      Effect.flatMap(openHere, (overlay) => work(overlay === undefined ? committed : overlay.tx))
 
     return Store.of({ kind: "memory", transact, read })
   })

@@ -464,6 +464,17 @@ describe("toWireNumber", () => {
     expect(toWireNumber(30, 2)).toBe(0.3) // 0.1 + 0.2 !== 0.3, but 30 cents is exactly the double 0.3
   })
 
+  // A safe integer is divided, not written out and parsed (E-410): the same double as parsing its exact decimal text.
+  it("property: a safe integer gives the number its decimal text parses to", () => {
+    expect(Object.is(toWireNumber(-0, 2), 0)).toBe(true)
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), fc.integer({ min: 0, max: 8 }), (v, decimals) => {
+        expect(toWireNumber(v, decimals)).toBe(Number(refDecimal(BigInt(v), decimals)))
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
   it("property: cents become exactly the double nearest to cents/100", () => {
     // |cents| < 10^15 keeps every value within 15 significant digits, which doubles represent unambiguously.
     fc.assert(
