@@ -8,17 +8,20 @@
  */
 export const joinFlat = (parts: ReadonlyArray<string>, separator = ""): string => parts.join(separator)
 
-let lastMs = Number.NaN
-let lastIso = ""
+const ISO_SLOTS = 4
+const isoMs: Array<number> = new Array<number>(ISO_SLOTS).fill(Number.NaN)
+const isoText: Array<string> = new Array<string>(ISO_SLOTS).fill("")
+let isoNext = 0
 /**
- * `new Date(ms).toISOString()`, the last answer remembered: one answer stamps the same instant several times (an
- * order's createdAt, queuedAt, fxRateAsOf; a quote's issue and rate times), and a remembered text is made once and
- * shared by every document that keeps it, instead of one copy each (issue 25: allocation and what a pair keeps).
+ * `new Date(ms).toISOString()`, the last four answers remembered: one answer stamps a few instants several times each
+ * (an order's createdAt, queuedAt, deadline and quote expiry; a quote's issue, expiry and rate times), and a remembered
+ * text is made once and shared by every document that keeps it, instead of one copy each (issue 25, E-410).
  */
 export const isoOf = (ms: number): string => {
-  if (ms === lastMs) return lastIso
+  for (let i = 0; i < ISO_SLOTS; i++) if (isoMs[i] === ms) return isoText[i] as string
   const text = new Date(ms).toISOString()
-  lastMs = ms
-  lastIso = text
+  isoMs[isoNext] = ms
+  isoText[isoNext] = text
+  isoNext = (isoNext + 1) % ISO_SLOTS
   return text
 }

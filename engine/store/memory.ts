@@ -46,7 +46,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
         : (overlay) => faults.beforeCommit.pipe(Effect.andThen(overlay.commit), Effect.andThen(faults.afterCommit), Effect.andThen(runHooks(overlay)))
 
     const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
-      lock.withPermits(1)(
+      lock.withPermit(
         Effect.suspend(() => {
           const overlay = openOverlay(state)
           return Effect.flatMap(

