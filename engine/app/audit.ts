@@ -30,7 +30,7 @@ import {
   SYSTEM_EVENTS,
   tokenSubject
 } from "../domain/audit/actions.ts"
-import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type Hint, type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
@@ -116,6 +116,8 @@ export class AuditTrail extends Context.Service<
   {
     /** The gateway's hook: called once per answered exchange; never fails (a failure is logged). */
     readonly observe: (request: EngineRequest, seen: Observed, response: EngineResponse) => Effect.Effect<void>
+    /** The rows recording an answer of `partition` reads (its usage counts not yet written), for `prefetch` (E-405). */
+    readonly reads: (partition: string) => ReadonlyArray<Hint>
     readonly list: (principal: Principal, query: AuditQuery) => Effect.Effect<Schemas["AuditList"], ApiFailure | StoreError>
   }
 >()("sokoni/AuditTrail") {
@@ -320,7 +322,7 @@ export class AuditTrail extends Context.Service<
       return answer
     })
 
-    return AuditTrail.of({ observe, list })
+    return AuditTrail.of({ observe, reads: usage.reads, list })
   })
 
   static readonly layer = Layer.effect(AuditTrail, AuditTrail.make)

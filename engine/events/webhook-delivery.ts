@@ -43,6 +43,9 @@ export const SIGNATURE_HEADER = "x-service-signature"
 export const ATTEMPT_JOB = "webhook.attempt"
 export const SETTLE_JOB = "webhook.settle"
 
+/** The list an event's append reads (its partition's webhooks), to name it up front (`prefetch`, E-405). */
+export const webhooksRead = (partition: string) => ({ collection: Webhooks.name, list: { partition, limit: 1000, order: "asc" } }) as const
+
 /** Hex HMAC-SHA256 of the exact bytes sent, keyed with the webhook's secret (spec "Events"). */
 export const sign = (secret: string, body: string): string => createHmac("sha256", secret).update(body, "utf8").digest("hex")
 
@@ -141,7 +144,8 @@ export class WebhookDelivery extends Context.Service<
       /** Step 1, in the event's transaction. */
       // Each step's generator is made once (Effect.fnUntraced), not per call: see sim/scheduler.ts.
       const enqueue: (tx: Tx, event: LoggedEvent) => Effect.Effect<void, StoreError> = Effect.fnUntraced(function* (tx: Tx, event: LoggedEvent) {
-        const hooks = yield* Webhooks.list(tx, event.partition, { limit: 1000, order: "asc" })
+        const { list } = webhooksRead(event.partition)
+        const hooks = yield* Webhooks.list(tx, event.partition, list)
         for (const webhook of hooks) {
           if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
           const deliveryId = yield* entropy.id("dlv")

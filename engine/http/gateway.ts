@@ -304,7 +304,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             now,
             run: Effect.suspend(() => invoke(route, input, principal, request)),
             outside: OUTSIDE_TRANSACTION.has(route.operationId),
-            record: recordIn(seen, request)
+            record: recordIn(seen, request),
+            reads: () => audit.reads(principal.partition)
           })
         )
         if (executed._tag === "Failure") {

@@ -16,7 +16,7 @@ import type { EngineClock } from "../../sim/clock.ts"
 import type { MarketFeed } from "../../sim/market-feed.ts"
 import type { Entropy } from "../../sim/random.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import { pruneExpired, type Store, type Tx } from "../../store/port.ts"
+import { pruneExpired, type Store, transactIn, type Tx } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { QuoteExpiryPayload } from "../job-payloads.ts"
@@ -58,7 +58,8 @@ export const quoting = (d: QuoteDeps) => {
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
     const quoteId = yield* d.entropy.id("qt")
     const plan = decideQuote(terms, principal, instrument, { price: observation.price, derived }, now, { quoteId })
-    yield* d.store.transact((tx) => writeQuote(tx, principal, now, quoteId, plan))
+    // Grouped with the partition's queued commands where the store can (E-406).
+    yield* transactIn(d.store, principal.partition, (tx) => writeQuote(tx, principal, now, quoteId, plan))
     const answer: Schemas["Quote"] = plan.answer
     return answer
   })

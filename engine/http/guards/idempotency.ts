@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
 import type { EngineResponse } from "../exchange.ts"
-import { prefetch, pruneExpired, Store, type StoreError, type Tx } from "../../store/port.ts"
+import { type Hint, prefetch, pruneExpired, Store, type StoreError, type Tx, transactIn } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -79,6 +79,8 @@ export interface Command<R> {
   readonly run: Effect.Effect<EngineResponse, never, R>
   /** Records what a kept answer did (the audit trail), in the same transaction. */
   readonly record: (response: EngineResponse) => Effect.Effect<void, never, R>
+  /** Rows `record` will read, asked when the transaction is about to lock: read with the lock (E-405). */
+  readonly reads?: (() => ReadonlyArray<Hint>) | undefined
   /** The handler calls out of the engine (OUTSIDE_TRANSACTION): it runs between the lookup and the keeping instead. */
   readonly outside?: boolean | undefined
 }
@@ -147,12 +149,13 @@ export class Idempotency extends Context.Service<
         })
       )
 
+    // Grouped with the partition's other queued commands where the store can (E-406): same answers, fewer commits.
     const inTransaction = <R>(command: Command<R>, id: string) =>
-      store.transact((tx) =>
+      transactIn(store, command.partition, (tx) =>
         Effect.gen(function* () {
           // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
           // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
-          yield* prefetch(tx, [[IdempotencyRecords.name, id]])
+          yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
           yield* tx.lockPartition(command.partition)
           const stored = yield* lookup(tx, id, command.fingerprint, command.now)
           if (stored !== undefined) return { _tag: "Replay", record: stored } as const
