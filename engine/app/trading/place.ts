@@ -6,7 +6,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
-import { findExchange } from "../../domain/calendar.ts"
+import { type Exchange, findExchange } from "../../domain/calendar.ts"
 import { type ApiFailure, liftFailure } from "../../domain/errors.ts"
 import type { Instrument } from "../../domain/instruments.ts"
 import type { RestingType, Side } from "../../domain/order.ts"
@@ -18,13 +18,14 @@ import {
   decideMarketOrder,
   decideRestingOrder,
   type Funds,
+  type MarketOrderCommand,
   fundsNeeded,
   restingTerms
 } from "../../domain/trading/decide-order.ts"
 import { marketFields, restingFields } from "../../domain/trading/order-fields.ts"
 import { escrowAccount, walletAccount } from "../../domain/ledger.ts"
 import { webhooksRead } from "../../events/webhook-delivery.ts"
-import { type Hint, prefetch, type ReadTx, type StoreError } from "../../store/port.ts"
+import { type Hint, prefetch, type ReadTx, type StoreError, type Tx } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { Balances, balanceId, Holdings, holdingId, Quotes, SubAccounts } from "../docs.ts"
 import { listingKey } from "../listings.ts"
@@ -75,27 +76,30 @@ export const placing = (d: TradingDeps) => {
     const { partition } = principal
     const planted = { quoteTtl: d.planted.has("quote-ttl"), feeRounding: d.planted.has("fee-rounding") }
     const command = { placer: { partition, account, markupBps: principal.markupBps }, input, fields, instrument, planted }
-    return yield* d.store.transact((tx) =>
-      Effect.gen(function* () {
-        yield* tx.lockPartition(partition)
-        yield* prefetch(tx, marketReads(partition, account, instrument, fields.quoteId, input.type))
-        const now = yield* d.clock.now
-        const accountState = yield* loadAccount(tx, partition, account, instrument)
-        const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
-        const state = {
-          ...accountState,
-          quote,
-          quoteSymbolNow: quote === undefined ? "" : d.symbols.currentSymbol(quote.symbol),
-          listingStatus: yield* d.listings.statusIn(tx, instrument),
-          exchange
-        }
-        const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
-        const orderId = yield* d.entropy.id("ord")
-        const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
-        const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
-        return yield* writePlan(d, tx, partition, plan, now)
-      })
-    )
+    return yield* d.store.transact((tx) => placeMarketIn(tx, command, exchange))
+  })
+
+  /** A MARKET order's transaction; its generator made once, not one per order (E-415). */
+  const placeMarketIn = Effect.fnUntraced(function* (tx: Tx, command: MarketOrderCommand, exchange: Exchange | undefined) {
+    const { placer, input, fields, instrument } = command
+    const { partition, account } = placer
+    yield* tx.lockPartition(partition)
+    yield* prefetch(tx, marketReads(partition, account, instrument, fields.quoteId, input.type))
+    const now = yield* d.clock.now
+    const accountState = yield* loadAccount(tx, partition, account, instrument)
+    const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
+    const state = {
+      ...accountState,
+      quote,
+      quoteSymbolNow: quote === undefined ? "" : d.symbols.currentSymbol(quote.symbol),
+      listingStatus: yield* d.listings.statusIn(tx, instrument),
+      exchange
+    }
+    const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
+    const orderId = yield* d.entropy.id("ord")
+    const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
+    const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
+    return yield* writePlan(d, tx, partition, plan, now)
   })
 
   /** LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, looked at by its trigger job, expired by its deadline job. */
