@@ -121,63 +121,57 @@ export class Idempotency extends Context.Service<
     const held = new Set<string>()
 
     /** The stored answer under the key, if it is live; a claim left by an older engine version counts as none. */
-    const lookup = (tx: Tx, id: string, fingerprint: string, now: number) =>
-      Effect.gen(function* () {
-        const existing = yield* IdempotencyRecords.get(tx, id)
-        if (Option.isNone(existing)) return undefined
-        const r = existing.value
-        if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined
-        if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
-        return r
-      })
+    const lookup = Effect.fnUntraced(function* (tx: Tx, id: string, fingerprint: string, now: number) {
+      const existing = yield* IdempotencyRecords.get(tx, id)
+      if (Option.isNone(existing)) return undefined
+      const r = existing.value
+      if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined
+      if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
+      return r
+    })
 
     /** Keeps the answer under the key and records it; inside the command's transaction (nested calls join it). */
-    const keep = <R>(command: Command<R>, id: string, response: EngineResponse) =>
-      store.transact((tx) =>
-        Effect.gen(function* () {
-          const record: IdempotencyDoc = {
-            fingerprint: command.fingerprint,
-            status: response.status,
-            headers: response.headers,
-            body: response.body,
-            storedAt: command.now
-          }
-          // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
-          yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
-          yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
-          yield* command.record(response)
-        })
-      )
+    const keepIn = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string, response: EngineResponse) {
+      const record: IdempotencyDoc = {
+        fingerprint: command.fingerprint,
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        storedAt: command.now
+      }
+      // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
+      yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
+      yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
+      yield* command.record(response)
+    })
+    const keep = <R>(command: Command<R>, id: string, response: EngineResponse) => store.transact((tx) => keepIn(tx, command, id, response))
 
     // Grouped with the partition's other queued commands where the store can (E-406): same answers, fewer commits.
-    const inTransaction = <R>(command: Command<R>, id: string) =>
-      transactIn(store, command.partition, (tx) =>
-        Effect.gen(function* () {
-          // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
-          // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
-          yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
-          yield* tx.lockPartition(command.partition)
-          const stored = yield* lookup(tx, id, command.fingerprint, command.now)
-          if (stored !== undefined) return { _tag: "Replay", record: stored } as const
-          const response = yield* command.run
-          if (!storable(response.status, response.value)) {
-            if (!processed(response.status)) return yield* new NotKept({ response })
-            return { _tag: "Ran", response } as const
-          }
-          yield* keep(command, id, response)
-          return { _tag: "Ran", response } as const
-        })
-      )
+    const inTransactionBody = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string) {
+      // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
+      // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
+      yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
+      yield* tx.lockPartition(command.partition)
+      const stored = yield* lookup(tx, id, command.fingerprint, command.now)
+      if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+      const response = yield* command.run
+      if (!storable(response.status, response.value)) {
+        if (!processed(response.status)) return yield* new NotKept({ response })
+        return { _tag: "Ran", response } as const
+      }
+      yield* keep(command, id, response)
+      return { _tag: "Ran", response } as const
+    })
+    const inTransaction = <R>(command: Command<R>, id: string) => transactIn(store, command.partition, (tx) => inTransactionBody(tx, command, id))
 
     /** Lookup, handler, keeping: three steps for a handler that calls out (OUTSIDE_TRANSACTION). */
-    const aroundTransaction = <R>(command: Command<R>, id: string) =>
-      Effect.gen(function* () {
-        const stored = yield* store.transact((tx) => lookup(tx, id, command.fingerprint, command.now))
-        if (stored !== undefined) return { _tag: "Replay", record: stored } as const
-        const response = yield* command.run
-        if (storable(response.status, response.value)) yield* keep(command, id, response)
-        return { _tag: "Ran", response } as const
-      })
+    const aroundTransaction = Effect.fnUntraced(function* <R>(command: Command<R>, id: string) {
+      const stored = yield* store.transact((tx) => lookup(tx, id, command.fingerprint, command.now))
+      if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+      const response = yield* command.run
+      if (storable(response.status, response.value)) yield* keep(command, id, response)
+      return { _tag: "Ran", response } as const
+    })
 
     const execute = Effect.fnUntraced(function* <R>(command: Command<R>) {
       const id = recordId(command.partition, command.key)
