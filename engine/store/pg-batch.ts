@@ -131,7 +131,14 @@ export interface Batch {
 /** A row kept by the attempt (its body still JSON text), or null: known not to be there. */
 type Kept = { readonly partition: string; readonly sortKey: string; readonly body: string | null } | null
 
-const keyOf = (table: string, collection: string, id: string) => `${table}\u0000${collection}\u0000${id}`
+const TYPED_NAMES: ReadonlySet<string> = new Set(TYPED_TABLES.map((table) => table.name))
+
+/**
+ * A kept row's key. A typed table holds one collection and its writes name none (`Write.collection`), so its rows are
+ * kept by table and id alone: a put must find (and forget) the row a read kept under the collection's name.
+ */
+const keyOf = (table: string, collection: string, id: string) =>
+  TYPED_NAMES.has(table) ? `${table}\u0000\u0000${id}` : `${table}\u0000${collection}\u0000${id}`
 
 /** The batch of an attempt; `exclusive(partition)` says whether the attempt holds the partition's root exclusive. */
 export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (partition: string) => boolean): Batch => {

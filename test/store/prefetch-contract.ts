@@ -10,6 +10,7 @@ import { prefetch, pruneExpired, Store } from "../../engine/store/port.ts"
 
 const P = "hint:sandbox"
 const doc = (id: string, v: number, sortKey = id) => ({ id, partition: P, sortKey, body: { v } })
+const bodyOf = (found: Option.Option<{ readonly body: unknown }>) => Option.getOrUndefined(Option.map(found, (d) => d.body))
 const bodies = (docs: ReadonlyArray<{ readonly body: unknown }>) => docs.map((d) => d.body)
 const list = { partition: P, limit: 10, order: "asc" } as const
 
@@ -34,6 +35,25 @@ export const prefetchContract = (name: string, storeLayer: Layer.Layer<Store, un
           })
         )
         assert.deepStrictEqual(seen, { a: Option.some({ v: 1 }), missing: Option.none(), before: [{ v: 1 }, { v: 2 }], after: [{ v: 1 }, { v: 2 }, { v: 3 }] })
+      })
+    )
+
+    it.effect("a row read ahead and then written reads back as written, also once the writes are sent (a typed table)", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        yield* store.transact((tx) => tx.put("orders", doc("o1", 1)))
+        const seen = yield* store.transact((tx) =>
+          Effect.gen(function* () {
+            yield* tx.lockPartition(P)
+            yield* prefetch(tx, [["orders", "o1"]])
+            const before = yield* tx.get("orders", "o1")
+            yield* tx.put("orders", doc("o1", 2))
+            // A list of the table sends the pending writes (postgres); the row kept from before must not answer.
+            yield* tx.list("orders", list)
+            return [bodyOf(before), bodyOf(yield* tx.get("orders", "o1"))]
+          })
+        )
+        assert.deepStrictEqual(seen, [{ v: 1 }, { v: 2 }])
       })
     )
 
