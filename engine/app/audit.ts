@@ -30,7 +30,7 @@ import {
   SYSTEM_EVENTS,
   tokenSubject
 } from "../domain/audit/actions.ts"
-import { type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type Hint, type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
@@ -116,6 +116,8 @@ export class AuditTrail extends Context.Service<
   {
     /** The gateway's hook: called once per answered exchange; never fails (a failure is logged). */
     readonly observe: (request: EngineRequest, seen: Observed, response: EngineResponse) => Effect.Effect<void>
+    /** The rows recording an answer of `partition` reads (its usage counts not yet written), for `prefetch` (E-405). */
+    readonly reads: (partition: string) => ReadonlyArray<Hint>
     readonly list: (principal: Principal, query: AuditQuery) => Effect.Effect<Schemas["AuditList"], ApiFailure | StoreError>
   }
 >()("sokoni/AuditTrail") {
@@ -151,25 +153,22 @@ export class AuditTrail extends Context.Service<
         })
       )
 
-    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
-      Effect.gen(function* () {
-        const seq = yield* tx.nextId(AUDIT_COUNTER)
-        const auditId = `aud_${String(seq).padStart(8, "0")}`
-        const doc: AuditDoc = { auditId, ...record }
-        yield* tx.put(AuditRecords.name, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
-      })
+    const put = Effect.fnUntraced(function* (tx: Tx, record: Omit<AuditDoc, "auditId">) {
+      const seq = yield* tx.nextId(AUDIT_COUNTER)
+      const auditId = `aud_${String(seq).padStart(8, "0")}`
+      const doc: AuditDoc = { auditId, ...record }
+      yield* tx.put(AuditRecords.name, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
+    })
 
-    const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) =>
-      store.transact((tx) =>
-        Effect.gen(function* () {
-          const partitions = [...new Set(records.map((r) => r.partition))]
-          for (const partition of partitions) yield* tx.lockPartition(partition)
-          // Usage counts held in memory for these partitions ride along on this write (E-141); other partners' wait
-          // for their own writes, so this one locks nothing else (E-320).
-          yield* usage.flush(tx, partitions)
-          for (const record of records) yield* put(tx, record)
-        })
-      )
+    const writeIn = Effect.fnUntraced(function* (tx: Tx, records: ReadonlyArray<Omit<AuditDoc, "auditId">>) {
+      const partitions = [...new Set(records.map((r) => r.partition))]
+      for (const partition of partitions) yield* tx.lockPartition(partition)
+      // Usage counts held in memory for these partitions ride along on this write (E-141); other partners' wait
+      // for their own writes, so this one locks nothing else (E-320).
+      yield* usage.flush(tx, partitions)
+      for (const record of records) yield* put(tx, record)
+    })
+    const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) => store.transact((tx) => writeIn(tx, records))
 
     // The desk's decisions, in the transaction that made them.
     yield* events.onAppend((tx, event) => {
@@ -250,42 +249,45 @@ export class AuditTrail extends Context.Service<
         ])
       })
 
-    const record = (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        const now = yield* clock.now
-        const principal = seen.principal
-        const params = seen.params ?? {}
-        const common: Common = {
-          method: request.method,
-          path: redactText(request.path),
-          statusCode: response.status,
-          idempotencyKey: clientText(request.headers["idempotency-key"], 200),
-          requestId: clientText(request.headers["x-request-id"], 200),
-          createdAt: now
-        }
-        const answer = response.value ?? parsed(response.body)
-        if (route.mount === "control") {
-          const rule = CONTROL_ACTIONS[route.operationId]
-          if (rule !== undefined) yield* recordControl(request, rule, params, answer, common)
-          return
-        }
-        const portal = PORTAL_ACTIONS[route.operationId]
-        if (portal !== undefined) return yield* recordPortal(request, portal, params, answer, common)
-        if (principal === undefined) return
-        const rule = PARTNER_ACTIONS[route.operationId] ?? { action: route.operationId, resourceType: "other" }
-        const credential = principal.credential
-        yield* write([
-          {
-            partition: principal.partition,
-            action: typeof rule.action === "string" ? rule.action : rule.action(parsed(request.body)),
-            actorType: credential?.kind ?? "api_key",
-            actorId: credential === undefined ? "unknown" : maskedKey(credential.last4),
-            resourceType: rule.resourceType,
-            resourceId: rule.field === "" ? null : resourceIdOf(rule, params, answer),
-            ...common
+    const record: (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>) => Effect.Effect<void> =
+      Effect.fnUntraced(
+        function* (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>) {
+          const now = yield* clock.now
+          const principal = seen.principal
+          const params = seen.params ?? {}
+          const common: Common = {
+            method: request.method,
+            path: redactText(request.path),
+            statusCode: response.status,
+            idempotencyKey: clientText(request.headers["idempotency-key"], 200),
+            requestId: clientText(request.headers["x-request-id"], 200),
+            createdAt: now
           }
-        ])
-      }).pipe(Effect.catchCause((cause) => Effect.logError("could not record the exchange in the audit log", cause)))
+          const answer = response.value ?? parsed(response.body)
+          if (route.mount === "control") {
+            const rule = CONTROL_ACTIONS[route.operationId]
+            if (rule !== undefined) yield* recordControl(request, rule, params, answer, common)
+            return
+          }
+          const portal = PORTAL_ACTIONS[route.operationId]
+          if (portal !== undefined) return yield* recordPortal(request, portal, params, answer, common)
+          if (principal === undefined) return
+          const rule = PARTNER_ACTIONS[route.operationId] ?? { action: route.operationId, resourceType: "other" }
+          const credential = principal.credential
+          yield* write([
+            {
+              partition: principal.partition,
+              action: typeof rule.action === "string" ? rule.action : rule.action(parsed(request.body)),
+              actorType: credential?.kind ?? "api_key",
+              actorId: credential === undefined ? "unknown" : maskedKey(credential.last4),
+              resourceType: rule.resourceType,
+              resourceId: rule.field === "" ? null : resourceIdOf(rule, params, answer),
+              ...common
+            }
+          ])
+        },
+        Effect.catchCause((cause) => Effect.logError("could not record the exchange in the audit log", cause))
+      )
 
     const list = Effect.fn("AuditTrail.list")(function* (principal: Principal, query: AuditQuery) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
@@ -320,7 +322,7 @@ export class AuditTrail extends Context.Service<
       return answer
     })
 
-    return AuditTrail.of({ observe, list })
+    return AuditTrail.of({ observe, reads: usage.reads, list })
   })
 
   static readonly layer = Layer.effect(AuditTrail, AuditTrail.make)

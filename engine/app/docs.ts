@@ -87,13 +87,16 @@ export interface Collection<A> {
 export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
   const check = Shapes.checkShape(name, shape)
   const checkDoc = (d: Doc): Effect.Effect<Doc<A>, StoreError> => Effect.map(check(d.id, d.body), () => d as Doc<A>)
+  // The continuations of a read, made once per collection rather than per read (issue 25: allocation per command).
+  const someBody = Option.match({ onNone: () => Effect.succeedNone, onSome: (d: Doc) => Effect.asSome(check(d.id, d.body)) })
+  const someDoc = Option.match({ onNone: () => Effect.succeedNone, onSome: (d: Doc) => Effect.asSome(checkDoc(d)) })
   return {
     name,
-    get: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(check(d.id, d.body)) })),
+    get: (tx, id) => Effect.flatMap(tx.get(name, id), someBody),
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
     list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), (docs) => Effect.forEach(docs, (d) => check(d.id, d.body))),
-    getDoc: (tx, id) => Effect.flatMap(tx.get(name, id), Option.match({ onNone: () => Effect.succeedNone, onSome: (d) => Effect.asSome(checkDoc(d)) })),
+    getDoc: (tx, id) => Effect.flatMap(tx.get(name, id), someDoc),
     listDocs: (tx, options) => Effect.flatMap(tx.list(name, options), (docs) => Effect.forEach(docs, checkDoc))
   }
 }

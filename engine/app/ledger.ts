@@ -50,8 +50,11 @@ export const entryIdOf = (partition: string, seq: number): string => {
 /** Zero-padded journal position: the journal's sort key. */
 export const seqKey = (seq: number) => String(seq).padStart(15, "0")
 
+/** A balance row's cents, 0 when there is none; made once, not per read (issue 25: allocation per command). */
+const centsOrZero = Option.match({ onNone: () => 0, onSome: (b: { readonly cents: number }) => b.cents })
+
 export const balanceOf = (tx: ReadTx, partition: string, account: string): Effect.Effect<number, StoreError> =>
-  Effect.map(Balances.get(tx, balanceId(partition, account)), Option.match({ onNone: () => 0, onSome: (b) => b.cents }))
+  Effect.map(Balances.get(tx, balanceId(partition, account)), centsOrZero)
 
 /** When the account last moved, if it ever did. */
 export const lastMovedAt = (tx: ReadTx, partition: string, account: string): Effect.Effect<number | undefined, StoreError> =>

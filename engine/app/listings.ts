@@ -26,6 +26,9 @@ export interface ListingDoc {
 }
 
 const ListingDocs = collection<ListingDoc>("listings", ListingShape)
+
+/** The row `statusIn` reads for `instrument`, to name it up front (`prefetch`). */
+export const listingKey = (instrument: Instrument): readonly [string, string] => [ListingDocs.name, instrument.id]
 const GLOBAL = "global"
 
 export class Listings extends Context.Service<

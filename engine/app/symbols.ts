@@ -32,6 +32,9 @@ export interface SymbolDoc {
 }
 
 const SymbolDocs = collection<SymbolDoc>("symbols", SymbolShape)
+
+/** The row `symbolIn` reads for `instrument`, to name it up front (`prefetch`). */
+export const symbolKey = (instrument: Instrument): readonly [string, string] => [SymbolDocs.name, instrument.id]
 const GLOBAL = "global"
 
 /** Where a retired symbol went: the listing and the day its symbol changed. */

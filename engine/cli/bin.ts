@@ -8,5 +8,8 @@
 import { enableCompileCache } from "node:module"
 
 enableCompileCache()
+// Before anything else allocates: V8 never shrinks a young generation once grown (young-generation.ts, E-358).
+const { capYoungGeneration, youngGenerationCapOf } = await import("./young-generation.ts")
+capYoungGeneration(youngGenerationCapOf(process.argv.slice(2)))
 const { cliModule } = await import("./bundle.ts")
 await import(cliModule(process.argv.slice(2), process.env))

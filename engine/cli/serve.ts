@@ -15,6 +15,7 @@ import { startServer } from "../http/node-server.ts"
 import { findingsReport } from "../findings/report.ts"
 import { CLOCK_MODES, isoAt, processUptimeMs, wallClockNow } from "../sim/clock.ts"
 import { Trace } from "../sim/trace.ts"
+import { DEFAULT_YOUNG_GENERATION_MB } from "./young-generation.ts"
 import { DESK_MODES } from "../sim/desk.ts"
 import { DEFECT_DESCRIPTIONS, isPlantedDefect, PLANTED_DEFECTS } from "../sim/defects.ts"
 import { freshSeed } from "../sim/random.ts"
@@ -96,6 +97,12 @@ export const serve = Command.make(
       Flag.withDefault("spec" as const),
       Flag.withDescription(
         "spec: the spec's rules; public-service: also accept what the public service accepts (no Idempotency-Key on /users, KYC, /webhooks; the legacy /api/sandbox/v1 root; KYC {status, level}; signatures also under x-mystocks-signature). Both record findings (default: spec)"
+      )
+    ),
+    youngGenerationMb: Flag.Int("young-generation-mb").pipe(
+      Flag.withDefault(DEFAULT_YOUNG_GENERATION_MB),
+      Flag.withDescription(
+        `Cap on V8's young generation in MB, kept from the process's start (bin.ts): smaller collects more often in shorter pauses (a quiet partner's p99 under another's flood); 0 leaves V8's own sizing (default: ${DEFAULT_YOUNG_GENERATION_MB})`
       )
     ),
     demo: Flag.Boolean("demo").pipe(Flag.withDefault(false), Flag.withDescription("Create a demo partner and print its keys")),

@@ -112,11 +112,39 @@ export const parseHistory = (text: string): ReadonlyArray<HistoryEntry> =>
       return parsed as HistoryEntry
     })
 
-export const jsonOf = (text: string): unknown => {
+const parseOrUndefined = (text: string): unknown => {
   try {
     return JSON.parse(text)
   } catch {
     return undefined
+  }
+}
+
+/**
+ * The bodies parsed so far by the check under way (`withParsedBodies`): its rules read the same answers (balances,
+ * orders, stamps), and each parsed every body again; a simulated week's check spent most of its time there. Rules
+ * only read what they get, so one parsed value serves them all. None outside a check: nothing is kept after it.
+ */
+let parsedBodies: Map<string, unknown> | undefined
+
+/** `text` parsed, or undefined when it is not JSON. */
+export const jsonOf = (text: string): unknown => {
+  if (parsedBodies === undefined) return parseOrUndefined(text)
+  const known = parsedBodies.get(text)
+  if (known !== undefined || parsedBodies.has(text)) return known
+  const value = parseOrUndefined(text)
+  parsedBodies.set(text, value)
+  return value
+}
+
+/** Runs `check` with every body it parses parsed once (`jsonOf`); nested calls share the outer one's. */
+export const withParsedBodies = <A>(check: () => A): A => {
+  if (parsedBodies !== undefined) return check()
+  parsedBodies = new Map()
+  try {
+    return check()
+  } finally {
+    parsedBodies = undefined
   }
 }
 

@@ -11,7 +11,17 @@
  * (history-entries.ts), recording (target.ts) nor the command (engine/cli).
  */
 import type { CheckResult, RunReport, TimelineEntry } from "../report/model.ts"
-import { answeredBefore, type ExchangeEntry, exchanges, groupBy, type HistoryEntry, type Rule, type Violation, worlds } from "./history-entries.ts"
+import {
+  answeredBefore,
+  type ExchangeEntry,
+  exchanges,
+  groupBy,
+  type HistoryEntry,
+  type Rule,
+  type Violation,
+  withParsedBodies,
+  worlds
+} from "./history-entries.ts"
 import { negativeBalances, walletLedger } from "./history-money.ts"
 import { orderAgreement, orderTransitions } from "./history-orders.ts"
 import { timestamps } from "./history-time.ts"
@@ -135,17 +145,18 @@ const rateWindows = (history: ReadonlyArray<HistoryEntry>): Array<Violation> => 
 }
 
 /** Every rule over the whole history. */
-export const checkHistory = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<Violation> => [
-  ...negativeBalances(history),
-  ...walletLedger(history),
-  ...idempotentAnswers(history),
-  ...deliveryBytes(history),
-  ...streamOnce(history),
-  ...rateWindows(history),
-  ...orderTransitions(history),
-  ...orderAgreement(history),
-  ...timestamps(history)
-]
+export const checkHistory = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<Violation> =>
+  withParsedBodies(() => [
+    ...negativeBalances(history),
+    ...walletLedger(history),
+    ...idempotentAnswers(history),
+    ...deliveryBytes(history),
+    ...streamOnce(history),
+    ...rateWindows(history),
+    ...orderTransitions(history),
+    ...orderAgreement(history),
+    ...timestamps(history)
+  ])
 
 const timelineOf = (history: ReadonlyArray<HistoryEntry>, indexes: ReadonlyArray<number>): Array<TimelineEntry> =>
   indexes.flatMap((i): Array<TimelineEntry> => {

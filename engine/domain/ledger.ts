@@ -124,7 +124,11 @@ export const transactionTypeOf = (kind: EntryKind, side: Side | null): Transacti
 export const compact = (postings: ReadonlyArray<Posting>): ReadonlyArray<Posting> => {
   const sums = new Map<string, Cents>()
   for (const p of postings) sums.set(p.account, (sums.get(p.account) ?? 0) + p.cents)
-  return [...sums].filter(([, cents]) => cents !== 0).map(([account, cents]) => ({ account, cents }))
+  const kept: Array<Posting> = []
+  sums.forEach((cents, account) => {
+    if (cents !== 0) kept.push({ account, cents })
+  })
+  return kept
 }
 
 export const sumOf = (postings: ReadonlyArray<Posting>): Cents => postings.reduce((sum, p) => sum + p.cents, 0)

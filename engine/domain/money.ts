@@ -83,16 +83,26 @@ export const quantityForCash = (cash: Cents, price: Price4, rate: Rate6, markupB
 
 /** Exact decimal string of an integer scaled by 10^decimals. */
 export const formatScaled = (value: number | bigint, decimals: number): string => {
-  const v = BigInt(value)
-  const negative = v < 0n
-  const digits = (negative ? -v : v).toString().padStart(decimals + 1, "0")
+  // A safe integer's digits are written by String as exactly as by BigInt, without making a BigInt (E-410).
+  const safe = typeof value === "number" && Number.isSafeInteger(value)
+  const v = safe ? 0n : BigInt(value)
+  const negative = safe ? value < 0 : v < 0n
+  const digits = (safe ? String(Math.abs(value)) : (negative ? -v : v).toString()).padStart(decimals + 1, "0")
   const whole = digits.slice(0, digits.length - decimals)
   const frac = digits.slice(digits.length - decimals)
   return `${negative ? "-" : ""}${whole}${decimals > 0 ? `.${frac}` : ""}`
 }
 
 /** JSON number for the wire, parsed from the exact decimal string (never computed in floating point). */
-export const toWireNumber = (value: number | bigint, decimals: number): number => Number(formatScaled(value, decimals))
+export const toWireNumber = (value: number | bigint, decimals: number): number =>
+  // For a safe integer, `value / 10^decimals` IS the number the decimal text parses to: both operands are exact
+  // doubles, and a division, like parsing, gives the double nearest the exact quotient. No text is made (E-410); zero
+  // is 0, as the text "0.00" gives, never -0.
+  typeof value === "number" && Number.isSafeInteger(value) && decimals >= 0 && decimals <= 15 && Number.isInteger(decimals)
+    ? value === 0
+      ? 0
+      : value / 10 ** decimals
+    : Number(formatScaled(value, decimals))
 
 export const centsToWire = (cents: Cents): number => toWireNumber(cents, 2)
 export const price4ToWire = (price: Price4): number => toWireNumber(price, 4)

@@ -6,6 +6,7 @@ import type { Schemas } from "../contract/wire.ts"
 import { centsToWire, divRound, price4ToWire, rate6ToWire, usdPrice4 } from "./money.ts"
 import type { CanonicalStatus, OrderRecord } from "./order.ts"
 import { filledQuantity, isCancelable } from "./order-transitions.ts"
+import { isoOf } from "./strings.ts"
 
 /** The status a partner sees (D-004): an expired order is CANCELLED, its canonicalStatus EXPIRED. */
 export const wireStatus = (o: OrderRecord): CanonicalStatus => (o.status === "EXPIRED" ? "CANCELLED" : o.status)
@@ -17,7 +18,6 @@ export const matchesStatus = (o: OrderRecord, wanted: string | undefined): boole
 /** Default service-level target for the dealing desk queue (spec: "live SLA clock"; value is ours, see E-004). */
 export const EXECUTION_SLA_SECONDS = 300
 
-const isoOf = (ms: number): string => new Date(ms).toISOString()
 const iso = (ms: number | null): string | null => (ms === null ? null : isoOf(ms))
 
 /** The Order resource as the spec shows it, at instant `now` (the SLA clock depends on it). */

@@ -43,6 +43,9 @@ export const SIGNATURE_HEADER = "x-service-signature"
 export const ATTEMPT_JOB = "webhook.attempt"
 export const SETTLE_JOB = "webhook.settle"
 
+/** The list an event's append reads (its partition's webhooks), to name it up front (`prefetch`, E-405). */
+export const webhooksRead = (partition: string) => ({ collection: Webhooks.name, list: { partition, limit: 1000, order: "asc" } }) as const
+
 /** Hex HMAC-SHA256 of the exact bytes sent, keyed with the webhook's secret (spec "Events"). */
 export const sign = (secret: string, body: string): string => createHmac("sha256", secret).update(body, "utf8").digest("hex")
 
@@ -139,32 +142,33 @@ export class WebhookDelivery extends Context.Service<
         Deliveries.put(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
 
       /** Step 1, in the event's transaction. */
-      const enqueue = (tx: Tx, event: LoggedEvent): Effect.Effect<void, StoreError> =>
-        Effect.gen(function* () {
-          const hooks = yield* Webhooks.list(tx, event.partition, { limit: 1000, order: "asc" })
-          for (const webhook of hooks) {
-            if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
-            const deliveryId = yield* entropy.id("dlv")
-            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
-            yield* putDelivery(tx, {
-              deliveryId,
-              webhookId: webhook.id,
-              partition: event.partition,
-              eventId: event.eventId,
-              event: event.name,
-              position: event.position,
-              createdAt: event.timestamp,
-              attempts: 0,
-              state: "pending",
-              statusCode: null,
-              latencyMs: null,
-              success: false,
-              lastAttemptAt: null,
-              nextAttemptAt: event.timestamp,
-              nextJobSeq: job.seq
-            })
-          }
-        })
+      // Each step's generator is made once (Effect.fnUntraced), not per call: see sim/scheduler.ts.
+      const enqueue: (tx: Tx, event: LoggedEvent) => Effect.Effect<void, StoreError> = Effect.fnUntraced(function* (tx: Tx, event: LoggedEvent) {
+        const { list } = webhooksRead(event.partition)
+        const hooks = yield* Webhooks.list(tx, event.partition, list)
+        for (const webhook of hooks) {
+          if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
+          const deliveryId = yield* entropy.id("dlv")
+          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
+          yield* putDelivery(tx, {
+            deliveryId,
+            webhookId: webhook.id,
+            partition: event.partition,
+            eventId: event.eventId,
+            event: event.name,
+            position: event.position,
+            createdAt: event.timestamp,
+            attempts: 0,
+            state: "pending",
+            statusCode: null,
+            latencyMs: null,
+            success: false,
+            lastAttemptAt: null,
+            nextAttemptAt: event.timestamp,
+            nextJobSeq: job.seq
+          })
+        }
+      })
 
       /** Appends attempt `record` to the delivery's history, and tells the console once it commits. */
       const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> =>
@@ -177,52 +181,50 @@ export class WebhookDelivery extends Context.Service<
 
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
       /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
+      const recordOutcomeIn = Effect.fnUntraced(function* (tx: Tx, deliveryId: string, attempt: number, result: OutboundResult, sent: number | undefined) {
+        const found = yield* Deliveries.get(tx, deliveryId)
+        if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
+        const answered = result.kind === "answered" ? result : undefined
+        const d = yield* withAttempt(tx, found.value, {
+          attempt,
+          at: found.value.lastAttemptAt ?? found.value.createdAt,
+          outcome: sent === undefined ? "dropped" : result.kind,
+          status: answered?.status ?? null,
+          latencyMs: answered?.latencyMs ?? null,
+          bytes: sent ?? null
+        })
+        const ok = isSuccess(result)
+        const last = attempt >= MAX_ATTEMPTS
+        if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
+        yield* putDelivery(tx, {
+          ...d,
+          state: ok ? "delivered" : last ? "failed" : "retrying",
+          success: ok,
+          statusCode: result.kind === "answered" ? result.status : null,
+          latencyMs: result.kind === "answered" ? result.latencyMs : null,
+          nextAttemptAt: ok || last ? null : d.nextAttemptAt,
+          nextJobSeq: ok || last ? null : d.nextJobSeq
+        })
+        if (ok || last) yield* countOutcome(tx, d.webhookId, ok)
+      })
       const recordOutcome = (deliveryId: string, attempt: number, result: OutboundResult, sent: number | undefined) =>
-        store.transact((tx) =>
-          Effect.gen(function* () {
-            const found = yield* Deliveries.get(tx, deliveryId)
-            if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
-            const answered = result.kind === "answered" ? result : undefined
-            const d = yield* withAttempt(tx, found.value, {
-              attempt,
-              at: found.value.lastAttemptAt ?? found.value.createdAt,
-              outcome: sent === undefined ? "dropped" : result.kind,
-              status: answered?.status ?? null,
-              latencyMs: answered?.latencyMs ?? null,
-              bytes: sent ?? null
-            })
-            const ok = isSuccess(result)
-            const last = attempt >= MAX_ATTEMPTS
-            if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
-            yield* putDelivery(tx, {
-              ...d,
-              state: ok ? "delivered" : last ? "failed" : "retrying",
-              success: ok,
-              statusCode: result.kind === "answered" ? result.status : null,
-              latencyMs: result.kind === "answered" ? result.latencyMs : null,
-              nextAttemptAt: ok || last ? null : d.nextAttemptAt,
-              nextJobSeq: ok || last ? null : d.nextJobSeq
-            })
-            if (ok || last) yield* countOutcome(tx, d.webhookId, ok)
-          })
-        )
+        store.transact((tx) => recordOutcomeIn(tx, deliveryId, attempt, result, sent))
 
       /** D-055: consecutive exhausted deliveries, reset by a success; the 20th disables the webhook. */
-      const countOutcome = (tx: Tx, webhookId: string, ok: boolean) =>
-        Effect.gen(function* () {
-          const found = yield* Webhooks.getDoc(tx, webhookId)
-          if (Option.isNone(found)) return
-          const webhook = found.value.body
-          const failures = ok ? 0 : webhook.consecutiveFailures + 1
-          const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
-          // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
-          if (failures === webhook.consecutiveFailures && status === webhook.status) return
-          yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
-        })
+      const countOutcome = Effect.fnUntraced(function* (tx: Tx, webhookId: string, ok: boolean) {
+        const found = yield* Webhooks.getDoc(tx, webhookId)
+        if (Option.isNone(found)) return
+        const webhook = found.value.body
+        const failures = ok ? 0 : webhook.consecutiveFailures + 1
+        const status = failures >= DISABLE_AFTER ? "disabled" : webhook.status
+        // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
+        if (failures === webhook.consecutiveFailures && status === webhook.status) return
+        yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
+      })
 
       /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
-      const attemptNow = (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined) =>
-        Effect.gen(function* () {
+      const attemptNow = Effect.fnUntraced(
+        function* (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined) {
           const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
           const event = logged[0]
           if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
@@ -246,67 +248,68 @@ export class WebhookDelivery extends Context.Service<
           yield* traced(result)
           if (fault?.fault === "duplicate") yield* Effect.flatMap(send(webhook, body), traced)
           yield* recordOutcome(d.deliveryId, attempt, result, fault?.fault === "drop" ? undefined : Buffer.byteLength(body))
-        }).pipe(
-          // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
-          // already committed and carries the delivery on.
-          Effect.catchCause((cause) => Effect.logWarning(`delivery ${d.deliveryId} attempt ${attempt}: outcome not recorded; the next job goes on`, cause))
-        )
+        },
+        // Whatever stops the send or the write (a failure, a defect) is a crash for the outbox: the next job is
+        // already committed and carries the delivery on.
+        (effect, d, _webhook, attempt) =>
+          Effect.catchCause(effect, (cause) =>
+            Effect.logWarning(`delivery ${d.deliveryId} attempt ${attempt}: outcome not recorded; the next job goes on`, cause)
+          )
+      )
 
       /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
-      const onAttempt = (tx: Tx, payload: typeof DeliveryAttemptPayload.Type) =>
-        Effect.gen(function* () {
-          const { deliveryId, attempt, held } = payload
-          const found = yield* Deliveries.get(tx, deliveryId)
-          if (Option.isNone(found)) return
-          const d = found.value
-          if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
-          const now = yield* clock.now
-          const webhook = yield* Webhooks.get(tx, d.webhookId)
-          if (Option.isNone(webhook)) return
-          const atOnce = answersAtOnce(webhook.value)
-          // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
-          // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
-          if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
-            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
-            yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
-            return
-          }
-          // An attempt a fault plan delays (or holds back so later ones overtake it) is asked once, then runs as booked.
-          const fault = held === true ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
-          if (fault?.fault === "delay" || fault?.fault === "reorder") {
-            const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
-            yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
-            return
-          }
-          const last = attempt >= MAX_ATTEMPTS
-          const next = last
-            ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
-            : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (retryDelays[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
-          const sending: DeliveryDoc = {
-            ...d,
-            attempts: attempt,
-            state: "sending",
-            lastAttemptAt: now,
-            nextAttemptAt: last ? null : next.dueAt,
-            nextJobSeq: next.seq
-          }
-          yield* putDelivery(tx, sending)
-          const followUp = attemptNow(sending, webhook.value, attempt, now, fault)
-          // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
-          // do not hold up the scheduler's other jobs.
-          return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
-        })
+      const onAttempt = Effect.fnUntraced(function* (tx: Tx, payload: typeof DeliveryAttemptPayload.Type) {
+        const { deliveryId, attempt, held } = payload
+        const found = yield* Deliveries.get(tx, deliveryId)
+        if (Option.isNone(found)) return
+        const d = found.value
+        if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
+        const now = yield* clock.now
+        const webhook = yield* Webhooks.get(tx, d.webhookId)
+        if (Option.isNone(webhook)) return
+        const atOnce = answersAtOnce(webhook.value)
+        // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
+        // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
+        if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
+          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
+          yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
+          return
+        }
+        // An attempt a fault plan delays (or holds back so later ones overtake it) is asked once, then runs as booked.
+        const fault = held === true ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
+        if (fault?.fault === "delay" || fault?.fault === "reorder") {
+          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
+          yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
+          return
+        }
+        const last = attempt >= MAX_ATTEMPTS
+        const next = last
+          ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
+          : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (retryDelays[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
+        const sending: DeliveryDoc = {
+          ...d,
+          attempts: attempt,
+          state: "sending",
+          lastAttemptAt: now,
+          nextAttemptAt: last ? null : next.dueAt,
+          nextJobSeq: next.seq
+        }
+        yield* putDelivery(tx, sending)
+        const followUp = attemptNow(sending, webhook.value, attempt, now, fault)
+        // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
+        // do not hold up the scheduler's other jobs.
+        return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
+      })
 
       /** After the 6th attempt: if its outcome was never written (a crash), the delivery is failed. */
-      const onSettle = (tx: Tx, { deliveryId, attempt }: typeof DeliverySettlePayload.Type) =>
-        Effect.gen(function* () {
-          const found = yield* Deliveries.get(tx, deliveryId)
-          if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
-          const at = found.value.lastAttemptAt ?? found.value.createdAt
-          const lost = yield* withAttempt(tx, found.value, { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null })
-          yield* putDelivery(tx, { ...lost, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
-          yield* countOutcome(tx, found.value.webhookId, false)
-        })
+      const onSettle = Effect.fnUntraced(function* (tx: Tx, { deliveryId, attempt }: typeof DeliverySettlePayload.Type) {
+        const found = yield* Deliveries.get(tx, deliveryId)
+        if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
+        const at = found.value.lastAttemptAt ?? found.value.createdAt
+        const lost = yield* withAttempt(tx, found.value, { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null })
+        yield* putDelivery(tx, { ...lost, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
+        yield* countOutcome(tx, found.value.webhookId, false)
+      })
 
       yield* events.onAppend(enqueue)
       yield* scheduler.register(ATTEMPT_JOB, DeliveryAttemptPayload, onAttempt)

@@ -31,12 +31,24 @@ export const jsonDepth = (text: string): number => {
   return max
 }
 
-/** Parses a body as JSON; an empty body is `undefined`. */
+let lastText: string | undefined
+let lastParsed: unknown
+/**
+ * Parses a body as JSON; an empty body is `undefined`. The last text parsed is remembered with its value: a command's
+ * body is parsed by its route's decoder, by the dialect's look at trades and by the trace, three times a request
+ * (E-410). Safe to share because no reader changes a parsed body: the decoders build new values from it, the trace
+ * keeps it as it is (a redaction is a copy).
+ */
 export const parseJsonBody = (text: string | undefined): unknown | ApiFailure => {
-  if (text === undefined || text.trim() === "") return undefined
+  if (text === undefined) return undefined
+  if (text === lastText) return lastParsed
+  if (text.trim() === "") return undefined
   if (jsonDepth(text) > MAX_JSON_DEPTH) return fail("VALIDATION_ERROR", `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`)
   try {
-    return JSON.parse(text) as unknown
+    const parsed = JSON.parse(text) as unknown
+    lastText = text
+    lastParsed = parsed
+    return parsed
   } catch {
     return fail("VALIDATION_ERROR", "the request body is not valid JSON")
   }

@@ -47,15 +47,19 @@ export const JSON_TYPE = "application/json"
 /**
  * Serialisations of values answered more than once (a service may return the very same object, e.g. the stock page
  * of one second): the text is kept as long as the object lives, so an identical answer is not serialised again.
+ * Only large answers are remembered: a small one (a quote, an order) costs less to serialise again than its entry
+ * costs the garbage collector, an ephemeron kept as long as the value, which a kept quote or order is (E-356).
  */
 const serialised = new WeakMap<object, string>()
+/** Bodies from this many characters up are worth remembering per value (the stock page is 33 KB; an order 0.3). */
+export const REMEMBERED_BODY_CHARS = 4096
 /** Likewise the UTF-8 bytes the Node server writes, per answered value. */
 const encoded = new WeakMap<object, Buffer>()
 
 /** The bytes of an answer's body: encoded once per answered value, so a repeated answer is not encoded again. */
 export const bytesOf = (response: EngineResponse): Buffer => {
   const value = response.value
-  if (typeof value !== "object" || value === null) return Buffer.from(response.body, "utf8")
+  if (typeof value !== "object" || value === null || response.body.length < REMEMBERED_BODY_CHARS) return Buffer.from(response.body, "utf8")
   let bytes = encoded.get(value)
   // The same value always serialises to the same body (serialise above), so its bytes can be shared.
   if (bytes === undefined) {
@@ -70,7 +74,7 @@ const serialise = (value: unknown): string => {
   let text = serialised.get(value)
   if (text === undefined) {
     text = JSON.stringify(value)
-    serialised.set(value, text)
+    if (text.length >= REMEMBERED_BODY_CHARS) serialised.set(value, text)
   }
   return text
 }

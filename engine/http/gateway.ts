@@ -17,7 +17,7 @@ import { EngineClock } from "../sim/clock.ts"
 import { lastFieldJson, Trace } from "../sim/trace.ts"
 import { isFailure, parseJsonBody } from "./body.ts"
 import { Dialect, type DialectNote } from "./dialect.ts"
-import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
+import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, REMEMBERED_BODY_CHARS, withHeaders } from "./exchange.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
@@ -304,7 +304,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             now,
             run: Effect.suspend(() => invoke(route, input, principal, request)),
             outside: OUTSIDE_TRANSACTION.has(route.operationId),
-            record: recordIn(seen, request)
+            record: recordIn(seen, request),
+            reads: () => audit.reads(principal.partition)
           })
         )
         if (executed._tag === "Failure") {
@@ -323,7 +324,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
        */
       const scanned = new WeakMap<object, boolean>()
       const holdsSecret = (text: string, value: unknown) => {
-        if (typeof value !== "object" || value === null) return mayHoldSecret(text)
+        if (typeof value !== "object" || value === null || text.length < REMEMBERED_BODY_CHARS) return mayHoldSecret(text)
         let secret = scanned.get(value)
         if (secret === undefined) {
           secret = mayHoldSecret(text)

@@ -15,7 +15,7 @@ import { Server as NetServer, type Socket } from "node:net"
 import { Effect, Fiber, Stream } from "effect"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import type { EngineConfig } from "../runtime.ts"
-import { bytesOf, type EngineRequest, type EngineResponse, errorResponse } from "./exchange.ts"
+import { bytesOf, type EngineRequest, type EngineResponse, errorResponse, REMEMBERED_BODY_CHARS } from "./exchange.ts"
 import { wallDeadline } from "../sim/clock.ts"
 import { makeEngineHost } from "./engine-host.ts"
 import { MAX_HEADER_BYTES } from "./gateway.ts"
@@ -43,10 +43,17 @@ const rawResponse = (response: EngineResponse) => {
   return `HTTP/1.1 ${response.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(response.body)}\r\nconnection: close\r\n\r\n${response.body}`
 }
 
-/** Writes the answer's bytes (encoded once per answer object, see exchange.ts) with their exact length. */
+/**
+ * Writes the answer's bytes with their exact length: a large answer's bytes encoded once per answer object (see
+ * exchange.ts), a small one's text handed to the socket as it is (no Buffer of its own to collect, E-356).
+ */
 const write = (res: ServerResponse, response: EngineResponse) => {
   // A timeout fault's end: the connection closes with no answer, as a server that gave up would (E-372).
   if (response.hangUp === true) return void res.destroy()
+  if (response.body.length < REMEMBERED_BODY_CHARS) {
+    res.writeHead(response.status, { ...response.headers, "content-length": Buffer.byteLength(response.body) })
+    return void res.end(response.body)
+  }
   const bytes = bytesOf(response)
   res.writeHead(response.status, { ...response.headers, "content-length": bytes.length })
   res.end(bytes)

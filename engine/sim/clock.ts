@@ -10,6 +10,7 @@ import { Clock, Context, Effect, Layer, Ref } from "effect"
 import { fail, type ApiFailure } from "../domain/errors.ts"
 import { Store } from "../store/port.ts"
 import { readClockMark, resumedStart, writeClockMark } from "./durable-time.ts"
+import { isoOf } from "../domain/strings.ts"
 
 export type ClockMode = "system" | "follow" | "manual"
 export const CLOCK_MODES: ReadonlyArray<ClockMode> = ["system", "follow", "manual"]
@@ -75,7 +76,8 @@ export class EngineClock extends Context.Service<
     )
 }
 
-export const isoAt = (ms: number): string => new Date(ms).toISOString()
+/** An instant as the wire writes it (UTC, milliseconds): `toISOString`, the last text remembered (domain/strings.ts). */
+export const isoAt = isoOf
 
 /** Real wall time, for choosing a run's start instant only (the CLI); the engine itself reads `EngineClock.now`. */
 export const wallClockNow = (): number => Date.now()

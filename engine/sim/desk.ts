@@ -310,24 +310,24 @@ export class ExecutionDesk extends Context.Service<
           return policy
         })
 
-      const onQueued = (tx: Tx, order: OrderRecord, now: number) =>
-        Effect.gen(function* () {
-          const script = yield* Ref.modify(state, (s: DeskState): [DeskScript | undefined, DeskState] => {
-            if (s.policy.mode !== "scripted") return [undefined, s]
-            const named = s.policy.scripts.find((x) => x.orderId === order.orderId)
-            if (named !== undefined) return [named, s]
-            const unnamed = s.policy.scripts.filter((x) => x.orderId === null)
-            const next = unnamed[s.unnamedUsed]
-            return next === undefined ? [undefined, s] : [next, { ...s, unnamedUsed: s.unnamedUsed + 1 }]
-          })
-          const { policy } = yield* Ref.get(state)
-          for (const planned of planFor(policy, order, script)) {
-            yield* scheduler.schedule(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
-              orderId: order.orderId,
-              step: planned.step
-            } satisfies DeskStepJob)
-          }
+      // Made once (Effect.fnUntraced), not per order: see sim/scheduler.ts.
+      const onQueued = Effect.fnUntraced(function* (tx: Tx, order: OrderRecord, now: number) {
+        const script = yield* Ref.modify(state, (s: DeskState): [DeskScript | undefined, DeskState] => {
+          if (s.policy.mode !== "scripted") return [undefined, s]
+          const named = s.policy.scripts.find((x) => x.orderId === order.orderId)
+          if (named !== undefined) return [named, s]
+          const unnamed = s.policy.scripts.filter((x) => x.orderId === null)
+          const next = unnamed[s.unnamedUsed]
+          return next === undefined ? [undefined, s] : [next, { ...s, unnamedUsed: s.unnamedUsed + 1 }]
         })
+        const { policy } = yield* Ref.get(state)
+        for (const planned of planFor(policy, order, script)) {
+          yield* scheduler.schedule(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
+            orderId: order.orderId,
+            step: planned.step
+          } satisfies DeskStepJob)
+        }
+      })
 
       const marketPrice = (instrument: Instrument | undefined, now: number) =>
         instrument === undefined ? Effect.succeed(undefined) : Effect.map(feed.observe(instrument, now), (o): Price4 | undefined => o.price)

@@ -24,18 +24,22 @@ const splitmix32 = (seed: number) => {
 /** sfc32: small, fast, well-distributed 32-bit generator. Returns uint32 values. */
 export const makeGenerator = (seed: number) => {
   const init = splitmix32(seed)
-  let a = init()
-  let b = init()
-  let c = init()
-  let d = init()
+  // The state in a typed array, not four closure variables: a uint32 above 2^30 is no small integer, so each step
+  // boxed new numbers (about 1.9 KB per quote->trade pair, E-410). Every step is arithmetic modulo 2^32, so a word
+  // kept unsigned here where it was kept signed gives the same draws.
+  const s = new Uint32Array([init(), init(), init(), init()])
   return () => {
+    const a = s[0] as number
+    const b = s[1] as number
+    const c = s[2] as number
+    const d = s[3] as number
     const t = (((a + b) >>> 0) + d) >>> 0
-    d = (d + 1) >>> 0
-    a = b ^ (b >>> 9)
-    b = (c + (c << 3)) >>> 0
-    c = (c << 21) | (c >>> 11)
-    c = (c + t) >>> 0
-    return t >>> 0
+    s[3] = d + 1
+    s[0] = b ^ (b >>> 9)
+    s[1] = c + (c << 3)
+    const rotated = (c << 21) | (c >>> 11)
+    s[2] = rotated + t
+    return t
   }
 }
 

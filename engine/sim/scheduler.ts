@@ -105,50 +105,50 @@ export class Scheduler extends Context.Service<
      * no job was there to claim (another driver ran it). A failed handler rolls the claim back; the job goes to
      * deadJobs, never retried forever.
      */
-    const runNext = (upTo: number): Effect.Effect<boolean, StoreError> =>
-      Effect.gen(function* () {
-        let claimed: Job | undefined
-        const outcome = yield* store
-          .transact((tx) =>
-            Effect.gen(function* () {
-              const job = yield* tx.claimJob(upTo)
-              if (Option.isNone(job)) return Option.none()
-              claimed = job.value
-              const handler = handlers.get(job.value.kind)
-              if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.value.kind}`)
-              return Option.some(yield* handler(tx, job.value))
-            })
-          )
-          .pipe(Effect.result)
-        if (outcome._tag === "Success") {
-          if (Option.isNone(outcome.success)) return false
-          const followUp = outcome.success.value
-          if (Effect.isEffect(followUp)) yield* followUp
-          return true
-        }
-        const error = outcome.failure
-        if (claimed === undefined) return yield* Effect.fail(error as StoreError)
-        yield* Effect.logWarning(`job ${claimed.seq} (${claimed.kind}) failed; moved to deadJobs`, error)
-        return yield* deadLetter(claimed, error)
-      })
+    // The generators below are made once, not per job (Effect.fnUntraced): a generator function created per call
+    // costs V8 a new prototype and hidden class on its first call, a microsecond or more each time.
+    /** Claims the earliest job due at or before `upTo` in `tx` and runs its handler; what it claimed goes to `claimed`. */
+    const claimAndRun = Effect.fnUntraced(function* (tx: Tx, upTo: number, claimed: { job?: Job }) {
+      const job = yield* tx.claimJob(upTo)
+      if (Option.isNone(job)) return Option.none()
+      claimed.job = job.value
+      const handler = handlers.get(job.value.kind)
+      if (handler === undefined) return yield* Effect.fail(`no handler registered for job kind ${job.value.kind}`)
+      return Option.some(yield* handler(tx, job.value))
+    })
+
+    const runNext: (upTo: number) => Effect.Effect<boolean, StoreError> = Effect.fnUntraced(function* (upTo: number) {
+      const claimed: { job?: Job } = {}
+      const outcome = yield* store.transact((tx) => claimAndRun(tx, upTo, claimed)).pipe(Effect.result)
+      if (outcome._tag === "Success") {
+        if (Option.isNone(outcome.success)) return false
+        const followUp = outcome.success.value
+        if (Effect.isEffect(followUp)) yield* followUp
+        return true
+      }
+      const error = outcome.failure
+      const job = claimed.job
+      if (job === undefined) return yield* Effect.fail(error as StoreError)
+      yield* Effect.logWarning(`job ${job.seq} (${job.kind}) failed; moved to deadJobs`, error)
+      return yield* deadLetter(job, error)
+    })
 
     /** Runs jobs due at or before `upTo`, one transaction each, in order; returns the count. */
-    const runUpTo = (upTo: number): Effect.Effect<number, StoreError> =>
-      Effect.gen(function* () {
-        let ran = 0
-        while (true) {
-          const next = yield* peek
-          const timer = nextTimer()
-          const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
-          if (timer !== undefined && timer.dueAt < jobDue && timer.dueAt <= upTo) {
-            yield* runTimer(timer)
-            continue
-          }
-          if (Option.isNone(next) || next.value.dueAt > upTo) return ran
-          if (yield* runNext(upTo)) ran++
-          else yield* Effect.yieldNow
+    const runUpTo: (upTo: number) => Effect.Effect<number, StoreError> = Effect.fnUntraced(function* (upTo: number) {
+      let ran = 0
+      while (true) {
+        const next = yield* peek
+        const timer = nextTimer()
+        const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
+        if (timer !== undefined && timer.dueAt < jobDue && timer.dueAt <= upTo) {
+          yield* runTimer(timer)
+          continue
         }
-      })
+        if (Option.isNone(next) || next.value.dueAt > upTo) return ran
+        if (yield* runNext(upTo)) ran++
+        else yield* Effect.yieldNow
+      }
+    })
 
     const targetOf = (start: number, target: AdvanceTarget) =>
       target.to !== undefined

@@ -69,6 +69,8 @@ const applyBody = (): string => {
   branches.push(`WHEN 'counter' THEN INSERT INTO counters (name, value) VALUES (op->>'n', (op->>'v')::bigint)
         ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`)
   branches.push(`WHEN 'deleteJob' THEN DELETE FROM jobs WHERE seq = (op->>'s')::bigint;`)
+  branches.push(`WHEN 'job' THEN INSERT INTO jobs (seq, kind, due_at, payload, partition)
+        SELECT x.seq, x.kind, x.due_at, x.payload, x.partition FROM json_populate_record(NULL::jobs, op->'r') AS x;`)
   return `DECLARE op json;
     BEGIN
       FOR op IN SELECT value FROM json_array_elements(ops) LOOP
@@ -99,8 +101,13 @@ export interface Batch {
   readonly add: (write: Write) => void
   /** The row `id` of `collection` (stored in `table`) as the pending writes leave it, if they say. */
   readonly seen: (table: string, collection: string, id: string) => Seen
-  /** Keeps what the lock statement read (pg-prefetch.ts): counters, and the rows it found or did not. */
-  readonly learn: (prefetched: Prefetched) => void
+  /**
+   * Keeps what the lock statement read (pg-prefetch.ts): counters, and the rows it found or did not; the rows of
+   * partitions the attempt does not hold only when `all` (read after the locks, just before their first read).
+   */
+  readonly learn: (prefetched: Prefetched, all: boolean) => void
+  /** A list kept by `learn` (its key: pg-prefetch.ts `listKey`), while no write of the attempt touched its table. */
+  readonly listed: (key: string) => ReadonlyArray<Doc> | undefined
   /** Keeps a row read under the attempt's exclusive lock of its partition: no one else changes it before the commit. */
   readonly remember: (table: string, collection: string, id: string, row: DocRow) => void
   /** Forgets the rows kept: a new lock is about to be taken (a row missed before may exist now), or a wipe ran. */
@@ -133,6 +140,17 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
   let failed = false
   const kept = new Map<string, Kept>()
   const counters = new Map<string, number>()
+  /** Lists read ahead (E-405), by key, with the table and collection a write must not touch for them to stay true. */
+  const lists = new Map<string, { readonly table: string; readonly collection: string; readonly docs: ReadonlyArray<Doc> }>()
+  const touching = (table: string, collection: string) => pending(table, collection, () => true)
+  const pending = (table: string, collection: string, changes: (write: Write) => boolean) =>
+    entries.some((e) => !isMarker(e) && e.table === table && (e.collection === undefined || e.collection === collection) && changes(e))
+  const pendingPut = (table: string, collection: string, id: string) => pending(table, collection, (w) => w.put?.id === id)
+  /** A pending put of the row, or a pending drop of its table (which may remove it). */
+  const pendingChange = (table: string, collection: string, id: string) => pending(table, collection, (w) => w.put === undefined || w.put.id === id)
+  const dropLists = (table: string, collection: string | undefined) => {
+    for (const [key, list] of lists) if (list.table === table && (collection === undefined || list.collection === collection)) lists.delete(key)
+  }
 
   const send = (writes: ReadonlyArray<Write>) =>
     writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [JSON.stringify(writes.map((w) => w.op))]))
@@ -159,34 +177,57 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
     failed: () => failed,
     add: (write) => {
       entries.push(write)
+      dropLists(write.table, write.collection)
       if (write.put !== undefined) kept.delete(keyOf(write.table, write.collection ?? "", write.put.id))
       else if (write.op.k === "counter") counters.set(write.op.n as string, write.op.v as number)
-      else if ((write.op.k as string).startsWith("drop:")) kept.clear() // which rows it removes is the database's to say
+      else if ((write.op.k as string).startsWith("drop:")) {
+        // Which rows it removes is the database's to say: forget those of its table (and collection) kept.
+        const prefix = write.collection === undefined ? `${write.table}\u0000` : keyOf(write.table, write.collection, "")
+        for (const key of kept.keys()) if (key.startsWith(prefix)) kept.delete(key)
+      }
     },
-    learn: (prefetched) => {
+    learn: (prefetched, all) => {
       for (const [name, value] of prefetched.counters) counters.set(name, value)
       for (const { table, collection, id, row } of prefetched.rows) {
+        // Read from the database while writes of the attempt to the row may wait here: the pending ones answer
+        // first (`seen`), and once sent the row read would be stale, so it is not kept. A missing row stays missing
+        // unless the attempt puts it (a pending drop removes rows, it does not make them).
+        if (row === undefined) {
+          if (!pendingPut(table, collection, id)) kept.set(keyOf(table, collection, id), null)
+        }
         // A row of a partition the attempt does not hold may change before it is read: read it then.
-        if (row === undefined) kept.set(keyOf(table, collection, id), null)
-        else if (exclusive(row.partition)) kept.set(keyOf(table, collection, id), row)
+        else if ((all || exclusive(row.partition)) && !pendingChange(table, collection, id)) kept.set(keyOf(table, collection, id), row)
+      }
+      for (const { table, collection, partition, key, rows } of prefetched.lists) {
+        if ((!all && !exclusive(partition)) || touching(table, collection)) continue
+        lists.set(key, { table, collection, docs: rows.map((r) => ({ id: r.id, partition: r.partition, sortKey: r.sortKey, body: decodeJson(r.body) })) })
       }
     },
     remember: (table, collection, id, row) => {
       if (!eager && exclusive(row.partition)) kept.set(keyOf(table, collection, id), { partition: row.partition, sortKey: row.sort_key, body: row.body })
     },
-    forgetRows: () => kept.clear(),
+    listed: (key) => lists.get(key)?.docs,
+    forgetRows: () => {
+      kept.clear()
+      lists.clear()
+    },
     seen: (table, collection, id) => {
+      // A pending drop of the table may remove the row, but cannot make a missing one appear (E-406).
+      let dropped = false
       for (let i = entries.length - 1; i >= 0; i--) {
         const entry = entries[i] as Entry
         if (isMarker(entry) || entry.table !== table || (entry.collection !== undefined && entry.collection !== collection)) continue
-        if (entry.put === undefined) return { _tag: "flush" }
-        if (entry.put.id !== id) continue
-        const { partition, sortKey, body } = entry.put
-        return { _tag: "written", doc: { id, partition, sortKey, body: decodeJson(body) } }
+        if (entry.put === undefined) dropped = true
+        else if (entry.put.id === id) {
+          if (dropped) return { _tag: "flush" }
+          const { partition, sortKey, body } = entry.put
+          return { _tag: "written", doc: { id, partition, sortKey, body: decodeJson(body) } }
+        }
       }
       const row = kept.get(keyOf(table, collection, id))
-      if (row === undefined) return { _tag: "unknown" }
-      return row === null ? { _tag: "absent" } : { _tag: "written", doc: { id, partition: row.partition, sortKey: row.sortKey, body: decodeJson(row.body) } }
+      if (row === null) return { _tag: "absent" }
+      if (row === undefined || dropped) return dropped ? { _tag: "flush" } : { _tag: "unknown" }
+      return { _tag: "written", doc: { id, partition: row.partition, sortKey: row.sortKey, body: decodeJson(row.body) } }
     },
     counter: (name) => counters.get(name),
     openSavepoint: () => entries.some((e) => isMarker(e) && open.has(e.savepoint)),
@@ -211,6 +252,7 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
       open.delete(savepoint)
       // What was kept may be what the undone unit wrote: read again.
       kept.clear()
+      lists.clear()
       counters.clear()
       const at = entries.findIndex((e) => isMarker(e) && e.savepoint === savepoint)
       // Sent already: every pending write came after the savepoint.

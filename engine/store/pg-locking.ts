@@ -24,10 +24,11 @@
  */
 import { Context, Effect, Exit, Option, Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { type CommitFaults, isIdSequence, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import { type CommitFaults, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
+import { makeGroupCommit } from "./pg-group.ts"
 import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
-import { LOCK, lockParams, prefetchedOf } from "./pg-prefetch.ts"
+import { LOCK, lockParams, prefetchedOf, readable } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -70,10 +71,26 @@ export const makeLockingTransact = (
     const wanted = attempt.wanted.splice(0)
     const { names, params } = lockParams(locks, wanted)
     return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
-      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted))),
+      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), false)),
       Effect.mapError(storeError("lock"))
     )
   }
+
+  /**
+   * Rows hinted once the transaction holds its locks (E-405): read together, by the lock function with no lock to
+   * take, before the first read that would otherwise go to the database alone. Kept whatever their partition: they
+   * were read in this transaction, just now, as the read they stand for would be.
+   */
+  const readWanted = (attempt: Attempt): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() => {
+      if (attempt.wanted.length === 0 || attempt.conn === undefined) return Effect.void
+      const wanted = attempt.wanted.splice(0)
+      const { names, params } = lockParams([], wanted)
+      return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
+        Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), true)),
+        Effect.mapError(storeError("prefetch"))
+      )
+    })
 
   /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
   const begin = (attempt: Attempt): Effect.Effect<void, StoreError> =>
@@ -187,7 +204,7 @@ export const makeLockingTransact = (
     const read = <A>(effect: Effect.Effect<A, StoreError>) => inTx(attempt, effect)
     const write = <A>(effect: Effect.Effect<A, StoreError>) => Effect.andThen(begin(attempt), inTx(attempt, effect))
     const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
-      Effect.flatMap(read(raw.get(collection, id)), (doc) => {
+      Effect.flatMap(Effect.andThen(readWanted(attempt), read(raw.get(collection, id))), (doc) => {
         const key = `${collection}\u0000${id}`
         if (Option.isNone(doc)) {
           attempt.misses.set(key, [collection, id])
@@ -216,7 +233,7 @@ export const makeLockingTransact = (
           // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
           Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
         ),
-      list: (collection, options) => Effect.andThen(touch(options.partition), read(raw.list(collection, options))),
+      list: (collection, options) => Effect.andThen(touch(options.partition), Effect.andThen(readWanted(attempt), read(raw.list(collection, options)))),
       deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
       dropExpired: (collection, partition, upTo, limit) => Effect.andThen(touch(partition), write(raw.dropExpired(collection, partition, upTo, limit))),
       nextSeq: (name) => {
@@ -240,7 +257,10 @@ export const makeLockingTransact = (
       prefetch: (keys) =>
         Effect.sync(() => {
           if (!attempt.batch.deferring) return
-          for (const [collection, id] of keys) if (representable(collection) && representable(id)) attempt.wanted.push([collection, id])
+          for (const hint of keys) {
+            const texts = isRowHint(hint) ? hint : [hint.collection, hint.list.partition]
+            if (texts.every(representable) && readable(hint)) attempt.wanted.push(hint)
+          }
         })
     }
   }
@@ -375,5 +395,20 @@ export const makeLockingTransact = (
   /** The transaction open in this fiber, for reads that must go through it. */
   const openTx: Effect.Effect<Tx | undefined> = Effect.map(Effect.service(open), (current) => current?.tx)
 
-  return { transact, openTx }
+  const grouped = makeGroupCommit<OpenAttempt>({
+    current: Effect.service(open),
+    fresh,
+    nested,
+    within: (effect, current) => Effect.provideService(effect, open, current),
+    spoiled: (current) => current.attempt.runAgain || current.attempt.batch.failed(),
+    isStoreFailure: (error) => error instanceof StoreError || error === RUN_AGAIN
+  })
+  /**
+   * Group commit (E-406), keyed by the partition's lock root. Not with injected commit faults: a simulated crash is
+   * drawn per commit, and grouping would change which commit draws it (and the seeded runs' traces).
+   */
+  const transactGrouped = <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    faults !== noCommitFaults || !representable(partition) ? transact(work) : grouped(lockRootOf(partition), work)
+
+  return { transact, openTx, transactGrouped }
 }

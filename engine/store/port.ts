@@ -147,15 +147,20 @@ export interface Tx {
   /** `deleteJob` without the answer, for a caller that does not want it; optional as `dropExpiredLater` (`discardJob`). */
   readonly deleteJobLater?: (seq: number) => Effect.Effect<void, StoreError>
   /**
-   * A hint: the work will `get` these documents soon. An adapter may read them with a statement it sends anyway
-   * (postgres: with the partition's lock, E-318); what `get` answers is the same either way. Optional (`prefetch`).
+   * A hint: the work will `get` these documents (or `list` these lists, without `after`) soon. An adapter may read
+   * them with a statement it sends anyway (postgres: with the partition's lock, E-318), or all in one statement
+   * before the first read after the hint (E-405); what `get` and `list` answer is the same either way. Optional.
    */
-  readonly prefetch?: (keys: ReadonlyArray<readonly [collection: string, id: string]>) => Effect.Effect<void>
+  readonly prefetch?: (keys: ReadonlyArray<Hint>) => Effect.Effect<void>
 }
 
+/** A document the work will `get` (its collection and id), or a list it will `list` (`Tx.prefetch`). */
+export type Hint = readonly [collection: string, id: string] | { readonly collection: string; readonly list: ListOptions }
+
+export const isRowHint = (hint: Hint): hint is readonly [string, string] => Array.isArray(hint)
+
 /** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
-export const prefetch = (tx: Tx, keys: ReadonlyArray<readonly [collection: string, id: string]>): Effect.Effect<void> =>
-  tx.prefetch === undefined ? Effect.void : tx.prefetch(keys)
+export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint>): Effect.Effect<void> => (tx.prefetch === undefined ? Effect.void : tx.prefetch(keys))
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>
@@ -202,5 +207,19 @@ export class Store extends Context.Service<
      * of the same fiber, it reads through that transaction (its own writes included).
      */
     readonly read: <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+    /**
+     * `transact` for work that will lock `partition` first, which an adapter may run in the same transaction as other
+     * such work of the partition queued in this process, committed once (postgres: group commit, E-406). Each unit
+     * sees what the units before it wrote, its result comes only after the COMMIT, and a unit that fails is undone
+     * alone as it would be alone; what it answers is what `transact` would. Optional (`transactIn`).
+     */
+    readonly transactGrouped?: <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
   }
 >()("sokoni/Store") {}
+
+/** `work` through `store.transactGrouped` for `partition` when the adapter groups, else `store.transact`. */
+export const transactIn = <A, E, R>(
+  store: Store["Service"],
+  partition: string,
+  work: (tx: Tx) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | StoreError, R> => (store.transactGrouped === undefined ? store.transact(work) : store.transactGrouped(partition, work))

@@ -46,7 +46,7 @@ import {
 } from "./pg-codec.ts"
 import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
 import { after, type Batch, ensureApplyFunction, getThrough } from "./pg-batch.ts"
-import { ensureLockFunction } from "./pg-prefetch.ts"
+import { ensureLockFunction, listKey } from "./pg-prefetch.ts"
 import {
   type CommitFaults,
   type IdSequence,
@@ -203,10 +203,13 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         if (!representable(collection) || !representable(options.partition)) return Effect.succeed([])
         const limit = sqlLimit(options.limit)
         const bound = options.after === undefined ? undefined : sortOrderOf(options.after)
+        const table = tableOf(collection).name
+        // Read ahead with the attempt's hints (E-405), and no write of the attempt touched the table since.
+        const ahead =
+          batch?.deferring && options.after === undefined && !batch.touches(table, collection) ? batch.listed(listKey(collection, options)) : undefined
+        if (ahead !== undefined) return Effect.succeed(ahead)
         const listed = statement<DocRow>("list", listStatement(collection, { partition: options.partition, order: options.order, after: bound, limit }))
-        return after(batch, tableOf(collection).name, collection, listed).pipe(
-          Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf))
-        )
+        return after(batch, table, collection, listed).pipe(Effect.map((rows) => (limit === undefined ? rows.slice(0, options.limit) : rows).map(docOf)))
       },
 
       deletePartition: (partition) =>
@@ -300,6 +303,15 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("scheduleJob", { kind: job.kind })
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
+          if (batch?.deferring) {
+            // Deferring: the seq drawn at once (a sequence: nothing to wait for, nothing to undo), the row sent with
+            // the batch, so no savepoint still open has to be taken first (a grouped unit's, E-406).
+            const seq = yield* nextval("scheduleJob", "jobs")
+            const row = { seq, kind: job.kind, due_at: dueAt, payload, partition: jobPartitionOf(job.payload) }
+            batch.add({ op: { k: "job", r: row }, table: "jobs", collection: undefined })
+            const deferred: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+            return deferred
+          }
           // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
           const rows = yield* after(
             batch,
@@ -341,14 +353,14 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })
 
-    const { transact, openTx } = makeLockingTransact(sql, locks, makeTx, faults)
+    const { transact, openTx, transactGrouped } = makeLockingTransact(sql, locks, makeTx, faults)
 
     // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran. Inside
     // an open transaction of the fiber they go through it (its connection, its locks, its own writes: E-289).
     const read = <A, E, R>(work: (tx: ReadTx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
       Effect.flatMap(openTx, (current) => work(current ?? makeTx([])))
 
-    return Store.of({ kind: "postgres", transact, read })
+    return Store.of({ kind: "postgres", transact, read, transactGrouped })
   })
 
 export const makePostgresStore = makePostgresStoreWith(noCommitFaults)

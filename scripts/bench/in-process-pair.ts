@@ -3,7 +3,8 @@
  * the memory store), so what the commands cost is apart from what HTTP costs. Prints µs of this process's CPU per
  * quote and per trade. Used to judge where quote->trade's CPU goes (docs/performance.md); not a target of its own.
  *   node scripts/bench/in-process-pair.ts [pairs, default 3000]
- * Run it on an idle machine; `node --cpu-prof scripts/bench/in-process-pair.ts` profiles the same loop.
+ * Run it on an idle machine; `node --cpu-prof scripts/bench/in-process-pair.ts` profiles the same loop, and
+ * `node scripts/bench/alloc-pair.ts [pairs]` gives the bytes it allocates per pair.
  */
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
@@ -40,7 +41,14 @@ const pairs = async (count: number, tag: string) => {
 }
 
 await pairs(WARMUP, "warm")
+// Under `--expose-gc --trace-gc-nvp` (alloc-pair.ts), full collections and markers bound the measured loop, so the
+// `allocated=` fields between the markers sum to exactly what the loop allocated.
+const gc = (globalThis as { gc?: () => void }).gc
+gc?.()
+if (gc) console.log("ALLOC-MEASURE-START")
 const measured = await pairs(PAIRS, "measured")
+gc?.()
+if (gc) console.log("ALLOC-MEASURE-END")
 console.log(
   `quote ${(measured.quoteMicros / PAIRS).toFixed(0)} µs, trade ${(measured.tradeMicros / PAIRS).toFixed(0)} µs of CPU (${measured.accepted}/${PAIRS} trades accepted)`
 )

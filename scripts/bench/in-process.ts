@@ -4,13 +4,17 @@
  */
 import type { makeEngineHost } from "../../engine/http/engine-host.ts"
 import type { EngineRequest, EngineResponse } from "../../engine/http/exchange.ts"
+import { Trace } from "../../engine/sim/trace.ts"
 
 export const ADMIN = "bench-admin"
 export const SANDBOX = "/api/sandbox/v1/partner"
 
 type Host = Awaited<ReturnType<typeof makeEngineHost>>
 
-/** The bench's engine: a manual clock at a Monday's open, seed 1, a manual desk, no rate limits; `store` its own. */
+/**
+ * The bench's engine: a manual clock at a Monday's open, seed 1, a manual desk, no rate limits, and the trace `serve`
+ * keeps (its last 1,000 lines), so what a pair allocates and keeps is what it costs the served engine; `store` its own.
+ */
 export const benchHostConfig = (store: { readonly store: "memory" } | { readonly store: "postgres"; readonly databaseUrl: string }) =>
   ({
     ...store,
@@ -19,7 +23,8 @@ export const benchHostConfig = (store: { readonly store: "memory" } | { readonly
     seed: 1,
     desk: "manual",
     adminToken: ADMIN,
-    rateLimit: "off"
+    rateLimit: "off",
+    trace: Trace.layerRing(1000)
   }) as Parameters<typeof makeEngineHost>[0]
 export type Call = (method: string, target: string, headers: Record<string, string>, body?: unknown) => Promise<EngineResponse>
 

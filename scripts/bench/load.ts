@@ -8,9 +8,21 @@ export type { LoadResult, LoadSpec }
  * Runs a bench script (`scripts/bench/<name>.ts`) on the load core with `spec` as its argument; resolves with the JSON
  * object of its last output line, or rejects with what it printed to stderr. `what` names it in the error.
  */
-export const runChild = <A>(script: string, spec: unknown, what: string, options: { core?: string; nodeFlags?: ReadonlyArray<string> } = {}): Promise<A> =>
+export const runChild = <A>(
+  script: string,
+  spec: unknown,
+  what: string,
+  options: { core?: string; nodeFlags?: ReadonlyArray<string>; realtime?: boolean } = {}
+): Promise<A> =>
   new Promise((resolve, reject) => {
-    const child = spawnPinned(options.core ?? LOAD_CORE, [...(options.nodeFlags ?? []), script, JSON.stringify(spec)])
+    const child = spawnPinned(
+      options.core ?? LOAD_CORE,
+      [...(options.nodeFlags ?? []), script, JSON.stringify(spec)],
+      process.env,
+      "pipe",
+      undefined,
+      options.realtime
+    )
     let out = ""
     let err = ""
     child.stdout?.on("data", (chunk: Buffer) => {

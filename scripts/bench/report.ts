@@ -228,6 +228,10 @@ ${doc.busy ? "> **Busy machine.** Other processes were using the cores when this
   missing or stale, as \`npm start\` does); "sources" sets \`SOKONI_SERVE_BUNDLE=off\`. \`engine/cli/bin.ts\` calls
   \`module.enableCompileCache()\`: "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`, "cold" is the first run into an empty
   \`NODE_COMPILE_CACHE\` directory and "warm" the runs after it; bundle and sources runs alternate.
+- **Isolation**: partner A at 20 quote->trade pairs/s (an open loop, scripts/bench/paced.ts) alone, then while partner
+  B floods the same server over 50 connections. A's client shares the load core with B's generator, so it runs under
+  the FIFO scheduler (\`chrt -f\`): it answers the moment a reply arrives, as a partner on its own machine would. The
+  bare-node row replays the engine's quote and trade answers: the floor of what this method can show on this machine.
 - **Two processes**: "server core busy" is the engine processes' CPU over the measured phase as a share of the one core
   they are pinned to (one process counted once): below 100%, CPU was not what limited them.
 - **PostgreSQL's floor** (scripts/bench/floor.ts): below the engine, pinned to core 0, against a fresh database: a raw

@@ -3,7 +3,7 @@
  * baseline replaying the engine's captured answers, and Prism's mock of the contract. Every child process and temporary
  * database is registered so that cleanup() can remove them on any exit path.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
 import { createServer } from "node:net"
@@ -20,17 +20,39 @@ const PG = ["-h", "127.0.0.1", "-U", "postgres"]
 const run = promisify(execFile)
 
 const children = new Set<ChildProcess>()
+
+let realtimeAllowed: boolean | undefined
+/** Whether this user may run a process under the FIFO scheduler (root, or CAP_SYS_NICE). */
+export const canRunRealtime = (): boolean => {
+  if (realtimeAllowed === undefined) {
+    try {
+      execFileSync("chrt", ["-f", "10", "true"], { stdio: "ignore" })
+      realtimeAllowed = true
+    } catch {
+      realtimeAllowed = false
+      console.error("bench: chrt -f is not allowed here; the paced client runs at normal priority beside the load generator")
+    }
+  }
+  return realtimeAllowed
+}
 const finalizers: Array<() => Promise<void> | void> = []
 
-/** Spawns `node args…` pinned to a core (taskset execs, so the pid is node's own). */
+/**
+ * Spawns `node args…` pinned to a core (taskset execs, so the pid is node's own). `realtime`: under the FIFO
+ * scheduler (chrt, which execs too), for a client that measures latency beside a load generator on the same core: it
+ * runs the moment it has work, so what it measures is the server's wait and not its own (tenants.ts). Without the
+ * right to that priority it runs as usual, and says so.
+ */
 export const spawnPinned = (
   core: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   stdout: "pipe" | "ignore" = "pipe",
-  cwd: string = root
+  cwd: string = root,
+  realtime = false
 ): ChildProcess => {
-  const child = spawn("taskset", ["-c", core, process.execPath, ...args], { cwd, env, stdio: ["ignore", stdout, "pipe"] })
+  const priority = realtime && canRunRealtime() ? ["chrt", "-f", "10"] : []
+  const child = spawn("taskset", ["-c", core, ...priority, process.execPath, ...args], { cwd, env, stdio: ["ignore", stdout, "pipe"] })
   children.add(child)
   child.on("exit", () => children.delete(child))
   return child

@@ -11,7 +11,7 @@
 import type { PacedResult, PacedSpec } from "./paced.ts"
 import { type LoadResult, runChild, runLoad } from "./load.ts"
 import { median, table } from "./report.ts"
-import { createPartner, type Engine, type Store, startEngine, stop } from "./targets.ts"
+import { capture, createPartner, type Engine, type Store, startBare, startEngine, stop } from "./targets.ts"
 
 export interface Variant {
   readonly name: string
@@ -30,7 +30,12 @@ export interface TenantSettings {
   readonly pairsPerSecond: number
 }
 
-const runPaced = (spec: PacedSpec): Promise<PacedResult> => runChild<PacedResult>("scripts/bench/paced.ts", spec, "paced client")
+/**
+ * The quiet partner's client runs on the load core beside the flood's generator, which keeps that core busy; under the
+ * FIFO scheduler it runs whenever it has work, as a partner on a machine of its own would, so its latency is the
+ * server's (without it, bare node:http itself showed a p99 under the flood 3 to 19 times its p99 alone).
+ */
+const runPaced = (spec: PacedSpec): Promise<PacedResult> => runChild<PacedResult>("scripts/bench/paced.ts", spec, "paced client", { realtime: true })
 
 const symbolOf = async (engine: Engine): Promise<string> => {
   const list = (await (await fetch(`${engine.base}${engine.prefix}/stocks`, { headers: { "x-api-key": engine.apiKey } })).json()) as {
@@ -60,6 +65,19 @@ export interface IsolationSample {
   readonly flood: LoadResult
 }
 
+/**
+ * bare node:http replaying the engine's quote and trade answers (bare-server.ts), measured the same way: the floor of
+ * what this method can show on this machine, beside the engines' ratios.
+ */
+const bareLike = async (engine: Engine, symbol: string): Promise<{ engine: Engine; keyB: string; symbol: string }> => {
+  const quote = await capture(engine, "GET", `/quote/${encodeURIComponent(symbol)}?side=BUY&quantity=1`)
+  const quoteId = (JSON.parse(quote.body) as { quoteId: string }).quoteId
+  const body = JSON.stringify({ symbol, type: "BUY", quantity: 1, quoteId })
+  const trade = await capture(engine, "POST", "/trade", { "content-type": "application/json", "idempotency-key": `isolation-capture-${process.pid}` }, body)
+  const bare = await startBare([quote, trade].map((r) => ({ ...r, pathPrefix: engine.prefix + r.pathPrefix })))
+  return { engine: { ...engine, ...bare, name: "bare-node" }, keyB: engine.apiKey, symbol }
+}
+
 export const isolation = async (variants: readonly Variant[], settings: TenantSettings, log: (line: string) => void): Promise<IsolationSample[]> => {
   const engines = new Map<string, { engine: Engine; keyB: string; symbol: string }>()
   for (const variant of variants) {
@@ -67,9 +85,12 @@ export const isolation = async (variants: readonly Variant[], settings: TenantSe
     const { apiKey: keyB } = await createPartner(engine.base, "Flood")
     engines.set(variant.name, { engine, keyB, symbol: await symbolOf(engine) })
   }
+  const first = [...engines.values()][0]
+  if (first !== undefined) engines.set("bare-node", await bareLike(first.engine, first.symbol))
+  const measured: readonly Variant[] = first === undefined ? variants : [...variants, { name: "bare-node" }]
   const samples: IsolationSample[] = []
   for (let round = 1; round <= settings.rounds; round++) {
-    for (const variant of variants.map((_, i) => variants[(i + round - 1) % variants.length]!)) {
+    for (const variant of measured.map((_, i) => measured[(i + round - 1) % measured.length]!)) {
       const { engine, keyB, symbol } = engines.get(variant.name)!
       const paced: PacedSpec = {
         base: engine.base,

@@ -440,6 +440,17 @@ describe("formatScaled", () => {
       { numRuns: RUNS }
     )
   })
+
+  // A safe integer is written without a BigInt (E-410): the same text as its BigInt, at the edges too.
+  it("property: a safe integer number formats as its BigInt does", () => {
+    const edges = fc.constantFrom(0, -0, 1, -1, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 999_999, -100_000_000)
+    fc.assert(
+      fc.property(fc.oneof(fc.maxSafeInteger(), edges), fc.integer({ min: 0, max: 8 }), (v, decimals) => {
+        expect(formatScaled(v, decimals)).toBe(refDecimal(BigInt(v), decimals))
+      }),
+      { numRuns: RUNS }
+    )
+  })
 })
 
 describe("toWireNumber", () => {
@@ -451,6 +462,17 @@ describe("toWireNumber", () => {
     expect(price4ToWire(1393)).toBe(0.1393)
     expect(rate6ToWire(129_250_000)).toBe(129.25)
     expect(toWireNumber(30, 2)).toBe(0.3) // 0.1 + 0.2 !== 0.3, but 30 cents is exactly the double 0.3
+  })
+
+  // A safe integer is divided, not written out and parsed (E-410): the same double as parsing its exact decimal text.
+  it("property: a safe integer gives the number its decimal text parses to", () => {
+    expect(Object.is(toWireNumber(-0, 2), 0)).toBe(true)
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), fc.integer({ min: 0, max: 8 }), (v, decimals) => {
+        expect(toWireNumber(v, decimals)).toBe(Number(refDecimal(BigInt(v), decimals)))
+      }),
+      { numRuns: RUNS }
+    )
   })
 
   it("property: cents become exactly the double nearest to cents/100", () => {

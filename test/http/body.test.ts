@@ -80,6 +80,17 @@ describe("parseJsonBody", () => {
       expect(failure(parseJsonBody(text)), text).toEqual({ code: "VALIDATION_ERROR", message: "the request body is not valid JSON", extras: undefined })
     }
   })
+  // The last text parsed is remembered (E-410): the same text gives the same value, another text its own, and a refusal
+  // is never remembered in place of a value.
+  it("remembers the last text's value, and only that text's", () => {
+    const first = parseJsonBody('{"symbol":"SCOM.KE","quantity":1}')
+    expect(parseJsonBody('{"symbol":"SCOM.KE","quantity":1}')).toBe(first)
+    expect(parseJsonBody('{"symbol":"SCOM.KE","quantity":2}')).toEqual({ symbol: "SCOM.KE", quantity: 2 })
+    expect(isFailure(parseJsonBody("{not json"))).toBe(true)
+    expect(parseJsonBody('{"symbol":"SCOM.KE","quantity":2}')).toEqual({ symbol: "SCOM.KE", quantity: 2 })
+    expect(isFailure(parseJsonBody("{not json"))).toBe(true)
+    expect(parseJsonBody("")).toBeUndefined()
+  })
 })
 
 describe("decodeBody", () => {

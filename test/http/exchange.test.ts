@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { ApiFailure, fail } from "../../engine/domain/errors.ts"
-import { errorResponse, JSON_TYPE, jsonResponse, withHeaders } from "../../engine/http/exchange.ts"
+import { errorResponse, JSON_TYPE, jsonResponse, REMEMBERED_BODY_CHARS, withHeaders } from "../../engine/http/exchange.ts"
 
 describe("exchange", () => {
   it("answers JSON with the content type, extra headers and the value kept", () => {
@@ -22,12 +22,20 @@ describe("exchange", () => {
     expect(jsonResponse(200, true).body).toBe("true")
   })
 
-  it("keeps the text of an object once serialised (the same object answers the same text)", () => {
+  it("keeps the text of a large object once serialised (the same object answers the same text)", () => {
+    const value: { n: number; pad: string } = { n: 1, pad: "x".repeat(REMEMBERED_BODY_CHARS) }
+    const first = jsonResponse(200, value).body
+    expect(JSON.parse(first).n).toBe(1)
+    value.n = 2
+    expect(jsonResponse(200, value).body).toBe(first)
+    expect(JSON.parse(jsonResponse(200, { ...value }).body).n).toBe(2)
+  })
+
+  it("serialises a small object each time it is answered, keeping nothing for it (E-356)", () => {
     const value: { n: number } = { n: 1 }
     expect(jsonResponse(200, value).body).toBe('{"n":1}')
     value.n = 2
-    expect(jsonResponse(200, value).body).toBe('{"n":1}')
-    expect(jsonResponse(200, { n: 2 }).body).toBe('{"n":2}')
+    expect(jsonResponse(200, value).body).toBe('{"n":2}')
   })
 
   it("writes the error envelope with the failure's status and extras", () => {

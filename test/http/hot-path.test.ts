@@ -6,19 +6,26 @@
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { hashKey } from "../../engine/app/partners/credentials.ts"
-import { bytesOf, jsonResponse } from "../../engine/http/exchange.ts"
+import { bytesOf, jsonResponse, REMEMBERED_BODY_CHARS } from "../../engine/http/exchange.ts"
 import { decodeParams, integer, optional, paramDecoder, required, text } from "../../engine/http/query.ts"
 import { MAX_REMEMBERED, makeRouter } from "../../engine/http/router.ts"
 
 describe("bytesOf", () => {
-  it("is the UTF-8 of the body, multi-byte characters included, and shared by answers of the same value", () => {
-    const value = { name: "Société Générale Côte d'Ivoire", price: "1.50" }
+  it("is the UTF-8 of the body, multi-byte characters included, and shared by answers of the same large value", () => {
+    const value = { name: "Société Générale Côte d'Ivoire", price: "1.50", notes: "é".repeat(REMEMBERED_BODY_CHARS) }
     const first = jsonResponse(200, value)
     expect(bytesOf(first).toString("utf8")).toBe(JSON.stringify(value))
     expect(bytesOf(first).length).toBe(Buffer.byteLength(JSON.stringify(value)))
     expect(bytesOf(first).length).toBeGreaterThan(first.body.length)
     expect(bytesOf(jsonResponse(201, value))).toBe(bytesOf(first))
     expect(bytesOf(jsonResponse(200, { ...value }))).not.toBe(bytesOf(first))
+  })
+
+  it("encodes a small answer afresh instead of keeping its bytes for its value (E-356)", () => {
+    const value = { name: "Société Générale" }
+    const first = jsonResponse(200, value)
+    expect(bytesOf(first).toString("utf8")).toBe(JSON.stringify(value))
+    expect(bytesOf(jsonResponse(200, value))).not.toBe(bytesOf(first))
   })
 
   it("encodes answers without a value (raw bodies, replays) from their text every time", () => {

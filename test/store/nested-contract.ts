@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Data, Effect, Exit, type Layer, Option } from "effect"
-import { Store, type Tx } from "../../engine/store/port.ts"
+import { type ReadTx, Store, type Tx } from "../../engine/store/port.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly why: string }> {}
 
@@ -99,6 +99,39 @@ export const nestedContract = (name: string, storeLayer: Layer.Layer<Store, unkn
         assert.isTrue(Exit.isFailure(exit))
         assert.isTrue(Option.isNone(yield* store.read((tx) => tx.get("nest", "o-inner"))))
         assert.deepStrictEqual(hooks, [])
+      })
+    )
+
+    // A unit undone after a unit nested in it succeeded: both go, and what the outer one wrote before is back as it was,
+    // the rewritten values included (the memory adapter puts back each key a savepoint's journal noted, E-410).
+    it.effect("a failed unit undoes the succeeded units nested in it, and gives back the values it rewrote", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const bodies = (tx: ReadTx, ids: ReadonlyArray<string>) =>
+          Effect.map(Effect.all(ids.map((id) => tx.get("nest", id))), (found) => found.map((d) => Option.getOrUndefined(Option.map(d, (x) => x.body))))
+        const ids = ["j-1", "j-2", "j-3", "j-4"]
+        const during = yield* store.transact((outer) =>
+          Effect.gen(function* () {
+            yield* outer.put("nest", doc("j-1", 1))
+            yield* outer.put("nest", doc("j-2", 1))
+            const failed = yield* Effect.exit(
+              store.transact((middle) =>
+                Effect.gen(function* () {
+                  yield* middle.put("nest", doc("j-2", 2))
+                  yield* middle.put("nest", doc("j-3", 2))
+                  yield* store.transact((inner) => Effect.andThen(inner.put("nest", doc("j-3", 3)), inner.put("nest", doc("j-1", 3))))
+                  return yield* new Refused({ why: "after a nested unit succeeded" })
+                })
+              )
+            )
+            assert.isTrue(Exit.isFailure(failed))
+            const undone = yield* bodies(outer, ids)
+            yield* store.transact((later) => Effect.andThen(later.put("nest", doc("j-4", 4)), later.put("nest", doc("j-2", 4))))
+            return undone
+          })
+        )
+        assert.deepStrictEqual(during, [{ v: 1 }, { v: 1 }, undefined, undefined])
+        assert.deepStrictEqual(yield* store.read((tx) => bodies(tx, ids)), [{ v: 1 }, { v: 4 }, undefined, { v: 4 }])
       })
     )
 

@@ -11,7 +11,9 @@ import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
 import { eventsContract } from "./events-contract.ts"
+import { groupContract } from "./group-contract.ts"
 import { nestedContract } from "./nested-contract.ts"
+import { prefetchContract } from "./prefetch-contract.ts"
 import { retentionContract } from "./retention-contract.ts"
 import { storeContract } from "./store-contract.ts"
 import { onPostgres } from "../support/stores.ts"
@@ -34,6 +36,8 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
   nestedContract("nested transactions on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
   eventsContract("reading the event log on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
   retentionContract("retention on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
+  prefetchContract("hints on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)))
+  groupContract("grouped units on a temporary database", Layer.unwrap(Effect.map(withTemporaryDatabase(admin), PostgresStoreLayer)), true)
 
   it.live(
     "afterCommit hooks run once the commit is visible to other connections, never before",

@@ -24,7 +24,7 @@ import {
 import { type ApiFailure, liftFailure } from "../../domain/errors.ts"
 import { limitFor } from "../../http/guards/rate-limit.ts"
 import { EngineClock } from "../../sim/clock.ts"
-import { type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
+import { type Hint, type ReadTx, Store, type StoreError, type Tx } from "../../store/port.ts"
 import { UsageShape } from "../doc-shapes.ts"
 import { collection, Deliveries, deletedWebhookPartition, deliveryPartition, Orders, Webhooks } from "../docs.ts"
 import type { Principal } from "../principal.ts"
@@ -51,6 +51,8 @@ export class UsageMeter extends Context.Service<
     readonly flush: (tx: Tx, only?: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
     /** `flush` in a transaction of its own, when there is anything to write. */
     readonly flushNow: Effect.Effect<void, StoreError>
+    /** The rows a flush of `partition` would read now, to name them up front (`prefetch`, E-405). */
+    readonly reads: (partition: string) => ReadonlyArray<Hint>
     readonly report: (principal: Principal, query: UsageQuery) => Effect.Effect<Schemas["UsageReport"], ApiFailure | StoreError>
   }
 >()("sokoni/UsageMeter") {
@@ -99,30 +101,34 @@ export class UsageMeter extends Context.Service<
       return taken
     }
 
+    // Made once (Effect.fnUntraced), not per flush: see sim/scheduler.ts.
+    const write = Effect.fnUntraced(function* (tx: Tx, taken: ReturnType<typeof take>) {
+      for (const [partition, hours] of taken) {
+        for (const [hourStart, counts] of hours) {
+          const id = usageId(partition, hourStart)
+          const existing = yield* UsageHours.get(tx, id)
+          const before = Option.getOrElse(existing, (): UsageCounts => ZERO_COUNTS)
+          const doc: UsageDoc = {
+            partition,
+            hourStart,
+            ...addCounts({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
+          }
+          yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
+        }
+      }
+    })
+
     const flush = (tx: Tx, only?: ReadonlyArray<string>): Effect.Effect<void, StoreError> =>
       Effect.suspend(() => {
         if (pending.size === 0) return Effect.void
         const taken = take(only)
         if (taken.size === 0) return Effect.void
-        return Effect.gen(function* () {
-          for (const [partition, hours] of taken) {
-            for (const [hourStart, counts] of hours) {
-              const id = usageId(partition, hourStart)
-              const existing = yield* UsageHours.get(tx, id)
-              const before = Option.getOrElse(existing, (): UsageCounts => ZERO_COUNTS)
-              const doc: UsageDoc = {
-                partition,
-                hourStart,
-                ...addCounts({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
-              }
-              yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
-            }
-          }
-        }).pipe(
-          // Not written: the counts go back to memory for the next flush.
-          Effect.onError(() => Effect.sync(() => merge(pending, taken)))
-        )
+        // Not written: the counts go back to memory for the next flush.
+        return write(tx, taken).pipe(Effect.onError(() => Effect.sync(() => merge(pending, taken))))
       })
+
+    const reads = (partition: string): ReadonlyArray<Hint> =>
+      [...(pending.get(partition)?.keys() ?? [])].map((hourStart) => [UsageHours.name, usageId(partition, hourStart)] as const)
 
     const flushNow = Effect.suspend(() => (pending.size === 0 ? Effect.void : store.transact((tx) => flush(tx))))
 
@@ -162,7 +168,7 @@ export class UsageMeter extends Context.Service<
       })
     })
 
-    return UsageMeter.of({ count, forget, flush, flushNow, report })
+    return UsageMeter.of({ count, forget, flush, flushNow, reads, report })
   })
 
   static readonly layer = Layer.effect(UsageMeter, UsageMeter.make)

@@ -118,8 +118,11 @@ export class PriceAlertService extends Context.Service<
 
     // Each live alert looks at the delayed price at every refresh that publishes a new one (the capture 15 minutes
     // earlier was made while its exchange was open: D-243), then books its next look.
-    yield* scheduler.register(EVALUATE_JOB, AlertEvaluationPayload, (tx, { alertId }) =>
-      Effect.gen(function* () {
+    // Made once (Effect.fnUntraced), not per look: see sim/scheduler.ts.
+    yield* scheduler.register(
+      EVALUATE_JOB,
+      AlertEvaluationPayload,
+      Effect.fnUntraced(function* (tx: Tx, { alertId }: typeof AlertEvaluationPayload.Type) {
         const found = yield* PriceAlerts.get(tx, alertId)
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value

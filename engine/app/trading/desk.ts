@@ -27,15 +27,15 @@ export const findOrder = (tx: ReadTx, orderId: string) =>
 
 export const desking = (d: TradingDeps) => {
   /** Fills inside `tx`; shared by the control API and the desk's jobs. */
-  const fillIn = (tx: Tx, orderId: string, request: FillRequest) =>
-    Effect.gen(function* () {
-      const now = yield* d.clock.now
-      const order = yield* findOrder(tx, orderId)
-      const price = yield* liftFailure(fillPrice(order, request))
-      const ids = { reportId: yield* d.entropy.id("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
-      const plan = yield* liftFailure(decideFill(order, { quantity: request.quantity, price }, now, ids))
-      return yield* writePlan(d, tx, order.partition, plan, now)
-    })
+  // Generators made once per service (Effect.fnUntraced), not per call: see sim/scheduler.ts.
+  const fillIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, request: FillRequest) {
+    const now = yield* d.clock.now
+    const order = yield* findOrder(tx, orderId)
+    const price = yield* liftFailure(fillPrice(order, request))
+    const ids = { reportId: yield* d.entropy.id("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
+    const plan = yield* liftFailure(decideFill(order, { quantity: request.quantity, price }, now, ids))
+    return yield* writePlan(d, tx, order.partition, plan, now)
+  })
 
   /** What custody can still take back to unwind `order` (D-290): a BUY's units (under the listing's symbol now), a SELL's cash. */
   const unwindFunds = (tx: ReadTx, order: OrderRecord): Effect.Effect<UnwindFunds, StoreError> =>
@@ -47,14 +47,13 @@ export const desking = (d: TradingDeps) => {
       : Effect.map(walletBalance(tx, order.partition, order.account), (available) => ({ kind: "cash", available }))
 
   /** Rejects inside `tx` (control API, desk jobs); a settlement failure (`unwind`) is a rejection that reverses the fills. */
-  const rejectIn = (tx: Tx, orderId: string, code: string, reason: string, unwind = false) =>
-    Effect.gen(function* () {
-      const now = yield* d.clock.now
-      const order = yield* findOrder(tx, orderId)
-      const funds = unwind ? yield* unwindFunds(tx, order) : undefined
-      const plan = yield* liftFailure(decideReject(order, code, reason, now, funds))
-      return yield* writePlan(d, tx, order.partition, plan, now)
-    })
+  const rejectIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, code: string, reason: string, unwind = false) {
+    const now = yield* d.clock.now
+    const order = yield* findOrder(tx, orderId)
+    const funds = unwind ? yield* unwindFunds(tx, order) : undefined
+    const plan = yield* liftFailure(decideReject(order, code, reason, now, funds))
+    return yield* writePlan(d, tx, order.partition, plan, now)
+  })
 
   const deskFill = Effect.fn("TradingService.deskFill")(function* (orderId: string, request: FillRequest) {
     return yield* d.store.transact((tx) => fillIn(tx, orderId, request))

@@ -28,16 +28,18 @@ const loadOrder = (tx: Tx, orderId: string) => Effect.map(Orders.get(tx, orderId
 export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desking>) =>
   Effect.gen(function* () {
     /** The delayed price `order` sees now, if its exchange was open at the delayed instant; undefined otherwise. */
-    const delayedPrice = (order: OrderRecord, now: number) =>
-      Effect.gen(function* () {
-        const instrument = d.symbols.listingOf(order.symbol)
-        const exchange = findExchange(order.exchange)
-        if (instrument === undefined || exchange === undefined || !isOpen(exchange, now - DELAY_SECONDS * 1000)) return undefined
-        return (yield* d.feed.observe(instrument, now)).price
-      })
+    // Every job's generator is made once here (Effect.fnUntraced), not per job: see sim/scheduler.ts.
+    const delayedPrice = Effect.fnUntraced(function* (order: OrderRecord, now: number) {
+      const instrument = d.symbols.listingOf(order.symbol)
+      const exchange = findExchange(order.exchange)
+      if (instrument === undefined || exchange === undefined || !isOpen(exchange, now - DELAY_SECONDS * 1000)) return undefined
+      return (yield* d.feed.observe(instrument, now)).price
+    })
 
-    yield* d.scheduler.register(TRIGGER_JOB, TriggerPayload, (tx, payload) =>
-      Effect.gen(function* () {
+    yield* d.scheduler.register(
+      TRIGGER_JOB,
+      TriggerPayload,
+      Effect.fnUntraced(function* (tx: Tx, payload: typeof TriggerPayload.Type) {
         const order = yield* loadOrder(tx, payload.orderId)
         if (order === undefined || order.status !== "WORKING") return
         const now = yield* d.clock.now
@@ -48,8 +50,10 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       })
     )
 
-    yield* d.scheduler.register(EXPIRE_JOB, ExpirePayload, (tx, job) =>
-      Effect.gen(function* () {
+    yield* d.scheduler.register(
+      EXPIRE_JOB,
+      ExpirePayload,
+      Effect.fnUntraced(function* (tx: Tx, job: typeof ExpirePayload.Type) {
         const order = yield* loadOrder(tx, job.orderId)
         if (order === undefined) return
         const now = yield* d.clock.now
@@ -58,8 +62,10 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       })
     )
 
-    yield* d.scheduler.register(DESK_FILL_JOB, DeskFillPayload, (tx, { orderId }) =>
-      Effect.gen(function* () {
+    yield* d.scheduler.register(
+      DESK_FILL_JOB,
+      DeskFillPayload,
+      Effect.fnUntraced(function* (tx: Tx, { orderId }: typeof DeskFillPayload.Type) {
         const order = yield* loadOrder(tx, orderId)
         // decided meanwhile (manual action, cancel) or wiped by a sandbox reset: nothing to do
         if (order === undefined || !awaitsDesk(order)) return
@@ -68,8 +74,10 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
     )
 
     // One planned step of the desk's policy (sim/desk.ts plans, the rules say what it does now); skipped once the order is decided.
-    yield* d.scheduler.register(DESK_STEP_JOB, DeskStepPayload, (tx, { orderId, step }) =>
-      Effect.gen(function* () {
+    yield* d.scheduler.register(
+      DESK_STEP_JOB,
+      DeskStepPayload,
+      Effect.fnUntraced(function* (tx: Tx, { orderId, step }: typeof DeskStepPayload.Type) {
         const order = yield* loadOrder(tx, orderId)
         if (order === undefined || !awaitsDesk(order)) return
         const marketPrice =

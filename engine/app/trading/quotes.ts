@@ -16,7 +16,7 @@ import type { EngineClock } from "../../sim/clock.ts"
 import type { MarketFeed } from "../../sim/market-feed.ts"
 import type { Entropy } from "../../sim/random.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import { pruneExpired, type Store } from "../../store/port.ts"
+import { pruneExpired, type Store, transactIn, type Tx } from "../../store/port.ts"
 import { findSubAccount } from "../accounts.ts"
 import { quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { QuoteExpiryPayload } from "../job-payloads.ts"
@@ -37,6 +37,15 @@ export interface QuoteDeps {
 }
 
 export const quoting = (d: QuoteDeps) => {
+  // The quote's write, its generator made once (Effect.fnUntraced), not per quote: see sim/scheduler.ts (E-415).
+  const writeQuote = Effect.fnUntraced(function* (tx: Tx, principal: Principal, now: number, quoteId: string, plan: ReturnType<typeof decideQuote>) {
+    yield* tx.lockPartition(principal.partition)
+    // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
+    yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
+    const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
+    yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
+  })
+
   const issueQuote = Effect.fnUntraced(function* (principal: Principal, symbol: string, query: QuoteQuery) {
     const instrument = yield* liftFailure(d.symbols.resolve(symbol, query.exchange))
     const terms = yield* liftFailure(quoteTerms(query, findExchange(instrument.exchange)))
@@ -49,15 +58,8 @@ export const quoting = (d: QuoteDeps) => {
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
     const quoteId = yield* d.entropy.id("qt")
     const plan = decideQuote(terms, principal, instrument, { price: observation.price, derived }, now, { quoteId })
-    yield* d.store.transact((tx) =>
-      Effect.gen(function* () {
-        yield* tx.lockPartition(principal.partition)
-        // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
-        yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
-        const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
-        yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
-      })
-    )
+    // Grouped with the partition's queued commands where the store can (E-406).
+    yield* transactIn(d.store, principal.partition, (tx) => writeQuote(tx, principal, now, quoteId, plan))
     const answer: Schemas["Quote"] = plan.answer
     return answer
   })
@@ -66,8 +68,10 @@ export const quoting = (d: QuoteDeps) => {
   const exchangeOf = (symbol: string) => d.symbols.listingOf(symbol)?.exchange ?? EXCHANGES.find((e) => symbol.endsWith(`.${e.suffix}`))?.code ?? "UNKNOWN"
 
   // A quote that reached its TTL unused is marked expired and announced (spec event quote.expired).
-  const registerExpiry = d.scheduler.register(QUOTE_EXPIRE_JOB, QuoteExpiryPayload, (tx, { quoteId }) =>
-    Effect.gen(function* () {
+  const registerExpiry = d.scheduler.register(
+    QUOTE_EXPIRE_JOB,
+    QuoteExpiryPayload,
+    Effect.fnUntraced(function* (tx: Tx, { quoteId }: typeof QuoteExpiryPayload.Type) {
       const found = Option.getOrUndefined(yield* Quotes.get(tx, quoteId))
       const expiry = decideQuoteExpiry(found, found === undefined ? "" : exchangeOf(found.symbol))
       if (expiry === undefined) return

@@ -26,22 +26,22 @@ export interface Writers {
 }
 
 /** Writes `plan`, a command of `partition` (a partner environment), in `tx` and answers its answer. */
-export const writePlan = <A>(w: Writers, tx: Tx, partition: string, plan: Plan<A, QuoteDoc>, now: number) =>
-  Effect.gen(function* () {
-    if (plan.ledger !== undefined) yield* applyOrderTransition(tx, partition, plan.ledger)
-    if (plan.usedQuote !== undefined) {
-      const { quote, expiryJob } = plan.usedQuote
-      // A used quote answers STALE_QUOTE until one TTL after its expiry, then may be collected (E-400).
-      yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
-      if (expiryJob !== undefined) yield* discardJob(tx, expiryJob)
-    }
-    if (plan.order !== undefined) yield* saveOrder(tx, plan.order)
-    for (const job of plan.jobs) yield* w.scheduler.schedule(tx, job.kind, job.dueAt, job.payload)
-    for (const event of plan.events) yield* w.events.append(tx, partition, event.name, event.data)
-    if (plan.toDesk !== undefined) {
-      const order = plan.toDesk
-      yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
-      yield* w.desk.onQueued(tx, order, now)
-    }
-    return plan.answer
-  })
+// Its generator is made once (Effect.fnUntraced), not per command: see sim/scheduler.ts.
+export const writePlan = Effect.fnUntraced(function* <A>(w: Writers, tx: Tx, partition: string, plan: Plan<A, QuoteDoc>, now: number) {
+  if (plan.ledger !== undefined) yield* applyOrderTransition(tx, partition, plan.ledger)
+  if (plan.usedQuote !== undefined) {
+    const { quote, expiryJob } = plan.usedQuote
+    // A used quote answers STALE_QUOTE until one TTL after its expiry, then may be collected (E-400).
+    yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
+    if (expiryJob !== undefined) yield* discardJob(tx, expiryJob)
+  }
+  if (plan.order !== undefined) yield* saveOrder(tx, plan.order)
+  for (const job of plan.jobs) yield* w.scheduler.schedule(tx, job.kind, job.dueAt, job.payload)
+  for (const event of plan.events) yield* w.events.append(tx, partition, event.name, event.data)
+  if (plan.toDesk !== undefined) {
+    const order = plan.toDesk
+    yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
+    yield* w.desk.onQueued(tx, order, now)
+  }
+  return plan.answer
+})

@@ -14,6 +14,7 @@ import type { Instrument } from "../instruments.ts"
 import { centsToWire, fees, grossCents, parseScaled, type Price4, price4ToWire, quantityForCash, type Rate6, rate6ToWire, usdPrice4 } from "../money.ts"
 import type { Side } from "../order.ts"
 import type { QuoteRecord } from "./decide-quote.ts"
+import { isoOf } from "../strings.ts"
 
 export const QUOTE_TTL_SECONDS = 60
 export const QUOTE_EXPIRE_JOB = "quote.expire"
@@ -26,7 +27,7 @@ export interface QuoteQuery {
   readonly exchange?: string | undefined
 }
 
-const isoAt = (ms: number) => new Date(ms).toISOString()
+const isoAt = isoOf
 
 /** The checked terms of a quote request: one of quantity or cashValue (cents), the account, the listing's currency and rate. */
 export const quoteTerms = (query: QuoteQuery, exchange: Exchange | undefined) => {

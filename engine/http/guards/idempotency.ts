@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { type IdempotencyDoc, IdempotencyRecords, timeSortKey } from "../../app/docs.ts"
 import { type ApiFailure, type ErrorCode, fail } from "../../domain/errors.ts"
 import type { EngineResponse } from "../exchange.ts"
-import { prefetch, pruneExpired, Store, type StoreError, type Tx } from "../../store/port.ts"
+import { type Hint, prefetch, pruneExpired, Store, type StoreError, type Tx, transactIn } from "../../store/port.ts"
 
 export const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"])
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -79,6 +79,8 @@ export interface Command<R> {
   readonly run: Effect.Effect<EngineResponse, never, R>
   /** Records what a kept answer did (the audit trail), in the same transaction. */
   readonly record: (response: EngineResponse) => Effect.Effect<void, never, R>
+  /** Rows `record` will read, asked when the transaction is about to lock: read with the lock (E-405). */
+  readonly reads?: (() => ReadonlyArray<Hint>) | undefined
   /** The handler calls out of the engine (OUTSIDE_TRANSACTION): it runs between the lookup and the keeping instead. */
   readonly outside?: boolean | undefined
 }
@@ -119,62 +121,57 @@ export class Idempotency extends Context.Service<
     const held = new Set<string>()
 
     /** The stored answer under the key, if it is live; a claim left by an older engine version counts as none. */
-    const lookup = (tx: Tx, id: string, fingerprint: string, now: number) =>
-      Effect.gen(function* () {
-        const existing = yield* IdempotencyRecords.get(tx, id)
-        if (Option.isNone(existing)) return undefined
-        const r = existing.value
-        if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined
-        if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
-        return r
-      })
+    const lookup = Effect.fnUntraced(function* (tx: Tx, id: string, fingerprint: string, now: number) {
+      const existing = yield* IdempotencyRecords.get(tx, id)
+      if (Option.isNone(existing)) return undefined
+      const r = existing.value
+      if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined
+      if (r.fingerprint !== fingerprint) return yield* Effect.fail(fail("IDEMPOTENCY_KEY_REUSED", REUSED_MESSAGE))
+      return r
+    })
 
     /** Keeps the answer under the key and records it; inside the command's transaction (nested calls join it). */
-    const keep = <R>(command: Command<R>, id: string, response: EngineResponse) =>
-      store.transact((tx) =>
-        Effect.gen(function* () {
-          const record: IdempotencyDoc = {
-            fingerprint: command.fingerprint,
-            status: response.status,
-            headers: response.headers,
-            body: response.body,
-            storedAt: command.now
-          }
-          // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
-          yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
-          yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
-          yield* command.record(response)
-        })
-      )
+    const keepIn = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string, response: EngineResponse) {
+      const record: IdempotencyDoc = {
+        fingerprint: command.fingerprint,
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        storedAt: command.now
+      }
+      // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
+      yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
+      yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
+      yield* command.record(response)
+    })
+    const keep = <R>(command: Command<R>, id: string, response: EngineResponse) => store.transact((tx) => keepIn(tx, command, id, response))
 
-    const inTransaction = <R>(command: Command<R>, id: string) =>
-      store.transact((tx) =>
-        Effect.gen(function* () {
-          // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
-          // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
-          yield* prefetch(tx, [[IdempotencyRecords.name, id]])
-          yield* tx.lockPartition(command.partition)
-          const stored = yield* lookup(tx, id, command.fingerprint, command.now)
-          if (stored !== undefined) return { _tag: "Replay", record: stored } as const
-          const response = yield* command.run
-          if (!storable(response.status, response.value)) {
-            if (!processed(response.status)) return yield* new NotKept({ response })
-            return { _tag: "Ran", response } as const
-          }
-          yield* keep(command, id, response)
-          return { _tag: "Ran", response } as const
-        })
-      )
+    // Grouped with the partition's other queued commands where the store can (E-406): same answers, fewer commits.
+    const inTransactionBody = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string) {
+      // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
+      // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
+      yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
+      yield* tx.lockPartition(command.partition)
+      const stored = yield* lookup(tx, id, command.fingerprint, command.now)
+      if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+      const response = yield* command.run
+      if (!storable(response.status, response.value)) {
+        if (!processed(response.status)) return yield* new NotKept({ response })
+        return { _tag: "Ran", response } as const
+      }
+      yield* keep(command, id, response)
+      return { _tag: "Ran", response } as const
+    })
+    const inTransaction = <R>(command: Command<R>, id: string) => transactIn(store, command.partition, (tx) => inTransactionBody(tx, command, id))
 
     /** Lookup, handler, keeping: three steps for a handler that calls out (OUTSIDE_TRANSACTION). */
-    const aroundTransaction = <R>(command: Command<R>, id: string) =>
-      Effect.gen(function* () {
-        const stored = yield* store.transact((tx) => lookup(tx, id, command.fingerprint, command.now))
-        if (stored !== undefined) return { _tag: "Replay", record: stored } as const
-        const response = yield* command.run
-        if (storable(response.status, response.value)) yield* keep(command, id, response)
-        return { _tag: "Ran", response } as const
-      })
+    const aroundTransaction = Effect.fnUntraced(function* <R>(command: Command<R>, id: string) {
+      const stored = yield* store.transact((tx) => lookup(tx, id, command.fingerprint, command.now))
+      if (stored !== undefined) return { _tag: "Replay", record: stored } as const
+      const response = yield* command.run
+      if (storable(response.status, response.value)) yield* keep(command, id, response)
+      return { _tag: "Ran", response } as const
+    })
 
     const execute = Effect.fnUntraced(function* <R>(command: Command<R>) {
       const id = recordId(command.partition, command.key)

@@ -56,13 +56,19 @@ export const driveWeek = (plan: WeekPlan, client: WeekClient, receivers: SimRece
     const held = new Map<string, number>()
     const told = new Set<string>()
     let clockAt = 0
+    // The per-action steps' generators are made once (Effect.fnUntraced), not per action: see sim/scheduler.ts.
     const moveTo = (at: number) =>
-      Effect.gen(function* () {
-        if (at > clockAt) {
-          yield* client.advanceTo(at)
-          clockAt = at
-        }
-      })
+      Effect.suspend(() =>
+        at > clockAt
+          ? Effect.asVoid(
+              Effect.tap(client.advanceTo(at), () =>
+                Effect.sync(() => {
+                  clockAt = at
+                })
+              )
+            )
+          : Effect.void
+      )
     /** Reads what the receivers got: a BUY's first order.filled adds to the holding it told of. */
     const learn = Effect.gen(function* () {
       for (const { envelope } of yield* drain) {
@@ -93,59 +99,50 @@ export const driveWeek = (plan: WeekPlan, client: WeekClient, receivers: SimRece
         yield* call("POST", `${LIVE}/webhooks`, partner.liveKey, { url: partner.hookUrl, events: ["price.alert"], secret: partner.secret })
       })
 
-    const setUpSubAccount = (i: number) =>
-      Effect.gen(function* () {
-        const partner = partners[plan.ownerOf[i] ?? 0] as Partner
-        yield* moveTo(plan.setupAt[i] ?? 0)
-        const created = yield* call("POST", `${SANDBOX}/users`, partner.sandboxKey, {
-          externalId: `cust-${i}`,
-          displayName: `Customer ${i}`,
-          email: `c${i}@week.test`
-        })
-        const id = String(field(created.json, "subAccountId"))
-        subAccounts.push(id)
-        yield* call("POST", `${SANDBOX}/users/${id}/kyc`, partner.sandboxKey, { kycStatus: "VERIFIED", kycLevel: "BASIC", reference: `kyc-${i}` })
-        yield* call("POST", `${SANDBOX}/users/${id}/deposit`, partner.sandboxKey, { amount: DEPOSIT_USD })
-        yield* learn
+    const setUpSubAccount = Effect.fnUntraced(function* (i: number) {
+      const partner = partners[plan.ownerOf[i] ?? 0] as Partner
+      yield* moveTo(plan.setupAt[i] ?? 0)
+      const created = yield* call("POST", `${SANDBOX}/users`, partner.sandboxKey, {
+        externalId: `cust-${i}`,
+        displayName: `Customer ${i}`,
+        email: `c${i}@week.test`
       })
+      const id = String(field(created.json, "subAccountId"))
+      subAccounts.push(id)
+      yield* call("POST", `${SANDBOX}/users/${id}/kyc`, partner.sandboxKey, { kycStatus: "VERIFIED", kycLevel: "BASIC", reference: `kyc-${i}` })
+      yield* call("POST", `${SANDBOX}/users/${id}/deposit`, partner.sandboxKey, { amount: DEPOSIT_USD })
+      yield* learn
+    })
 
-    const order = (a: Extract<WeekAction, { kind: "order" }>) =>
-      Effect.gen(function* () {
-        const partner = partners[plan.ownerOf[a.subAccount] ?? 0] as Partner
-        const id = subAccounts[a.subAccount] as string
-        const holding = `${id} ${a.symbol}`
-        const owned = held.get(holding) ?? 0
-        const sell = a.sell && owned > 0
-        const quantity = sell ? Math.min(a.quantity, owned) : a.quantity
-        if (sell) held.set(holding, owned - quantity)
-        const side = sell ? "SELL" : "BUY"
-        const quote = yield* call(
-          "GET",
-          `${SANDBOX}/quote/${a.symbol}?side=${side}&quantity=${quantity}&subAccountId=${id}`,
-          partner.sandboxKey,
-          undefined,
-          true
-        )
-        if (quote.status !== 200) return
-        yield* call(
-          "POST",
-          `${SANDBOX}/users/${id}/trade`,
-          partner.sandboxKey,
-          { symbol: a.symbol, type: side, quantity, quoteId: field(quote.json, "quoteId") },
-          true
-        )
-      })
+    const order = Effect.fnUntraced(function* (a: Extract<WeekAction, { kind: "order" }>) {
+      const partner = partners[plan.ownerOf[a.subAccount] ?? 0] as Partner
+      const id = subAccounts[a.subAccount] as string
+      const holding = `${id} ${a.symbol}`
+      const owned = held.get(holding) ?? 0
+      const sell = a.sell && owned > 0
+      const quantity = sell ? Math.min(a.quantity, owned) : a.quantity
+      if (sell) held.set(holding, owned - quantity)
+      const side = sell ? "SELL" : "BUY"
+      const quote = yield* call("GET", `${SANDBOX}/quote/${a.symbol}?side=${side}&quantity=${quantity}&subAccountId=${id}`, partner.sandboxKey, undefined, true)
+      if (quote.status !== 200) return
+      yield* call(
+        "POST",
+        `${SANDBOX}/users/${id}/trade`,
+        partner.sandboxKey,
+        { symbol: a.symbol, type: side, quantity, quoteId: field(quote.json, "quoteId") },
+        true
+      )
+    })
 
-    const alert = (a: Extract<WeekAction, { kind: "alert" }>) =>
-      Effect.gen(function* () {
-        const partner = partners[a.partner] as Partner
-        const quote = yield* call("GET", `${LIVE}/quote/${a.symbol}?side=BUY&quantity=1`, partner.liveKey)
-        const price = Number(field(quote.json, "price"))
-        if (quote.status !== 200 || !Number.isFinite(price)) return
-        // Just past the price on the alert's side: a small move of the feed fires it, a larger one the other way not.
-        const threshold = Math.round(price * (a.condition === "above" ? 100 + a.percent : 100 - a.percent)) / 100
-        yield* call("POST", `${LIVE}/price-alerts`, partner.liveKey, { symbol: a.symbol, exchange: "NSE", condition: a.condition, threshold })
-      })
+    const alert = Effect.fnUntraced(function* (a: Extract<WeekAction, { kind: "alert" }>) {
+      const partner = partners[a.partner] as Partner
+      const quote = yield* call("GET", `${LIVE}/quote/${a.symbol}?side=BUY&quantity=1`, partner.liveKey)
+      const price = Number(field(quote.json, "price"))
+      if (quote.status !== 200 || !Number.isFinite(price)) return
+      // Just past the price on the alert's side: a small move of the feed fires it, a larger one the other way not.
+      const threshold = Math.round(price * (a.condition === "above" ? 100 + a.percent : 100 - a.percent)) / 100
+      yield* call("POST", `${LIVE}/price-alerts`, partner.liveKey, { symbol: a.symbol, exchange: "NSE", condition: a.condition, threshold })
+    })
 
     const act = (a: WeekAction) => {
       switch (a.kind) {

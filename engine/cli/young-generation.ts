@@ -1,0 +1,79 @@
+/**
+ * A cap on V8's young generation for `serve` (E-358). Node 24 lets the young generation grow to 64 MB per semi-space
+ * under a steady write load; every scavenge then copies what the requests since the last one kept, megabytes of it,
+ * in one pause of 25 to 40 ms on one core, and every request in flight waits that long. A smaller young generation
+ * collects as often as it fills and copies a few megabytes at most each time.
+ *
+ * Node reads `--max-semi-space-size` only when the process starts, and `serve` runs in the process it was started in
+ * (a re-exec would cost start-up and change the pid the benchmarks and process managers watch). V8 reads its growth
+ * factor each time it grows the young generation, so the cap is kept here: after each young collection, growth is
+ * allowed while one more stays within the cap and stopped otherwise. V8 never shrinks the young generation for a
+ * factor, so the cap starts with the process (bin.ts), before loading the engine grows it; serve's flag is read
+ * from the command line here, and parsed (for --help and its errors) with serve's other flags. The notices of
+ * collections come on the event loop (a PerformanceObserver), so they are timely under load and absent while the
+ * engine loads, which therefore runs with growth stopped.
+ */
+import { PerformanceObserver, constants } from "node:perf_hooks"
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
+
+/** serve's default cap (MB): scavenges of a few ms under a flood, at no cost to its throughput (E-358). */
+export const DEFAULT_YOUNG_GENERATION_MB = 16
+const FLAG = "--young-generation-mb"
+
+/** The cap a `sokoni` command line asks for: serve's flag, or its default; 0 (V8's own sizing) for other commands. */
+export const youngGenerationCapOf = (args: ReadonlyArray<string>): number => {
+  if (args[0] !== "serve") return 0
+  const at = args.findIndex((a) => a === FLAG || a.startsWith(`${FLAG}=`))
+  if (at === -1) return DEFAULT_YOUNG_GENERATION_MB
+  const raw = args[at]!.includes("=") ? args[at]!.slice(FLAG.length + 1) : args[at + 1]
+  const mb = Number(raw)
+  // A value that is not a whole number is left to serve's flag parser to refuse, with its usual message.
+  return Number.isInteger(mb) && mb >= 0 ? mb : 0
+}
+
+/** V8's own growth factor (each growth doubles the semi-space), restored while the young generation is below the cap. */
+const V8_GROWTH_FACTOR = 2
+
+const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0
+
+/**
+ * Growth allowed while one more growth stays within `capBytes`, stopped once it would pass it: what the observer
+ * decides after a young collection, given the young generation's size then and whether growth is stopped now. Returns
+ * the factor to set, or undefined to leave it. Deciding one growth ahead leaves room for a collection that grows the
+ * young generation before the observer has run (its notices come after the collection, on the event loop).
+ */
+export const growthFactorFor = (sizeBytes: number, capBytes: number, stopped: boolean): number | undefined => {
+  const wouldPass = sizeBytes * V8_GROWTH_FACTOR > capBytes
+  if (!stopped && wouldPass) return 1
+  if (stopped && !wouldPass) return V8_GROWTH_FACTOR
+  return undefined
+}
+
+/**
+ * Keeps the young generation at or below `capMb` (the new space V8 reports: both semi-spaces) for the life of the
+ * process; 0 leaves V8's own sizing. Returns a function that stops the observer and gives V8 its growth back.
+ */
+export const capYoungGeneration = (capMb: number): (() => void) => {
+  if (capMb <= 0) return () => {}
+  const capBytes = capMb * 1024 * 1024
+  // Growth starts stopped: loading the engine runs no macrotask, so no notice of a collection arrives before it has
+  // loaded, and V8 alone would have grown the young generation to 64 MB by then. The first notice after it allows
+  // growth up to the cap.
+  setFlagsFromString("--semi-space-growth-factor=1")
+  let stopped = true
+  const apply = () => {
+    const factor = growthFactorFor(youngGenerationBytes(), capBytes, stopped)
+    if (factor === undefined) return
+    setFlagsFromString(`--semi-space-growth-factor=${factor}`)
+    stopped = factor === 1
+  }
+  const observer = new PerformanceObserver((list) => {
+    const minor = (entry: PerformanceEntry) => (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR
+    if (list.getEntries().some(minor)) apply()
+  })
+  observer.observe({ entryTypes: ["gc"] })
+  return () => {
+    observer.disconnect()
+    if (stopped) setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`)
+  }
+}
