@@ -94,10 +94,72 @@ describe("lanes", () => {
     expect(started.slice(4)).toEqual(["b3", "b4", "b5", "b6"])
   })
 
+  it("put a lane served in a round behind the lanes that were not, so the next round starts with those", () => {
+    const { send, runTurn, started, leaves } = harness(1)
+    send("a1", QUIET)
+    send("b1", FLOOD)
+    runTurn()
+    expect(started).toEqual(["a1", "b1"])
+    send("a2", QUIET)
+    send("b2", FLOOD)
+    // only the quiet lane has room: its a2 starts, and it goes behind the flood's lane
+    leaves.get("a1")?.()
+    runTurn()
+    expect(started.slice(2)).toEqual(["a2"])
+    send("a3", QUIET)
+    leaves.get("a2")?.()
+    leaves.get("b1")?.()
+    runTurn()
+    expect(started.slice(3)).toEqual(["b2", "a3"])
+  })
+
   it("let a request without a credential start at once", () => {
     const { send, started } = harness(1)
     send("b1", FLOOD)
     send("public", {})
     expect(started).toEqual(["public"])
+  })
+
+  it("let a request whose two key headers disagree start at once: it has no one credential (the guard refuses it)", () => {
+    const { send, started } = harness(1)
+    send("b1", FLOOD)
+    send("mixed", { "x-api-key": "sk_sandbox_flood", authorization: "Bearer sk_sandbox_quiet" })
+    expect(started).toEqual(["mixed"])
+  })
+
+  it("book no turn while a lane has nothing waiting, nor once every request of it has left", () => {
+    const { send, runTurn, started, leaves, booked } = harness(2)
+    send("b1", FLOOD)
+    runTurn()
+    expect(started).toEqual(["b1"])
+    // b1 is in the engine and the lane has room, but nothing to start: a turn would only spin
+    expect(booked()).toBe(0)
+    leaves.get("b1")?.()
+    expect(booked()).toBe(0)
+  })
+
+  it("queue a lane whose requests had all left behind the lanes that came while it was empty", () => {
+    const { send, runTurn, started } = harness(4)
+    send("a1", QUIET, true)
+    runTurn()
+    send("b1", FLOOD, true)
+    send("a2", QUIET, true)
+    runTurn()
+    expect(started).toEqual(["a1", "b1", "a2"])
+  })
+
+  it("keep counting a lane's requests in the engine while none of its requests waits", () => {
+    const { send, runTurn, started, leaves, booked } = harness(2)
+    send("b1", FLOOD)
+    send("b2", FLOOD)
+    runTurn()
+    runTurn()
+    leaves.get("b2")?.()
+    // b1 is still in the engine: of two more, one may start
+    send("b3", FLOOD)
+    send("b4", FLOOD)
+    runTurn()
+    expect(started).toEqual(["b1", "b2", "b3"])
+    expect(booked()).toBe(0)
   })
 })
