@@ -16,7 +16,7 @@
 import { PerformanceObserver, constants } from "node:perf_hooks"
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
-/** serve's default cap (MB): scavenges of a few ms under a flood, at no cost to its throughput (E-358). */
+/** serve's default cap (MB): scavenges of a few ms under a flood, at a throughput cost within this machine's noise (E-358). */
 export const DEFAULT_YOUNG_GENERATION_MB = 16
 const FLAG = "--young-generation-mb"
 
