@@ -5,7 +5,6 @@
  */
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { DEFAULT_YOUNG_GENERATION_MB, growthFactorFor, youngGenerationCapOf } from "../../engine/cli/young-generation.ts"
 import { ROOT, within } from "../support/sokoni-cli.ts"
 
 const MB = 1024 * 1024
@@ -41,27 +40,10 @@ const youngPeakMb = (capMb: number): Promise<number> => {
   )
 }
 
-describe("the young generation's cap", () => {
-  it("stops growth once one more (a doubling) would pass the cap, and allows it again when it would not", () => {
-    expect(growthFactorFor(8 * MB, 16 * MB, false)).toBeUndefined()
-    expect(growthFactorFor(8 * MB + 1, 16 * MB, false)).toBe(1)
-    expect(growthFactorFor(16 * MB, 16 * MB, true)).toBeUndefined()
-    expect(growthFactorFor(8 * MB, 16 * MB, true)).toBe(2)
-  })
-
+describe("the young generation's cap in a process", () => {
   it("keeps a process's young generation at the cap where V8 alone grows it far past it", async () => {
     const [capped, uncapped] = await Promise.all([youngPeakMb(8), youngPeakMb(0)])
     expect(capped).toBeLessThanOrEqual(8 * 1.5)
     expect(uncapped).toBeGreaterThan(4 * 8)
-  })
-})
-
-describe("the cap a command line asks for", () => {
-  it("is serve's flag, or serve's default, and none for other commands", () => {
-    expect(youngGenerationCapOf(["serve", "--port", "4010"])).toBe(DEFAULT_YOUNG_GENERATION_MB)
-    expect(youngGenerationCapOf(["serve", "--young-generation-mb", "32"])).toBe(32)
-    expect(youngGenerationCapOf(["serve", "--young-generation-mb=0"])).toBe(0)
-    expect(youngGenerationCapOf(["serve", "--young-generation-mb", "lots"])).toBe(0)
-    expect(youngGenerationCapOf(["conform", "--young-generation-mb", "32"])).toBe(0)
   })
 })

@@ -31,6 +31,17 @@ describe("exchange", () => {
     expect(JSON.parse(jsonResponse(200, { ...value }).body).n).toBe(2)
   })
 
+  it("remembers from REMEMBERED_BODY_CHARS characters up, not below", () => {
+    const at = { pad: "x".repeat(REMEMBERED_BODY_CHARS - '{"pad":""}'.length) }
+    expect(jsonResponse(200, at).body.length).toBe(REMEMBERED_BODY_CHARS)
+    at.pad = "changed"
+    expect(jsonResponse(200, at).body.length).toBe(REMEMBERED_BODY_CHARS)
+    const below = { pad: "x".repeat(REMEMBERED_BODY_CHARS - 1 - '{"pad":""}'.length) }
+    expect(jsonResponse(200, below).body.length).toBe(REMEMBERED_BODY_CHARS - 1)
+    below.pad = "changed"
+    expect(jsonResponse(200, below).body).toBe('{"pad":"changed"}')
+  })
+
   it("serialises a small object each time it is answered, keeping nothing for it (E-356)", () => {
     const value: { n: number } = { n: 1 }
     expect(jsonResponse(200, value).body).toBe('{"n":1}')
