@@ -224,9 +224,7 @@ export class WebhookDelivery extends Context.Service<
 
       /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
       const attemptNow = Effect.fnUntraced(
-        function* (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined) {
-          const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
-          const event = logged[0]
+        function* (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined, event: LoggedEvent | undefined) {
           if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
           const envelope = envelopeOf(event, isSandboxPartition(d.partition))
           const body = JSON.stringify(newEventIdOnRetry && attempt > 1 ? { ...envelope, eventId: retriedEventId(envelope.eventId, attempt) } : envelope)
@@ -295,7 +293,10 @@ export class WebhookDelivery extends Context.Service<
           nextJobSeq: next.seq
         }
         yield* putDelivery(tx, sending)
-        const followUp = attemptNow(sending, webhook.value, attempt, now, fault)
+        // The event is read here, in the job's transaction already open, not in a read of its own after it (events
+        // are never changed once logged).
+        const logged = yield* tx.readEvents(d.partition, (d.position ?? 1) - 1, 1)
+        const followUp = attemptNow(sending, webhook.value, attempt, now, fault, logged[0])
         // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
         // do not hold up the scheduler's other jobs.
         return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))
