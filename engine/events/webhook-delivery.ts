@@ -170,14 +170,22 @@ export class WebhookDelivery extends Context.Service<
         }
       })
 
-      /** Appends attempt `record` to the delivery's history, and tells the console once it commits. */
-      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> =>
-        Effect.as(
-          tx.afterCommit(
-            feed.publish(() => ({ kind: "delivery", deliveryId: d.deliveryId, attempt: record.attempt, outcome: record.outcome, status: record.status }))
-          ),
-          { ...d, history: [...(d.history ?? []), record] }
-        )
+      /**
+       * Appends attempt `record` to the delivery's history, and tells the console once it commits, if one listens (no
+       * hook to run after every outcome's commit otherwise).
+       */
+      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> => {
+        const next: DeliveryDoc = { ...d, history: [...(d.history ?? []), record] }
+        if (!feed.heard()) return Effect.succeed(next)
+        const signal = feed.publish(() => ({
+          kind: "delivery",
+          deliveryId: d.deliveryId,
+          attempt: record.attempt,
+          outcome: record.outcome,
+          status: record.status
+        }))
+        return Effect.as(tx.afterCommit(signal), next)
+      }
 
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
       /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
