@@ -167,7 +167,8 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
               assert.strictEqual(JSON.stringify(after.events[0]?.payload), JSON.stringify({ z: 1, a: 2 }))
               assert.deepStrictEqual(Option.getOrThrow(after.doc).body, { y: 1, x: [2] })
               assert.strictEqual(after.seq, before.seq + 1)
-              assert.strictEqual(after.nextJob.seq, before.job.seq + 1)
+              // Job seqs go on growing; the rest of the first store's block of them is skipped (E-435).
+              assert.isAbove(after.nextJob.seq, before.job.seq)
               assert.strictEqual(after.e3.position, 3)
             }).pipe(Effect.provide(PostgresStoreLayer(url)))
 
