@@ -16,10 +16,7 @@ export const ID_BLOCK_SIZE = 32
 
 export interface IdBlocks {
   /** The next value of `sequence`; `draw(n)` gets `n` fresh values of it from the database, in increasing order. */
-  readonly next: (
-    sequence: string,
-    draw: (count: number) => Effect.Effect<ReadonlyArray<number>, StoreError>
-  ) => Effect.Effect<number, StoreError>
+  readonly next: (sequence: string, draw: (count: number) => Effect.Effect<ReadonlyArray<number>, StoreError>) => Effect.Effect<number, StoreError>
 }
 
 interface Block {
