@@ -10,7 +10,7 @@
  *   partition's root; transactions of different partners run at the same time (pg-locking.ts, E-320).
  * - Counters (`nextSeq`, event positions under `log:<partition>`) are rows updated inside the transaction, under
  *   their partition's lock, so a rollback leaves no gap and values follow commit order. Job seqs and `nextId` are PG
- *   sequences: taken without waiting, not rolled back (E-321).
+ *   sequences: taken without waiting, not rolled back (E-321), drawn a block at a time per store (E-435).
  * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order. The money
  *   path's collections (orders, balances, journal, wallet history, idempotency receipts) have tables of their own
  *   whose typed columns the database constrains; the write of a document stays one statement (docs/storage.md).
