@@ -153,6 +153,12 @@ export interface Tx {
    * before the first read after the hint (E-405); what `get` and `list` answer is the same either way. Optional.
    */
   readonly prefetch?: (keys: ReadonlyArray<Hint>) => Effect.Effect<void>
+  /**
+   * What `get` answers (the document, or undefined for none), given at once by an adapter that holds it in memory (the
+   * memory store): a read through it costs the caller no step of the effect runtime (issue 25). Optional: an adapter
+   * that must ask its database leaves it out, and callers use `get`. Called only where `get` would run.
+   */
+  readonly getNow?: (collection: string, id: string) => Doc | undefined
 }
 
 /** A document the work will `get` (its collection and id), or a list it will `list` (`Tx.prefetch`). */
@@ -186,7 +192,7 @@ export interface CommitFaults {
 export const noCommitFaults: CommitFaults = { beforeCommit: Effect.void, afterCommit: Effect.void }
 
 /** What a read-only unit can do: see committed documents, events and jobs. */
-export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob">
+export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob" | "getNow">
 
 export class Store extends Context.Service<
   Store,
