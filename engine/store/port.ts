@@ -98,9 +98,10 @@ export interface Tx {
    */
   readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
   /**
-   * Next value of a named id sequence, starting at 1: unique and increasing in the order transactions ask for them,
-   * across transactions and processes, and never waited for. Not rolled back: a rolled-back (or retried) transaction
-   * leaves a gap (E-321).
+   * Next value of a named id sequence, starting at 1: unique across transactions and processes, increasing in the
+   * order one process's transactions ask for them, and never waited for. Not rolled back: a rolled-back (or retried)
+   * transaction leaves a gap (E-321). On PostgreSQL a process draws them a block at a time, so two processes' values
+   * interleave by block and a stopped process leaves the rest of its block unused (E-435).
    */
   readonly nextId: (sequence: IdSequence) => Effect.Effect<number, StoreError>
   /**
