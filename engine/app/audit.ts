@@ -159,7 +159,8 @@ export class AuditTrail extends Context.Service<
       const body: AuditDoc = { auditId, ...record }
       return { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body }
     }
-    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) => Effect.flatMap(tx.nextId(AUDIT_COUNTER), (seq) => tx.put(AuditRecords.name, auditDoc(seq, record)))
+    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
+      Effect.flatMap(tx.nextId(AUDIT_COUNTER), (seq) => tx.put(AuditRecords.name, auditDoc(seq, record)))
 
     const writeIn = Effect.fnUntraced(function* (tx: Tx, records: ReadonlyArray<Omit<AuditDoc, "auditId">>) {
       // A partner's request writes one record: no set of partitions to build for it.
