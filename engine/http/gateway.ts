@@ -355,9 +355,44 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           response: kept
         }
         // `body` is exactly JSON.stringify(value) for an answer made by jsonResponse (exchange.ts), and only then.
+        // Set on the line itself, not on a copy of it: a symbol key is not one of its fields (trace.ts).
         if (kept === response.value && typeof kept === "object" && kept !== null && typeof response.body === "string")
-          return { ...line, [lastFieldJson]: response.body }
+          (line as { [lastFieldJson]?: string })[lastFieldJson] = response.body
         return line
+      }
+
+      const failed = (failure: ApiFailure | { readonly _tag: string }) =>
+        failure instanceof ApiFailure
+          ? Effect.succeed(errorResponse(failure))
+          : Effect.logError("store failure in the gateway", failure).pipe(Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))))
+
+      const traceFailed = (cause: unknown) => Effect.logError("could not record the exchange in the trace", cause)
+
+      /** The exchange recorded in the trace, then heard on the console's feed. */
+      const recordExchange = (sent: EngineRequest, request: EngineRequest, response: EngineResponse) =>
+        trace
+          .record(httpLine(sent, response))
+          .pipe(
+            Effect.catchCause(traceFailed),
+            Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
+          )
+
+      /**
+       * What follows an answer, in order: its audit (a kept command's record was written in its own transaction,
+       * E-289), the trace, the dialect's notes. One step, not one per part: this runs on every request. Each part is
+       * built before the first runs; none reads what an earlier one writes (the answer and the request are not changed).
+       */
+      const afterAnswer = (sent: EngineRequest, request: EngineRequest, seen: Observed, notes: ReadonlyArray<DialectNote>, response: EngineResponse) => {
+        let after: Effect.Effect<void> | undefined = seen.audited === true ? undefined : audit.observe(request, seen, response)
+        if (!observes(request)) {
+          const traced = recordExchange(sent, request, response)
+          after = after === undefined ? traced : Effect.andThen(after, traced)
+        }
+        if (notes.length > 0) {
+          const reported = dialect.report(notes, request, seen.principal, response.status)
+          after = after === undefined ? reported : Effect.andThen(after, reported)
+        }
+        return after === undefined ? Effect.succeed(response) : Effect.as(after, response)
       }
 
       const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
@@ -365,24 +400,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const notes: Array<DialectNote> = []
         const request = dialect.enter(sent, notes)
         return serve(request, seen, notes).pipe(
-          Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
-            failure instanceof ApiFailure
-              ? Effect.succeed(errorResponse(failure))
-              : Effect.logError("store failure in the gateway", failure).pipe(
-                  Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
-                )
-          ),
-          // A kept command's audit record was written in its own transaction (E-289).
-          Effect.tap((response) => (seen.audited === true ? Effect.void : audit.observe(request, seen, response))),
-          Effect.tap((response) =>
-            observes(request)
-              ? Effect.void
-              : trace.record(httpLine(sent, response)).pipe(
-                  Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
-                  Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
-                )
-          ),
-          Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
+          Effect.catch(failed),
+          Effect.flatMap((response) => afterAnswer(sent, request, seen, notes, response)),
           Effect.provideContext(context)
         )
       }
