@@ -122,19 +122,21 @@ class MemoryOverlay implements Overlay, Tx {
     return first
   }
 
-  get(collection: string, id: string) {
-    return Effect.sync(() => {
-      // Most reads come before a transaction's first write: no key to build then.
-      if (this.putDocs.size === 0 && this.dropped.size === 0) {
-        const base = docAt(this.state.byId, collection, id)
-        return base === undefined || this.isWiped(base.partition) ? Option.none() : Option.some(base)
-      }
-      const key = `${collection}\u0000${id}`
-      const put = this.putDocs.get(key)
-      if (put !== undefined) return Option.some(put.doc)
+  getNow(collection: string, id: string): Doc | undefined {
+    // Most reads come before a transaction's first write: no key to build then.
+    if (this.putDocs.size === 0 && this.dropped.size === 0) {
       const base = docAt(this.state.byId, collection, id)
-      return base === undefined || this.isWiped(base.partition) || this.dropped.has(key) ? Option.none() : Option.some(base)
-    })
+      return base === undefined || this.isWiped(base.partition) ? undefined : base
+    }
+    const key = `${collection}\u0000${id}`
+    const put = this.putDocs.get(key)
+    if (put !== undefined) return put.doc
+    const base = docAt(this.state.byId, collection, id)
+    return base === undefined || this.isWiped(base.partition) || this.dropped.has(key) ? undefined : base
+  }
+
+  get(collection: string, id: string) {
+    return Effect.sync(() => Option.fromUndefinedOr(this.getNow(collection, id)))
   }
 
   put(collection: string, doc: Doc) {

@@ -130,14 +130,11 @@ export const placing = (d: TradingDeps) => {
     )
   })
 
-  const trade = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
+  // The dispatch returns the placing's effect: no generator of its own around it (issue 25).
+  const trade = (principal: Principal, account: string, input: TradeInput): Effect.Effect<Schemas["Order"], ApiFailure | StoreError> => {
     const orderType = input.orderType ?? "MARKET"
-    const placed: Schemas["Order"] =
-      orderType === "MARKET"
-        ? yield* placeMarketOrder(principal, account, input)
-        : yield* placeRestingOrder(principal, account, input, orderType as RestingType)
-    return placed
-  })
+    return orderType === "MARKET" ? placeMarketOrder(principal, account, input) : placeRestingOrder(principal, account, input, orderType as RestingType)
+  }
 
   return { trade } satisfies Record<string, (...args: never) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>>
 }
