@@ -339,7 +339,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })
 
-    const { transact, openTx, transactGrouped } = makeLockingTransact(sql, locks, makeTx, faults)
+    const { transact, openTx, transactGrouped, close } = makeLockingTransact(sql, locks, makeTx, faults)
+    yield* Effect.addFinalizer(() => close)
 
     // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran. Inside
     // an open transaction of the fiber they go through it (its connection, its locks, its own writes: E-289).

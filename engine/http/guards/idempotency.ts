@@ -159,7 +159,9 @@ export class Idempotency extends Context.Service<
         if (!processed(response.status)) return yield* new NotKept({ response })
         return { _tag: "Ran", response } as const
       }
-      yield* keep(command, id, response)
+      // In this transaction itself, not a savepoint of it: a failure here fails the whole command, so there is nothing
+      // a savepoint would keep (the mark and its copies cost every keyed command, issue 25).
+      yield* keepIn(tx, command, id, response)
       return { _tag: "Ran", response } as const
     })
     const inTransaction = <R>(command: Command<R>, id: string) => transactIn(store, command.partition, (tx) => inTransactionBody(tx, command, id))
