@@ -357,8 +357,9 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           response: kept
         }
         // `body` is exactly JSON.stringify(value) for an answer made by jsonResponse (exchange.ts), and only then.
+        // Set on the line itself, not on a copy of it: a symbol key is not one of its fields (trace.ts).
         if (kept === response.value && typeof kept === "object" && kept !== null && typeof response.body === "string")
-          return { ...line, [lastFieldJson]: response.body }
+          (line as { [lastFieldJson]?: string })[lastFieldJson] = response.body
         return line
       }
 
