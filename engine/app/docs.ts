@@ -65,6 +65,8 @@ export interface IdempotencyDoc {
 export interface Collection<A> {
   readonly name: string
   readonly get: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
+  /** `get`'s answer through `f`: `Effect.map(get(tx, id), f)`, a step less on a store that answers at once (getNow). */
+  readonly getWith: <B>(tx: ReadTx, id: string, f: (found: Option.Option<A>) => B) => Effect.Effect<B, StoreError>
   /** `get` with the document's partition and sort key (to write it back where it is), its body checked the same way. */
   readonly getDoc: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<Doc<A>>, StoreError>
   /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
@@ -127,8 +129,15 @@ export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection
     for (const d of docs) if (!passed(check(d.id, d.body))) return Effect.forEach(docs, checkDoc)
     return Effect.succeed(docs as ReadonlyArray<Doc<A>>)
   }
+  const withNow = <B>(tx: ReadTx, id: string, f: (found: Option.Option<A>) => B): Effect.Effect<B, StoreError> => {
+    const d = tx.getNow?.(name, id)
+    if (d === undefined) return Effect.succeed(f(Option.none()))
+    const checked = check(d.id, d.body)
+    return passed(checked) ? Effect.succeed(f(Option.some(checked.value))) : Effect.map(checked, (body) => f(Option.some(body)))
+  }
   return {
     name,
+    getWith: (tx, id, f) => (tx.getNow === undefined ? Effect.map(Effect.flatMap(tx.get(name, id), someBody), f) : Effect.suspend(() => withNow(tx, id, f))),
     get: (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someBody) : Effect.suspend(() => bodyNow(tx, id))),
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
