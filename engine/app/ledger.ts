@@ -54,7 +54,7 @@ export const seqKey = (seq: number) => String(seq).padStart(15, "0")
 const centsOrZero = Option.match({ onNone: () => 0, onSome: (b: { readonly cents: number }) => b.cents })
 
 export const balanceOf = (tx: ReadTx, partition: string, account: string): Effect.Effect<number, StoreError> =>
-  Effect.map(Balances.get(tx, balanceId(partition, account)), centsOrZero)
+  Balances.getWith(tx, balanceId(partition, account), centsOrZero)
 
 /** When the account last moved, if it ever did. */
 export const lastMovedAt = (tx: ReadTx, partition: string, account: string): Effect.Effect<number | undefined, StoreError> =>
@@ -71,8 +71,9 @@ export const reservedBalance = (tx: ReadTx, partition: string, account: string) 
   Effect.zipWith(escrowBalance(tx, partition, account), subscriptionEscrowBalance(tx, partition, account), (a, b) => a + b)
 
 export const holding = (tx: ReadTx, partition: string, account: string, symbol: string): Effect.Effect<HoldingDoc, StoreError> =>
-  Effect.map(
-    Holdings.get(tx, holdingId(partition, account, symbol)),
+  Holdings.getWith(
+    tx,
+    holdingId(partition, account, symbol),
     Option.getOrElse(() => ({ symbol, quantity: 0, reserved: 0 }))
   )
 

@@ -35,7 +35,16 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
     const open = Context.Reference<Overlay | undefined>(`sokoni/store/memory/open/${instances++}`, { defaultValue: () => undefined })
 
-    const runHooks = (overlay: Overlay) => (overlay.hooks.length === 0 ? Effect.void : Effect.forEach(overlay.hooks, (hook) => hook, { discard: true }))
+    /** The after-commit hooks one after another: a chain, one step each, where a forEach took four more (issue 25). */
+    const runHooks = (overlay: Overlay) => {
+      const { hooks } = overlay
+      let all: Effect.Effect<void> = Effect.void
+      for (let i = hooks.length - 1; i >= 0; i--) {
+        const hook = hooks[i] as Effect.Effect<void>
+        all = all === Effect.void ? hook : Effect.andThen(hook, all)
+      }
+      return all
+    }
     /**
      * The commit and what follows it, in order: the injected faults around the fold, then the after-commit hooks.
      * Without faults (every run but the crash tests) it is one step, not four: a command's transaction pays it (E-348).
