@@ -139,13 +139,15 @@ class MemoryOverlay implements Overlay, Tx {
     return Effect.sync(() => Option.fromUndefinedOr(this.getNow(collection, id)))
   }
 
+  putNow(collection: string, doc: Doc) {
+    this.own(PUTS)
+    const key = `${collection}\u0000${doc.id}`
+    if (this.journal !== undefined) this.journal.push(key, this.putDocs.get(key))
+    this.putDocs.set(key, { collection, doc })
+  }
+
   put(collection: string, doc: Doc) {
-    return Effect.sync(() => {
-      this.own(PUTS)
-      const key = `${collection}\u0000${doc.id}`
-      if (this.journal !== undefined) this.journal.push(key, this.putDocs.get(key))
-      this.putDocs.set(key, { collection, doc })
-    })
+    return Effect.sync(() => this.putNow(collection, doc))
   }
 
   list(collection: string, options: ListOptions) {
