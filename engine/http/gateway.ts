@@ -47,10 +47,11 @@ export const CONSOLE_HEADER = "x-sokoni-console"
  * own reads, the console's surface, and every GET the console makes (findings, faults): watching the simulation must
  * not change its trace, nor wake the console that watches.
  */
+const CONSOLE_ROOT_SLASH = `${CONSOLE_ROOT}/`
 const observes = (request: EngineRequest) =>
   request.path.startsWith("/_sim/trace") ||
   request.path === CONSOLE_ROOT ||
-  request.path.startsWith(`${CONSOLE_ROOT}/`) ||
+  request.path.startsWith(CONSOLE_ROOT_SLASH) ||
   (request.method === "GET" && request.headers[CONSOLE_HEADER] !== undefined)
 
 /** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
@@ -67,15 +68,21 @@ interface Located {
   readonly rest: string
 }
 
+// The prefixes with their slash, made once (locate runs on every request).
+const BASES_WITH_SLASH = BASES.map((base) => ({ ...base, slashed: `${base.prefix}/` }))
+const SANDBOX_ROOT_SLASH = `${SANDBOX_ROOT}/`
+const PUBLIC_ROOT_SLASH = `${PUBLIC_ROOT}/`
+const CONTROL_ROOT_SLASH = `${CONTROL_ROOT}/`
+
 /** Which surface a path belongs to, and the path within it. */
 export const locate = (path: string): Located | undefined => {
-  for (const base of BASES) {
-    if (path === base.prefix || path.startsWith(`${base.prefix}/`))
+  for (const base of BASES_WITH_SLASH) {
+    if (path === base.prefix || path.startsWith(base.slashed))
       return { mount: "partner", environment: base.environment, rest: path.slice(base.prefix.length) || "/" }
   }
-  if (path.startsWith(`${SANDBOX_ROOT}/`)) return { mount: "sandboxRoot", environment: "sandbox", rest: path.slice(SANDBOX_ROOT.length) }
-  if (path.startsWith(`${PUBLIC_ROOT}/`)) return { mount: "public", environment: "production", rest: path.slice(PUBLIC_ROOT.length) }
-  if (path === CONTROL_ROOT || path.startsWith(`${CONTROL_ROOT}/`)) return { mount: "control", environment: "sandbox", rest: path }
+  if (path.startsWith(SANDBOX_ROOT_SLASH)) return { mount: "sandboxRoot", environment: "sandbox", rest: path.slice(SANDBOX_ROOT.length) }
+  if (path.startsWith(PUBLIC_ROOT_SLASH)) return { mount: "public", environment: "production", rest: path.slice(PUBLIC_ROOT.length) }
+  if (path === CONTROL_ROOT || path.startsWith(CONTROL_ROOT_SLASH)) return { mount: "control", environment: "sandbox", rest: path }
   return undefined
 }
 
@@ -363,12 +370,20 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return line
       }
 
+      // Made once: these run on every request, and a closure made per request is garbage per request.
+      const traceFailed = (cause: unknown) => Effect.logError("could not record the exchange in the trace", cause)
+      const failed = (failure: ApiFailure | { readonly _tag: string }) =>
+        failure instanceof ApiFailure
+          ? Effect.succeed(errorResponse(failure))
+          : Effect.logError("store failure in the gateway", failure).pipe(Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))))
+
       /** The exchange in the trace and on the console's feed, unless the request only observes (E-382). */
-      const traced = (sent: EngineRequest, request: EngineRequest, response: EngineResponse) =>
-        trace.record(httpLine(sent, response)).pipe(
-          Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
-          Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
-        )
+      const traced = (sent: EngineRequest, request: EngineRequest, response: EngineResponse) => {
+        const recorded = Effect.catchCause(trace.record(httpLine(sent, response)), traceFailed)
+        const heard = consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status }))
+        // No console listening (nearly always): publishing is `Effect.void`, not a step worth chaining.
+        return heard === Effect.void ? recorded : Effect.andThen(recorded, heard)
+      }
 
       /**
        * What follows every answer, in order: its audit record (a kept command's was written in its own transaction,
@@ -386,17 +401,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         const seen: Observed = {}
         const notes: Array<DialectNote> = []
         const request = dialect.enter(sent, notes)
-        return serve(request, seen, notes).pipe(
-          Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
-            failure instanceof ApiFailure
-              ? Effect.succeed(errorResponse(failure))
-              : Effect.logError("store failure in the gateway", failure).pipe(
-                  Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
-                )
-          ),
-          Effect.flatMap(after(sent, request, seen, notes)),
-          Effect.provideContext(context)
-        )
+        return serve(request, seen, notes).pipe(Effect.catch(failed), Effect.flatMap(after(sent, request, seen, notes)), Effect.provideContext(context))
       }
 
       return Gateway.of({ handle })

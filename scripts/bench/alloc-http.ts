@@ -19,7 +19,11 @@ if (process.argv[2] === "--server") {
   const { capYoungGeneration, DEFAULT_YOUNG_GENERATION_MB } = await import("../../engine/cli/young-generation.ts")
   capYoungGeneration(DEFAULT_YOUNG_GENERATION_MB)
   const { startServer } = await import("../../engine/http/node-server.ts")
-  const running = await startServer(benchHostConfig({ store: "memory" }), 0)
+  // ALLOC_TRACE_RING=<n>: another trace ring than serve's 1,000 lines (0: none), to see what the trace keeps alive.
+  const ring = process.env.ALLOC_TRACE_RING === undefined ? undefined : Number(process.env.ALLOC_TRACE_RING)
+  const { Trace } = await import("../../engine/sim/trace.ts")
+  const trace = ring === undefined ? {} : { trace: ring === 0 ? Trace.layerOff : Trace.layerRing(ring) }
+  const running = await startServer({ ...benchHostConfig({ store: "memory" }), ...trace }, 0)
   const gc = (globalThis as { gc?: () => void }).gc
   const sites = process.env.ALLOC_SITES === undefined ? undefined : await import("./alloc-sites.ts")
   process.on("message", async (message: string) => {
@@ -91,9 +95,16 @@ if (process.argv[2] === "--server") {
   const sum = (field: string) => [...inside.matchAll(new RegExp(`\\b${field}=(\\d+)`, "g"))].reduce((total, m) => total + Number(m[1]), 0)
   const perPair = (bytes: number) => `${(bytes / measured / 1024).toFixed(1)} KB`
   // The collections' own time, by kind (s: scavenge, mc: mark-compact, ms: the marking steps), in µs per pair.
-  const pauses = new Map<string, number>()
-  for (const m of inside.matchAll(/pause=([\d.]+).*?\bgc=(\w+)/g)) pauses.set(m[2] as string, (pauses.get(m[2] as string) ?? 0) + Number(m[1]))
-  const gcTime = [...pauses].map(([kind, ms]) => `${kind} ${((ms * 1000) / measured).toFixed(1)}`).join(", ")
+  // The last mark-compact is the closing one the END marker forces, not the pairs': left out.
+  const pauses = new Map<string, { ms: number; count: number }>()
+  const collections = [...inside.matchAll(/pause=([\d.]+).*?\bgc=(\w+)/g)]
+  const forced = collections.findLastIndex((m) => m[2] === "mc")
+  collections.forEach((m, i) => {
+    if (i === forced) return
+    const kind = pauses.get(m[2] as string) ?? { ms: 0, count: 0 }
+    pauses.set(m[2] as string, { ms: kind.ms + Number(m[1]), count: kind.count + 1 })
+  })
+  const gcTime = [...pauses].map(([kind, { ms, count }]) => `${kind} ${((ms * 1000) / measured).toFixed(1)} (${count})`).join(", ")
   console.log(
     `${measured} pairs over HTTP (${CONNECTIONS} connections): allocated ${perPair(sum("allocated"))}, promoted ${perPair(sum("promoted"))} per pair; ${accepted}/${measured} trades accepted; GC pauses µs per pair: ${gcTime}`
   )
