@@ -30,7 +30,7 @@ import {
   SYSTEM_EVENTS,
   tokenSubject
 } from "../domain/audit/actions.ts"
-import { type Hint, type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type Doc, type Hint, type IdSequence, putHere, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
@@ -153,20 +153,24 @@ export class AuditTrail extends Context.Service<
         })
       )
 
-    const put = Effect.fnUntraced(function* (tx: Tx, record: Omit<AuditDoc, "auditId">) {
-      const seq = yield* tx.nextId(AUDIT_COUNTER)
+    /** The stored record numbered `seq`. */
+    const auditDoc = (seq: number, record: Omit<AuditDoc, "auditId">): Doc => {
       const auditId = `aud_${String(seq).padStart(8, "0")}`
-      const doc: AuditDoc = { auditId, ...record }
-      yield* tx.put(AuditRecords.name, { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body: doc })
-    })
+      const body: AuditDoc = { auditId, ...record }
+      return { id: auditId, partition: record.partition, sortKey: timeSortKey(record.createdAt, auditId), body }
+    }
+    const put = (tx: Tx, record: Omit<AuditDoc, "auditId">) =>
+      Effect.flatMap(tx.nextId(AUDIT_COUNTER), (seq) => tx.put(AuditRecords.name, auditDoc(seq, record)))
 
     const writeIn = Effect.fnUntraced(function* (tx: Tx, records: ReadonlyArray<Omit<AuditDoc, "auditId">>) {
-      const partitions = [...new Set(records.map((r) => r.partition))]
+      // A partner's request writes one record: no set of partitions to build for it.
+      const partitions = records.length === 1 ? records.map((r) => r.partition) : [...new Set(records.map((r) => r.partition))]
       for (const partition of partitions) yield* tx.lockPartition(partition)
       // Usage counts held in memory for these partitions ride along on this write (E-141); other partners' wait
       // for their own writes, so this one locks nothing else (E-320).
       yield* usage.flush(tx, partitions)
-      for (const record of records) yield* put(tx, record)
+      // The record's number and its write in this generator, not one of its own per record (issue 25).
+      for (const record of records) yield* putHere(tx, AuditRecords.name, auditDoc(yield* tx.nextId(AUDIT_COUNTER), record))
     })
     const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) => store.transact((tx) => writeIn(tx, records))
 

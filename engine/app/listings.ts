@@ -59,7 +59,7 @@ export class Listings extends Context.Service<
       return status === instrument.listingStatus ? instrument : { ...instrument, listingStatus: status }
     }
     const statusIn = (tx: ReadTx, instrument: Instrument) =>
-      Effect.map(ListingDocs.get(tx, instrument.id), Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => d.listingStatus }))
+      ListingDocs.getWith(tx, instrument.id, Option.match({ onNone: () => instrument.listingStatus, onSome: (d) => d.listingStatus }))
     const setIn = (tx: Tx, listingId: string, listingStatus: ListingStatus, actionId: string, at: number) =>
       Effect.andThen(
         ListingDocs.put(tx, listingId, GLOBAL, listingId, { symbol: listingId, listingStatus, actionId, updatedAt: at }),

@@ -154,7 +154,7 @@ export class Symbols extends Context.Service<
 
     const docIn = (tx: ReadTx, listingId: string) => SymbolDocs.get(tx, listingId)
     const symbolIn = (tx: ReadTx, instrument: Instrument) =>
-      Effect.map(docIn(tx, instrument.id), Option.match({ onNone: () => instrument.id, onSome: (d) => d.symbol }))
+      SymbolDocs.getWith(tx, instrument.id, Option.match({ onNone: () => instrument.id, onSome: (d) => d.symbol }))
     const usedIn = (tx: ReadTx, symbol: string) =>
       Effect.map(
         SymbolDocs.list(tx, GLOBAL, { limit: 100_000, order: "asc" }),

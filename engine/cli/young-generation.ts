@@ -34,7 +34,8 @@ export const youngGenerationCapOf = (args: ReadonlyArray<string>): number => {
 /** V8's own growth factor (each growth doubles the semi-space), restored while the young generation is below the cap. */
 const V8_GROWTH_FACTOR = 2
 
-const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0
+/** The young generation's size now (new space, both semi-spaces), as V8 reports it. */
+export const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0
 
 /**
  * Growth allowed while one more growth stays within `capBytes`, stopped once it would pass it: what the observer
@@ -49,22 +50,30 @@ export const growthFactorFor = (sizeBytes: number, capBytes: number, stopped: bo
   return undefined
 }
 
+/** What the cap reads of V8 and tells it; the process's own V8 unless a test passes its own. */
+export interface YoungGenerationV8 {
+  readonly youngBytes: () => number
+  readonly setFlags: (flags: string) => void
+}
+
+const processV8: YoungGenerationV8 = { youngBytes: youngGenerationBytes, setFlags: setFlagsFromString }
+
 /**
  * Keeps the young generation at or below `capMb` (the new space V8 reports: both semi-spaces) for the life of the
  * process; 0 leaves V8's own sizing. Returns a function that stops the observer and gives V8 its growth back.
  */
-export const capYoungGeneration = (capMb: number): (() => void) => {
+export const capYoungGeneration = (capMb: number, v8: YoungGenerationV8 = processV8): (() => void) => {
   if (capMb <= 0) return () => {}
   const capBytes = capMb * 1024 * 1024
   // Growth starts stopped: loading the engine runs no macrotask, so no notice of a collection arrives before it has
   // loaded, and V8 alone would have grown the young generation to 64 MB by then. The first notice after it allows
   // growth up to the cap.
-  setFlagsFromString("--semi-space-growth-factor=1")
+  v8.setFlags("--semi-space-growth-factor=1")
   let stopped = true
   const apply = () => {
-    const factor = growthFactorFor(youngGenerationBytes(), capBytes, stopped)
+    const factor = growthFactorFor(v8.youngBytes(), capBytes, stopped)
     if (factor === undefined) return
-    setFlagsFromString(`--semi-space-growth-factor=${factor}`)
+    v8.setFlags(`--semi-space-growth-factor=${factor}`)
     stopped = factor === 1
   }
   const observer = new PerformanceObserver((list) => {
@@ -74,6 +83,6 @@ export const capYoungGeneration = (capMb: number): (() => void) => {
   observer.observe({ entryTypes: ["gc"] })
   return () => {
     observer.disconnect()
-    if (stopped) setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`)
+    if (stopped) v8.setFlags(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`)
   }
 }

@@ -47,10 +47,11 @@ export const CONSOLE_HEADER = "x-sokoni-console"
  * own reads, the console's surface, and every GET the console makes (findings, faults): watching the simulation must
  * not change its trace, nor wake the console that watches.
  */
+const CONSOLE_ROOT_SLASH = `${CONSOLE_ROOT}/`
 const observes = (request: EngineRequest) =>
   request.path.startsWith("/_sim/trace") ||
   request.path === CONSOLE_ROOT ||
-  request.path.startsWith(`${CONSOLE_ROOT}/`) ||
+  request.path.startsWith(CONSOLE_ROOT_SLASH) ||
   (request.method === "GET" && request.headers[CONSOLE_HEADER] !== undefined)
 
 /** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
@@ -67,15 +68,21 @@ interface Located {
   readonly rest: string
 }
 
+// The prefixes with their slash, made once (locate runs on every request).
+const BASES_WITH_SLASH = BASES.map((base) => ({ ...base, slashed: `${base.prefix}/` }))
+const SANDBOX_ROOT_SLASH = `${SANDBOX_ROOT}/`
+const PUBLIC_ROOT_SLASH = `${PUBLIC_ROOT}/`
+const CONTROL_ROOT_SLASH = `${CONTROL_ROOT}/`
+
 /** Which surface a path belongs to, and the path within it. */
 export const locate = (path: string): Located | undefined => {
-  for (const base of BASES) {
-    if (path === base.prefix || path.startsWith(`${base.prefix}/`))
+  for (const base of BASES_WITH_SLASH) {
+    if (path === base.prefix || path.startsWith(base.slashed))
       return { mount: "partner", environment: base.environment, rest: path.slice(base.prefix.length) || "/" }
   }
-  if (path.startsWith(`${SANDBOX_ROOT}/`)) return { mount: "sandboxRoot", environment: "sandbox", rest: path.slice(SANDBOX_ROOT.length) }
-  if (path.startsWith(`${PUBLIC_ROOT}/`)) return { mount: "public", environment: "production", rest: path.slice(PUBLIC_ROOT.length) }
-  if (path === CONTROL_ROOT || path.startsWith(`${CONTROL_ROOT}/`)) return { mount: "control", environment: "sandbox", rest: path }
+  if (path.startsWith(SANDBOX_ROOT_SLASH)) return { mount: "sandboxRoot", environment: "sandbox", rest: path.slice(SANDBOX_ROOT.length) }
+  if (path.startsWith(PUBLIC_ROOT_SLASH)) return { mount: "public", environment: "production", rest: path.slice(PUBLIC_ROOT.length) }
+  if (path === CONTROL_ROOT || path.startsWith(CONTROL_ROOT_SLASH)) return { mount: "control", environment: "sandbox", rest: path }
   return undefined
 }
 
@@ -170,21 +177,23 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return audit.observe(request, seen, response)
       }
 
-      // Untraced: these run on every request, and a span per call is measurable on the hot path (docs/performance.md).
-      const authenticate = Effect.fnUntraced(function* (request: EngineRequest, auth: Route<R>["auth"], where: Located) {
+      const noPrincipal: Effect.Effect<Principal | undefined> = Effect.succeed(undefined)
+      // A function that returns the partner service's effect, not a generator of its own: it runs on every request,
+      // where a generator's three steps are measurable (issue 25), as a span per call was (docs/performance.md).
+      const authenticate = (request: EngineRequest, auth: Route<R>["auth"], where: Located) => {
         // ID tokens and client secrets are verified by the operation itself (portalRoute): no partner key here.
-        if (auth === "none" || auth === "idToken" || auth === "clientSecret") return undefined
+        if (auth === "none" || auth === "idToken" || auth === "clientSecret") return noPrincipal
         if (auth === "admin") {
           const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1]
-          if (token === undefined) return yield* fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`")
-          if (token !== options.adminToken) return yield* fail("AUTH_INVALID", "wrong admin token")
-          return undefined
+          if (token === undefined) return Effect.fail(fail("AUTH_MISSING", "the control API needs `Authorization: Bearer <admin token>`"))
+          if (token !== options.adminToken) return Effect.fail(fail("AUTH_INVALID", "wrong admin token"))
+          return noPrincipal
         }
         const raw = apiKeyFrom(request.headers)
-        if (raw instanceof ApiFailure) return yield* raw
-        if (raw === undefined) return yield* fail("AUTH_MISSING", "send your API key as `Authorization: Bearer <key>` or `x-api-key: <key>`")
-        return yield* partners.authenticate(raw, where.environment)
-      })
+        if (raw instanceof ApiFailure) return Effect.fail(raw)
+        if (raw === undefined) return Effect.fail(fail("AUTH_MISSING", "send your API key as `Authorization: Bearer <key>` or `x-api-key: <key>`"))
+        return partners.authenticate(raw, where.environment)
+      }
 
       /** The shared windows unreachable is a dependency outage: 503 with Retry-After, nothing processed (E-077). */
       const windowsDown = (error: unknown) =>
@@ -355,36 +364,44 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
           response: kept
         }
         // `body` is exactly JSON.stringify(value) for an answer made by jsonResponse (exchange.ts), and only then.
+        // Set on the line itself, not on a copy of it: a symbol key is not one of its fields (trace.ts).
         if (kept === response.value && typeof kept === "object" && kept !== null && typeof response.body === "string")
-          return { ...line, [lastFieldJson]: response.body }
+          (line as { [lastFieldJson]?: string })[lastFieldJson] = response.body
         return line
+      }
+
+      // Made once: these run on every request, and a closure made per request is garbage per request.
+      const traceFailed = (cause: unknown) => Effect.logError("could not record the exchange in the trace", cause)
+      const failed = (failure: ApiFailure | { readonly _tag: string }) =>
+        failure instanceof ApiFailure
+          ? Effect.succeed(errorResponse(failure))
+          : Effect.logError("store failure in the gateway", failure).pipe(Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))))
+
+      /** The exchange in the trace and on the console's feed, unless the request only observes (E-382). */
+      const traced = (sent: EngineRequest, request: EngineRequest, response: EngineResponse) => {
+        const recorded = Effect.catchCause(trace.record(httpLine(sent, response)), traceFailed)
+        const heard = consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status }))
+        // No console listening (nearly always): publishing is `Effect.void`, not a step worth chaining.
+        return heard === Effect.void ? recorded : Effect.andThen(recorded, heard)
+      }
+
+      /**
+       * What follows every answer, in order: its audit record (a kept command's was written in its own transaction,
+       * E-289), its trace line, the dialect's notes. One continuation that chains only what applies: three taps made
+       * and ran a step or more each even when they had nothing to do (issue 25).
+       */
+      const after = (sent: EngineRequest, request: EngineRequest, seen: Observed, notes: Array<DialectNote>) => (response: EngineResponse) => {
+        let work: Effect.Effect<void> = seen.audited === true ? Effect.void : audit.observe(request, seen, response)
+        if (!observes(request)) work = work === Effect.void ? traced(sent, request, response) : Effect.andThen(work, traced(sent, request, response))
+        if (notes.length > 0) work = Effect.andThen(work, dialect.report(notes, request, seen.principal, response.status))
+        return work === Effect.void ? Effect.succeed(response) : Effect.as(work, response)
       }
 
       const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
         const seen: Observed = {}
         const notes: Array<DialectNote> = []
         const request = dialect.enter(sent, notes)
-        return serve(request, seen, notes).pipe(
-          Effect.catch((failure: ApiFailure | { readonly _tag: string }) =>
-            failure instanceof ApiFailure
-              ? Effect.succeed(errorResponse(failure))
-              : Effect.logError("store failure in the gateway", failure).pipe(
-                  Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry")))
-                )
-          ),
-          // A kept command's audit record was written in its own transaction (E-289).
-          Effect.tap((response) => (seen.audited === true ? Effect.void : audit.observe(request, seen, response))),
-          Effect.tap((response) =>
-            observes(request)
-              ? Effect.void
-              : trace.record(httpLine(sent, response)).pipe(
-                  Effect.catchCause((cause) => Effect.logError("could not record the exchange in the trace", cause)),
-                  Effect.andThen(consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status })))
-                )
-          ),
-          Effect.tap((response) => (notes.length === 0 ? Effect.void : dialect.report(notes, request, seen.principal, response.status))),
-          Effect.provideContext(context)
-        )
+        return serve(request, seen, notes).pipe(Effect.catch(failed), Effect.flatMap(after(sent, request, seen, notes)), Effect.provideContext(context))
       }
 
       return Gateway.of({ handle })

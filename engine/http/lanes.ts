@@ -77,6 +77,11 @@ export const makeLanes = (width: number = LANE_WIDTH, options: LaneOptions = {})
 
   /** One request of each lane that has room, in lane order; a lane served goes to the back, so no lane is always first. */
   const round = () => {
+    // One lane (one partner's flood, the bench): no order to keep between lanes, so none is gathered or moved.
+    if (lanes.size === 1) {
+      for (const lane of lanes.values()) if (hasRoom(lane)) lane.waiting.shift()?.()
+      return
+    }
     ready.length = 0
     lanes.forEach((lane, name) => {
       if (hasRoom(lane)) ready.push(name)

@@ -91,14 +91,18 @@ const pipeStream = (res: ServerResponse, response: EngineResponse, stream: Strea
   return fiber
 }
 
+/** A path without its trailing slashes ("/" stays "/"); most paths have none, and are not scanned by a regex. */
+const trimmed = (pathname: string) => (pathname.charCodeAt(pathname.length - 1) === 47 ? pathname.replace(/\/+$/, "") || "/" : pathname)
+
 const toEngineRequest = (req: IncomingMessage, body: string | undefined): EngineRequest => {
   const raw = req.url ?? "/"
   const q = raw.indexOf("?")
   const pathname = q === -1 ? raw : raw.slice(0, q)
   const search = q === -1 ? "" : raw.slice(q)
   return {
-    method: (req.method ?? "GET").toUpperCase(),
-    path: pathname.replace(/\/+$/, "") || "/",
+    // node's parser (llhttp) accepts only upper-case methods, so this is the method as sent.
+    method: req.method ?? "GET",
+    path: pathname === "" ? "/" : trimmed(pathname),
     query: new URLSearchParams(search),
     search: search === "?" ? "" : search,
     headers: req.headers as Record<string, string | undefined>,
@@ -129,7 +133,6 @@ export interface StopOptions {
 
 /** Builds the engine, then listens on `host:port`. Rejects (port in use, database unreachable) with one clear error. */
 export const startServer = async (config: EngineConfig, port: number, host = "127.0.0.1"): Promise<RunningServer> => {
-  const inFlight = new Set<ServerResponse>()
   const streams = new Set<Fiber.Fiber<void, unknown>>()
   /** Ends every open stream: they never finish on their own (their slots are freed as they end). */
   const endStreams = () => Promise.all([...streams].map((fiber) => Effect.runPromise(Fiber.interrupt(fiber)))).then(() => undefined)
@@ -147,8 +150,6 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
       res.setHeader("connection", "close")
       return write(res, refusedWhileStopping)
     }
-    inFlight.add(res)
-    res.on("close", () => inFlight.delete(res))
     const respond = (body: string | undefined) => {
       const request = toEngineRequest(req, body)
       lanes.enter(request, (leave) =>
@@ -187,7 +188,8 @@ export const startServer = async (config: EngineConfig, port: number, host = "12
     })
     req.on("end", () => {
       if (refused) return
-      respond(chunks.length === 0 ? undefined : Buffer.concat(chunks).toString("utf8"))
+      // A small body comes in one chunk (the usual command): decoded as it is, without a copy.
+      respond(chunks.length === 0 ? undefined : (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString("utf8"))
     })
   })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {

@@ -122,28 +122,32 @@ class MemoryOverlay implements Overlay, Tx {
     return first
   }
 
-  get(collection: string, id: string) {
-    return Effect.sync(() => {
-      // Most reads come before a transaction's first write: no key to build then.
-      if (this.putDocs.size === 0 && this.dropped.size === 0) {
-        const base = docAt(this.state.byId, collection, id)
-        return base === undefined || this.isWiped(base.partition) ? Option.none() : Option.some(base)
-      }
-      const key = `${collection}\u0000${id}`
-      const put = this.putDocs.get(key)
-      if (put !== undefined) return Option.some(put.doc)
+  getNow(collection: string, id: string): Doc | undefined {
+    // Most reads come before a transaction's first write: no key to build then.
+    if (this.putDocs.size === 0 && this.dropped.size === 0) {
       const base = docAt(this.state.byId, collection, id)
-      return base === undefined || this.isWiped(base.partition) || this.dropped.has(key) ? Option.none() : Option.some(base)
-    })
+      return base === undefined || this.isWiped(base.partition) ? undefined : base
+    }
+    const key = `${collection}\u0000${id}`
+    const put = this.putDocs.get(key)
+    if (put !== undefined) return put.doc
+    const base = docAt(this.state.byId, collection, id)
+    return base === undefined || this.isWiped(base.partition) || this.dropped.has(key) ? undefined : base
+  }
+
+  get(collection: string, id: string) {
+    return Effect.sync(() => Option.fromUndefinedOr(this.getNow(collection, id)))
+  }
+
+  putNow(collection: string, doc: Doc) {
+    this.own(PUTS)
+    const key = `${collection}\u0000${doc.id}`
+    if (this.journal !== undefined) this.journal.push(key, this.putDocs.get(key))
+    this.putDocs.set(key, { collection, doc })
   }
 
   put(collection: string, doc: Doc) {
-    return Effect.sync(() => {
-      this.own(PUTS)
-      const key = `${collection}\u0000${doc.id}`
-      if (this.journal !== undefined) this.journal.push(key, this.putDocs.get(key))
-      this.putDocs.set(key, { collection, doc })
-    })
+    return Effect.sync(() => this.putNow(collection, doc))
   }
 
   list(collection: string, options: ListOptions) {

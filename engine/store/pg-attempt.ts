@@ -5,6 +5,7 @@
 import { Option, type Scope } from "effect"
 import type { SqlConnection, SqlError } from "effect/sql"
 import type { Batch } from "./pg-batch.ts"
+import type { TxConnection } from "./pg-chained.ts"
 import type { HeldLocks, LockMode } from "./partition-locks.ts"
 import type { Wanted } from "./pg-prefetch.ts"
 import { type Doc, StoreError } from "./port.ts"
@@ -55,8 +56,12 @@ export interface Attempt {
   /** The attempt's deferred writes (pg-batch.ts), sent before COMMIT; an eager attempt's defers nothing. */
   readonly batch: Batch
   conn: SqlConnection.Connection | undefined
+  /** The connection with the scope of its reservation (pg-chained.ts), once the transaction has begun. */
+  tx: TxConnection | undefined
   /** True between BEGIN and a successful COMMIT. */
   open: boolean
+  /** True once the COMMIT opened the connection's next transaction (`COMMIT AND CHAIN`, E-436). */
+  chained: boolean
   closed: boolean
   runAgain: boolean
 }

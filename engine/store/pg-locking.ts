@@ -27,6 +27,7 @@ import type { SqlClient, SqlError } from "effect/sql"
 import { type CommitFaults, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
 import { makeGroupCommit } from "./pg-group.ts"
+import { makeChainedConnections } from "./pg-chained.ts"
 import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
 import { LOCK, lockParams, prefetchedOf, readable } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
@@ -50,6 +51,7 @@ export const makeLockingTransact = (
   makeTx: (hooks: Array<Effect.Effect<void>>, batch?: Batch) => Tx,
   faults: CommitFaults = noCommitFaults
 ) => {
+  const chained = makeChainedConnections(sql)
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
 
   const storeError = (operation: string) => (cause: SqlError.SqlError) =>
@@ -92,20 +94,27 @@ export const makeLockingTransact = (
       )
     })
 
-  /** BEGIN on a connection of the attempt's own, then the advisory locks of every lock it holds in this process. */
+  /**
+   * A connection of the attempt's own inside a transaction (a kept one, or BEGIN on a pooled one: pg-chained.ts), then
+   * the advisory locks of every lock it holds in this process.
+   */
   const begin = (attempt: Attempt): Effect.Effect<void, StoreError> =>
     Effect.suspend(() =>
       attempt.conn !== undefined
         ? Effect.void
         : Effect.gen(function* () {
-            const conn = yield* Scope.provide(sql.reserve, attempt.scope).pipe(Effect.mapError(storeError("connect")))
-            // Registered before BEGIN: the connection never goes back to the pool with a transaction open.
-            yield* Scope.addFinalizer(
-              attempt.scope,
-              Effect.suspend(() => (attempt.open ? Effect.ignore(conn.executeUnprepared("ROLLBACK", [], undefined)) : Effect.void))
+            // Its end registered with the attempt at once: the connection never goes back to the pool with a
+            // transaction open, whatever ends the attempt.
+            const tx = yield* Effect.uninterruptible(
+              Effect.tap(chained.take, (tx) =>
+                Scope.addFinalizer(
+                  attempt.scope,
+                  Effect.suspend(() => chained.release(tx, attempt.chained, attempt.open))
+                )
+              )
             )
-            yield* conn.executeUnprepared("BEGIN", [], undefined).pipe(Effect.mapError(storeError("BEGIN")))
-            attempt.conn = conn
+            attempt.conn = tx.conn
+            attempt.tx = tx
             attempt.open = true
             yield* lockInDatabase(
               attempt,
@@ -115,20 +124,18 @@ export const makeLockingTransact = (
     )
 
   const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
-    Effect.suspend(() =>
-      attempt.conn === undefined
-        ? Effect.void
-        : Effect.andThen(
-            inTx(attempt, attempt.batch.flush),
-            attempt.conn.executeUnprepared("COMMIT", [], undefined).pipe(Effect.mapError(storeError("COMMIT")))
-          ).pipe(
-            Effect.tap(() =>
-              Effect.sync(() => {
-                attempt.open = false
-              })
-            )
-          )
-    )
+    Effect.suspend(() => {
+      const tx = attempt.tx
+      if (tx === undefined) return Effect.void
+      return Effect.andThen(inTx(attempt, attempt.batch.flush), chained.commit(tx)).pipe(
+        Effect.tap((next) =>
+          Effect.sync(() => {
+            attempt.open = false
+            attempt.chained = next
+          })
+        )
+      )
+    })
 
   /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
   const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
@@ -332,7 +339,9 @@ export const makeLockingTransact = (
           wanted: [],
           batch: makeBatch(sql, eager, exclusive),
           conn: undefined,
+          tx: undefined,
           open: false,
+          chained: false,
           closed: false,
           runAgain: false
         }
@@ -410,5 +419,6 @@ export const makeLockingTransact = (
   const transactGrouped = <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
     faults !== noCommitFaults || !representable(partition) ? transact(work) : grouped(lockRootOf(partition), work)
 
-  return { transact, openTx, transactGrouped }
+  /** When the store closes: the connections kept open go back to the pool (pg-chained.ts). */
+  return { transact, openTx, transactGrouped, close: chained.close }
 }

@@ -98,9 +98,10 @@ export interface Tx {
    */
   readonly nextSeq: (counter: string) => Effect.Effect<number, StoreError>
   /**
-   * Next value of a named id sequence, starting at 1: unique and increasing in the order transactions ask for them,
-   * across transactions and processes, and never waited for. Not rolled back: a rolled-back (or retried) transaction
-   * leaves a gap (E-321).
+   * Next value of a named id sequence, starting at 1: unique across transactions and processes, increasing in the
+   * order one process's transactions ask for them, and never waited for. Not rolled back: a rolled-back (or retried)
+   * transaction leaves a gap (E-321). On PostgreSQL a process draws them a block at a time, so two processes' values
+   * interleave by block and a stopped process leaves the rest of its block unused (E-435).
    */
   readonly nextId: (sequence: IdSequence) => Effect.Effect<number, StoreError>
   /**
@@ -152,6 +153,26 @@ export interface Tx {
    * before the first read after the hint (E-405); what `get` and `list` answer is the same either way. Optional.
    */
   readonly prefetch?: (keys: ReadonlyArray<Hint>) => Effect.Effect<void>
+  /**
+   * What `get` answers (the document, or undefined for none), given at once by an adapter that holds it in memory (the
+   * memory store): a read through it costs the caller no step of the effect runtime (issue 25). Optional: an adapter
+   * that must ask its database leaves it out, and callers use `get`. Called only where `get` would run.
+   */
+  readonly getNow?: (collection: string, id: string) => Doc | undefined
+  /** `put` made at once by an adapter that writes in memory (the memory store); see `putHere`. Optional. */
+  readonly putNow?: (collection: string, doc: Doc) => void
+}
+
+/**
+ * `tx.put` for a caller that runs it where it calls it (`yield* putHere(...)` in a generator's body): an adapter that
+ * writes in memory (`Tx.putNow`) writes now and answers a finished effect, which the generator passes without a step
+ * (issue 25); any other answers `tx.put`. The write is made when this is called, not when the effect runs: an effect
+ * built to run later, or maybe not at all (an `andThen` after a check, a `forEach`), uses `tx.put`.
+ */
+export const putHere = (tx: Tx, collection: string, doc: Doc): Effect.Effect<void, StoreError> => {
+  if (tx.putNow === undefined) return tx.put(collection, doc)
+  tx.putNow(collection, doc)
+  return Effect.void
 }
 
 /** A document the work will `get` (its collection and id), or a list it will `list` (`Tx.prefetch`). */
@@ -185,7 +206,7 @@ export interface CommitFaults {
 export const noCommitFaults: CommitFaults = { beforeCommit: Effect.void, afterCommit: Effect.void }
 
 /** What a read-only unit can do: see committed documents, events and jobs. */
-export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob">
+export type ReadTx = Pick<Tx, "get" | "list" | "readEvents" | "nextJob" | "getNow">
 
 export class Store extends Context.Service<
   Store,

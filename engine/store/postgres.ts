@@ -10,7 +10,7 @@
  *   partition's root; transactions of different partners run at the same time (pg-locking.ts, E-320).
  * - Counters (`nextSeq`, event positions under `log:<partition>`) are rows updated inside the transaction, under
  *   their partition's lock, so a rollback leaves no gap and values follow commit order. Job seqs and `nextId` are PG
- *   sequences: taken without waiting, not rolled back (E-321).
+ *   sequences: taken without waiting, not rolled back (E-321), drawn a block at a time per store (E-435).
  * - Bodies and payloads are stored as JSON text (not jsonb), so they come back with their exact key order. The money
  *   path's collections (orders, balances, journal, wallet history, idempotency receipts) have tables of their own
  *   whose typed columns the database constrains; the write of a document stays one statement (docs/storage.md).
@@ -60,6 +60,7 @@ import {
   type Tx
 } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
+import { makeIdBlocks } from "./pg-id-blocks.ts"
 import { GLOBAL_ROOT, lockRootOf, makeLockTable } from "./partition-locks.ts"
 
 const MIGRATIONS_TABLE = "sokoni_store_migrations"
@@ -89,8 +90,9 @@ const COUNTER_VALUE = "SELECT value FROM counters WHERE name = $1"
 /** Statement texts with parameters, built once: a tagged template is compiled again on every call (E-317). */
 const SQL = {
   stepCounter: "INSERT INTO counters (name, value) VALUES ($1, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
-  nextval: "SELECT nextval($1) AS value",
-  scheduleJob: "INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (nextval($1), $2, $3, $4, $5) RETURNING seq",
+  // A block of a sequence's values (pg-id-blocks.ts, E-435): in a row's order, nextval runs row by row.
+  nextvals: "SELECT nextval($1) AS value FROM generate_series(1, $2::integer)",
+  scheduleJob: "INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES ($1, $2, $3, $4, $5)",
   nextJob: "SELECT seq, kind, due_at, payload FROM jobs ORDER BY due_at ASC, seq ASC LIMIT 1",
   // The row is locked by the DELETE, so a concurrent claimer skips it (SKIP LOCKED) rather than run it too.
   claimJob: `DELETE FROM jobs WHERE seq = (
@@ -112,6 +114,7 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
     yield* migrate
     yield* Effect.andThen(ensureApplyFunction(sql), ensureLockFunction(sql)).pipe(Effect.mapError(toStoreError("create the store's functions")))
     const locks = makeLockTable()
+    const idBlocks = makeIdBlocks()
 
     const query = <A>(operation: string, statement: Effect.Effect<A, SqlError.SqlError>) => Effect.mapError(statement, toStoreError(operation))
     /** A statement of pg-tables.ts, which names the table of the collection. */
@@ -162,10 +165,12 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
         )
       }
 
-    /** Next value of a PG sequence: never waited for, never rolled back. */
+    /** Next value of a PG sequence: never waited for, never rolled back; drawn a block at a time (E-435). */
     const nextval = (operation: string, name: IdSequence | "jobs"): Effect.Effect<number, StoreError> =>
-      query(operation, sql.unsafe<{ readonly value: bigint | number | string }>(SQL.nextval, [sequenceOf(name)])).pipe(
-        Effect.map((rows) => toNumber(rows[0]?.value))
+      idBlocks.next(sequenceOf(name), (count) =>
+        query(operation, sql.unsafe<{ readonly value: bigint | number | string }>(SQL.nextvals, [sequenceOf(name), count])).pipe(
+          Effect.map((rows) => rows.map((row) => toNumber(row.value)).sort((a, b) => a - b))
+        )
       )
 
     /** Whether a `dropExpired` can remove anything, and its SQL limit: a name PostgreSQL cannot hold has no rows. */
@@ -265,8 +270,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
           const payload = yield* encodeJson("appendEvent", event.payload)
           const position = yield* nextSeqIn(batch)(`log:${partition}`)
-          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp, payload }
-          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, table: "events", collection: undefined })
+          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp }
+          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, json: { column: "payload", text: payload }, table: "events", collection: undefined })
           else
             yield* query(
               "appendEvent",
@@ -303,33 +308,14 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           yield* requireText("scheduleJob", { kind: job.kind })
           const dueAt = yield* requireSafeInteger("scheduleJob", "dueAt", job.dueAt)
           const payload = yield* encodeJson("scheduleJob", job.payload)
-          if (batch?.deferring) {
-            // Deferring: the seq drawn at once (a sequence: nothing to wait for, nothing to undo), the row sent with
-            // the batch, so no savepoint still open has to be taken first (a grouped unit's, E-406).
-            const seq = yield* nextval("scheduleJob", "jobs")
-            const row = { seq, kind: job.kind, due_at: dueAt, payload, partition: jobPartitionOf(job.payload) }
-            batch.add({ op: { k: "job", r: row }, table: "jobs", collection: undefined })
-            const deferred: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
-            return deferred
-          }
-          // The seq drawn in the INSERT itself: one round trip on every quote's path, not two.
-          const rows = yield* after(
-            batch,
-            "jobs",
-            undefined,
-            query(
-              "scheduleJob",
-              sql.unsafe<{ readonly seq: bigint | number | string }>(SQL.scheduleJob, [
-                sequenceOf("jobs"),
-                job.kind,
-                dueAt,
-                payload,
-                jobPartitionOf(job.payload)
-              ])
-            ),
-            true
-          )
-          const scheduled: Job = { seq: Number(rows[0]?.seq), kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+          // The seq drawn at once (a sequence: nothing to wait for, nothing to undo; mostly from the block, E-435).
+          const seq = yield* nextval("scheduleJob", "jobs")
+          const scheduled: Job = { seq, kind: job.kind, dueAt: job.dueAt, payload: decodeJson(payload) }
+          const row = { seq, kind: job.kind, due_at: dueAt, payload, partition: jobPartitionOf(job.payload) }
+          // Deferring: the row sent with the batch, so no savepoint still open has to be taken first (a grouped
+          // unit's, E-406).
+          if (batch?.deferring) batch.add({ op: { k: "job", r: row }, table: "jobs", collection: undefined })
+          else yield* after(batch, "jobs", undefined, query("scheduleJob", sql.unsafe(SQL.scheduleJob, [seq, row.kind, dueAt, payload, row.partition])), true)
           return scheduled
         }),
 
@@ -353,7 +339,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       afterCommit: (effect) => Effect.sync(() => void hooks.push(effect))
     })
 
-    const { transact, openTx, transactGrouped } = makeLockingTransact(sql, locks, makeTx, faults)
+    const { transact, openTx, transactGrouped, close } = makeLockingTransact(sql, locks, makeTx, faults)
+    yield* Effect.addFinalizer(() => close)
 
     // Reads run outside any transaction and take no lock: each statement sees what was committed when it ran. Inside
     // an open transaction of the fiber they go through it (its connection, its locks, its own writes: E-289).

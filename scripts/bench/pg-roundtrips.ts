@@ -83,7 +83,7 @@ const proxy = createServer(counting)
 await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
 const port = (proxy.address() as { port: number }).port
 
-const database = `sokoni_rt_${process.pid}`
+const database = `${process.env.SOKONI_DB_PREFIX ?? "sokoni_rt_"}${process.pid}`
 const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", statement])
 psql(`CREATE DATABASE ${database}`)
 const url = new URL(databaseUrlFor(ADMIN_URL, database))

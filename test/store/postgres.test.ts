@@ -5,11 +5,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
+import { ID_BLOCK_SIZE } from "../../engine/store/pg-id-blocks.ts"
 import { eventsContract } from "./events-contract.ts"
 import { groupContract } from "./group-contract.ts"
 import { nestedContract } from "./nested-contract.ts"
@@ -167,7 +168,8 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
               assert.strictEqual(JSON.stringify(after.events[0]?.payload), JSON.stringify({ z: 1, a: 2 }))
               assert.deepStrictEqual(Option.getOrThrow(after.doc).body, { y: 1, x: [2] })
               assert.strictEqual(after.seq, before.seq + 1)
-              assert.strictEqual(after.nextJob.seq, before.job.seq + 1)
+              // Job seqs go on growing; the rest of the first store's block of them is skipped (E-435).
+              assert.isAbove(after.nextJob.seq, before.job.seq)
               assert.strictEqual(after.e3.position, 3)
             }).pipe(Effect.provide(PostgresStoreLayer(url)))
 
@@ -177,6 +179,79 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
         )
         assert.isFalse(yield* databaseExists(admin, new URL(url).pathname.slice(1)))
       }),
+    60_000
+  )
+
+  it.live(
+    "two stores on one database draw ids a block at a time: each hands out its own block in order, none twice (E-435)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(admin)
+          // Both open in this scope, as two engine processes on one database would be.
+          const storeOf = Effect.map(Layer.build(PostgresStoreLayer(url)), (context) => Context.get(context, Store))
+          const [a, b] = [yield* storeOf, yield* storeOf]
+          const ids = (store: typeof a, count: number) => store.transact((tx) => Effect.forEach(Array.from({ length: count }), () => tx.nextId("auditRecords")))
+          assert.deepStrictEqual(yield* ids(a, 3), [1, 2, 3])
+          assert.deepStrictEqual(yield* ids(b, 3), [ID_BLOCK_SIZE + 1, ID_BLOCK_SIZE + 2, ID_BLOCK_SIZE + 3])
+          assert.deepStrictEqual(yield* ids(a, 2), [4, 5])
+          // Past its block, a store draws the next free one.
+          const rest = yield* ids(a, ID_BLOCK_SIZE - 3)
+          assert.deepStrictEqual(rest.slice(-4), [ID_BLOCK_SIZE - 1, ID_BLOCK_SIZE, 2 * ID_BLOCK_SIZE + 1, 2 * ID_BLOCK_SIZE + 2])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "bodies and payloads of every JSON kind go through the batch as written: the stored text is their JSON, read back equal (E-437)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(admin)
+          const store = Context.get(yield* Layer.build(PostgresStoreLayer(url)), Store)
+          const bodies: ReadonlyArray<unknown> = [
+            { z: 1, a: ['x"y', "é\u0001", { n: null }] },
+            ["{", "}"],
+            "{not an object}",
+            "",
+            42,
+            null,
+            true,
+            { postings: [{ account: "a", cents: 1 }], a: "}}" }
+          ]
+          yield* store.transact((tx) =>
+            Effect.gen(function* () {
+              for (const [i, body] of bodies.entries()) {
+                yield* tx.put("c", { id: `d${i}`, partition: "p:sandbox", sortKey: String(i), body })
+                yield* tx.put("orders", { id: `o${i}`, partition: "p:sandbox", sortKey: String(i), body })
+              }
+              yield* tx.appendEvent("p:sandbox", { eventId: "e1", name: "E", timestamp: 1, payload: bodies[0] })
+              yield* tx.appendEvent("p:sandbox", { eventId: "e2", name: "E", timestamp: 2, payload: "}" })
+            })
+          )
+          const side = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+          for (const [i, body] of bodies.entries()) {
+            for (const [table, id] of [
+              ["documents", `d${i}`],
+              ["orders", `o${i}`]
+            ] as const) {
+              const rows = yield* side.unsafe<{ readonly body: string | null }>(`SELECT body FROM ${table} WHERE id = $1`, [id]).pipe(Effect.orDie)
+              assert.strictEqual(rows[0]?.body, JSON.stringify(body))
+            }
+            const read = yield* store.read((tx) => tx.get("c", `d${i}`))
+            assert.deepStrictEqual(
+              Option.map(read, (d) => d.body),
+              Option.some(body)
+            )
+          }
+          const events = yield* store.read((tx) => tx.readEvents("p:sandbox", 0, 10))
+          assert.deepStrictEqual(
+            events.map((e) => e.payload),
+            [bodies[0], "}"]
+          )
+        })
+      ),
     60_000
   )
 })

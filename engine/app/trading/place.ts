@@ -62,11 +62,16 @@ const marketReads = (partition: string, account: string, instrument: Instrument,
 export const placing = (d: TradingDeps) => {
   /** The trading sub-account (NOT_FOUND when the partner has none of that id; null for master) and the committed symbol. */
   // Generators made once (Effect.fnUntraced), not per order: see sim/scheduler.ts (E-415).
-  const loadAccount = Effect.fnUntraced(function* (tx: ReadTx, partition: string, account: string, instrument: Instrument) {
-    const subAccount = account === "master" ? null : yield* findSubAccount(tx, partition, account)
+  const loadSubAccount = Effect.fnUntraced(function* (tx: ReadTx, partition: string, account: string, instrument: Instrument) {
+    const subAccount = yield* findSubAccount(tx, partition, account)
     const state: AccountState = { subAccount, committedSymbol: yield* d.symbols.symbolIn(tx, instrument) }
     return state
   })
+  // The master account reads only the symbol: a map of that read, not a generator (issue 25).
+  const loadAccount = (tx: ReadTx, partition: string, account: string, instrument: Instrument): Effect.Effect<AccountState, ApiFailure | StoreError> =>
+    account === "master"
+      ? Effect.map(d.symbols.symbolIn(tx, instrument), (committedSymbol): AccountState => ({ subAccount: null, committedSymbol }))
+      : loadSubAccount(tx, partition, account, instrument)
 
   /** MARKET (D-031): quote-gated, PENDING at the desk at once. */
   const placeMarketOrder = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
@@ -130,14 +135,11 @@ export const placing = (d: TradingDeps) => {
     )
   })
 
-  const trade = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput) {
+  // The dispatch returns the placing's effect: no generator of its own around it (issue 25).
+  const trade = (principal: Principal, account: string, input: TradeInput): Effect.Effect<Schemas["Order"], ApiFailure | StoreError> => {
     const orderType = input.orderType ?? "MARKET"
-    const placed: Schemas["Order"] =
-      orderType === "MARKET"
-        ? yield* placeMarketOrder(principal, account, input)
-        : yield* placeRestingOrder(principal, account, input, orderType as RestingType)
-    return placed
-  })
+    return orderType === "MARKET" ? placeMarketOrder(principal, account, input) : placeRestingOrder(principal, account, input, orderType as RestingType)
+  }
 
   return { trade } satisfies Record<string, (...args: never) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>>
 }

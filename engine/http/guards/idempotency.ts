@@ -141,7 +141,7 @@ export class Idempotency extends Context.Service<
       }
       // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
       yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
-      yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
+      yield* IdempotencyRecords.putHere(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
       yield* command.record(response)
     })
     const keep = <R>(command: Command<R>, id: string, response: EngineResponse) => store.transact((tx) => keepIn(tx, command, id, response))
@@ -159,7 +159,9 @@ export class Idempotency extends Context.Service<
         if (!processed(response.status)) return yield* new NotKept({ response })
         return { _tag: "Ran", response } as const
       }
-      yield* keep(command, id, response)
+      // In this transaction itself, not a savepoint of it: a failure here fails the whole command, so there is nothing
+      // a savepoint would keep (the mark and its copies cost every keyed command, issue 25).
+      yield* keepIn(tx, command, id, response)
       return { _tag: "Ran", response } as const
     })
     const inTransaction = <R>(command: Command<R>, id: string) => transactIn(store, command.partition, (tx) => inTransactionBody(tx, command, id))

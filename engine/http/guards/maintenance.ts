@@ -72,7 +72,8 @@ export class Maintenance extends Context.Service<
 >()("sokoni/Maintenance") {
   static readonly make = Effect.gen(function* () {
     const state = yield* Ref.make<MaintenanceState>(OFF)
-    const check = (method: string, now: number, operationId?: string | undefined) => Effect.map(Ref.get(state), (s) => refusal(s, method, now, operationId))
+    // One step, read as it runs: this runs on every request.
+    const check = (method: string, now: number, operationId?: string | undefined) => Effect.sync(() => refusal(Ref.getUnsafe(state), method, now, operationId))
     const current = Ref.get(state)
     const set = (next: MaintenanceState) => Effect.as(Ref.set(state, next), next)
     return Maintenance.of({ state, check, current, set })

@@ -1,0 +1,88 @@
+/**
+ * Write transactions' connections kept open between attempts (E-436): a committed attempt's connection waits in its
+ * next, empty transaction, which holds no lock and no snapshot; a failed attempt's writes are undone and its
+ * connection is not kept; closing the store leaves no transaction open. Seen from a second session, in
+ * pg_stat_activity and pg_locks, on a temporary database.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { MAX_KEPT } from "../../engine/store/pg-chained.ts"
+import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
+import { Store, StoreError } from "../../engine/store/port.ts"
+import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
+import { onPostgres } from "../support/stores.ts"
+
+const adminUrl = process.env.DATABASE_URL
+
+interface Session {
+  readonly state: string
+  readonly holdsSnapshot: boolean
+  readonly locks: number
+}
+
+/** The store's sessions on `url` other than the observer's own, as the server sees them. */
+const sessionsOf = (observer: PgClient.PgClient) =>
+  observer<Session>`
+    SELECT a.state, a.backend_xmin IS NOT NULL AS "holdsSnapshot",
+      (SELECT count(*)::int FROM pg_locks l WHERE l.pid = a.pid AND l.locktype <> 'virtualxid') AS locks
+    FROM pg_stat_activity a WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()`.pipe(Effect.orDie)
+
+describe.skipIf(adminUrl === undefined)("postgres write transactions' kept connections", onPostgres, () => {
+  it.live(
+    "a committed attempt leaves at most MAX_KEPT sessions in an empty transaction, holding no lock nor snapshot; closing the store ends them",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(adminUrl ?? "")
+          const observer = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+          const scope = yield* Scope.make()
+          const store = Context.get(yield* Layer.buildWithScope(PostgresStoreLayer(url), scope), Store)
+          // Two partitions at once, then one after another: both connections of the first round are kept.
+          const write = (partition: string, i: number) =>
+            store.transact((tx) => tx.put("c", { id: `${partition}-${i}`, partition, sortKey: String(i), body: { i } }))
+          yield* Effect.all([write("p:sandbox", 0), write("q:sandbox", 0)], { concurrency: 2 })
+          for (let i = 1; i < 5; i++) yield* write("p:sandbox", i)
+
+          const open = (yield* sessionsOf(observer)).filter((s) => s.state === "idle in transaction")
+          assert.isAtLeast(open.length, 1)
+          assert.isAtMost(open.length, MAX_KEPT)
+          for (const session of open) assert.deepStrictEqual(session, { state: "idle in transaction", holdsSnapshot: false, locks: 0 })
+          // What they committed is seen by another session.
+          const rows = yield* observer<{ readonly n: number }>`SELECT count(*)::int AS n FROM documents WHERE collection = 'c'`.pipe(Effect.orDie)
+          assert.strictEqual(rows[0]?.n, 6)
+
+          yield* Scope.close(scope, Exit.void)
+          const after = yield* sessionsOf(observer)
+          assert.deepStrictEqual(
+            after.filter((s) => s.state.includes("transaction")),
+            []
+          )
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "an attempt that fails on a kept connection leaves nothing written, and the next one commits",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(adminUrl ?? "")
+          const store = Context.get(yield* Layer.build(PostgresStoreLayer(url)), Store)
+          const put = (id: string) => (tx: Parameters<Parameters<typeof store.transact>[0]>[0]) =>
+            tx.put("c", { id, partition: "p:sandbox", sortKey: id, body: {} })
+          yield* store.transact(put("first"))
+          const failed = yield* Effect.exit(
+            store.transact((tx) => Effect.andThen(put("undone")(tx), Effect.fail(new StoreError({ message: "the work gives up" }))))
+          )
+          assert.isTrue(Exit.isFailure(failed))
+          yield* store.transact(put("second"))
+          const seen = (id: string) => store.read((tx) => Effect.map(tx.get("c", id), Option.isSome))
+          assert.deepStrictEqual([yield* seen("first"), yield* seen("undone"), yield* seen("second")], [true, false, true])
+        })
+      ),
+    60_000
+  )
+})
