@@ -28,6 +28,25 @@ interface Write {
   readonly collection: string | undefined
   /** A put: the row's id and document (its body still JSON text), which a `get` of the attempt returns. */
   readonly put?: { readonly id: string; readonly partition: string; readonly sortKey: string; readonly body: string | null }
+  /**
+   * A column of the row (`op.r`, its last key) whose value is JSON text, left out of `op.r`: sent as the JSON it is, not
+   * as a string of it (E-437). Omitted: the row is all in `op.r`.
+   */
+  readonly json?: { readonly column: string; readonly text: string | null }
+}
+
+/**
+ * A write as the apply function's JSON. A JSON-text column of an object or array goes in as that JSON itself: no
+ * escaping here nor unescaping in the database (json_populate_record gives a text column a nested value's text as
+ * written). Other values (a string, a number, null, none) stay strings, as their text must come back exactly.
+ */
+export const opText = (write: Pick<Write, "op" | "json">): string => {
+  const text = JSON.stringify(write.op)
+  const json = write.json
+  if (json === undefined) return text
+  const value = json.text !== null && (json.text.startsWith("{") || json.text.startsWith("[")) ? json.text : JSON.stringify(json.text)
+  // `op.r` is the op's last key and holds other columns, so the text ends with its "}" and the op's.
+  return `${text.slice(0, -2)},${JSON.stringify(json.column)}:${value}}}`
 }
 
 interface Marker {
@@ -160,7 +179,7 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
   }
 
   const send = (writes: ReadonlyArray<Write>) =>
-    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [JSON.stringify(writes.map((w) => w.op))]))
+    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [`[${writes.map(opText).join(",")}]`]))
 
   const sendAll = Effect.suspend(() => {
     const pending = entries

@@ -316,16 +316,19 @@ const putText = (table: Table): string => {
 /** A put as the apply function takes it (pg-batch.ts): the same columns `putStatement` binds, as one JSON row. */
 export const putRow = (collection: string, doc: Doc, sortOrder: string, body: string | null) => {
   const table = tableOf(collection)
-  const row: Record<string, unknown> = { id: doc.id, partition: doc.partition, sort_key: doc.sortKey, sort_order: sortOrder, body }
+  // The body is spliced into the row as JSON when the batch is sent (pg-batch.ts `opText`, E-437).
+  const row: Record<string, unknown> = { id: doc.id, partition: doc.partition, sort_key: doc.sortKey, sort_order: sortOrder }
   if (table.collection === undefined) row.collection = collection
   const values = columnValues(table, doc)
   table.columns.forEach((column, i) => {
     row[column.name] = values[i]
   })
-  const op: Record<string, unknown> = { k: `put:${table.name}`, r: row }
-  if (table === LEDGER_ENTRIES) op.p = bodyRecord(doc.body).postings ?? []
+  // `r` last: `opText` adds the body to it.
+  const op: Record<string, unknown> =
+    table === LEDGER_ENTRIES ? { k: `put:${table.name}`, p: bodyRecord(doc.body).postings ?? [], r: row } : { k: `put:${table.name}`, r: row }
   return {
     op,
+    json: { column: "body", text: body },
     table: table.name,
     collection: table.collection === undefined ? collection : undefined,
     put: { id: doc.id, partition: doc.partition, sortKey: doc.sortKey, body }

@@ -270,8 +270,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
           const timestamp = yield* requireSafeInteger("appendEvent", "timestamp", event.timestamp)
           const payload = yield* encodeJson("appendEvent", event.payload)
           const position = yield* nextSeqIn(batch)(`log:${partition}`)
-          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp, payload }
-          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, table: "events", collection: undefined })
+          const row = { partition, position, event_id: event.eventId, name: event.name, timestamp }
+          if (batch?.deferring) batch.add({ op: { k: "event", r: row }, json: { column: "payload", text: payload }, table: "events", collection: undefined })
           else
             yield* query(
               "appendEvent",

@@ -81,9 +81,15 @@ export const cleanup = async (): Promise<void> => {
   }
 }
 
+/** `SOKONI_BENCH_PORTS=7400-7499`: ports from that range only (helpers sharing a machine each have their own). */
+const portRange = process.env.SOKONI_BENCH_PORTS?.split("-").map(Number)
+let nextInRange = portRange?.[0] ?? 0
+
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
+    const wanted = portRange === undefined ? 0 : nextInRange++
+    if (portRange !== undefined && wanted > (portRange[1] ?? wanted)) return reject(new Error(`no port left in ${process.env.SOKONI_BENCH_PORTS}`))
+    const server = createServer().listen(wanted, "127.0.0.1", () => {
       const { port } = server.address() as { port: number }
       server.close(() => resolve(port))
     })
@@ -136,7 +142,7 @@ export type Store = "memory" | "postgres"
 
 /** A fresh database for one run of the postgres store, dropped at cleanup. */
 export const freshDatabase = async (): Promise<string> => {
-  const name = `sokoni_bench_${process.pid}_${finalizers.length}`
+  const name = `${process.env.SOKONI_BENCH_DB_PREFIX ?? "sokoni_bench_"}${process.pid}_${finalizers.length}`
   await run("createdb", [...PG, name])
   finalizers.push(async () => {
     await run("dropdb", [...PG, "--force", "--if-exists", name])

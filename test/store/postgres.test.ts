@@ -202,4 +202,56 @@ describe.skipIf(adminUrl === undefined)(adminUrl === undefined ? "postgres store
       ),
     60_000
   )
+
+  it.live(
+    "bodies and payloads of every JSON kind go through the batch as written: the stored text is their JSON, read back equal (E-437)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(admin)
+          const store = Context.get(yield* Layer.build(PostgresStoreLayer(url)), Store)
+          const bodies: ReadonlyArray<unknown> = [
+            { z: 1, a: ['x"y', "é\u0001", { n: null }] },
+            ["{", "}"],
+            "{not an object}",
+            "",
+            42,
+            null,
+            true,
+            { postings: [{ account: "a", cents: 1 }], a: "}}" }
+          ]
+          yield* store.transact((tx) =>
+            Effect.gen(function* () {
+              for (const [i, body] of bodies.entries()) {
+                yield* tx.put("c", { id: `d${i}`, partition: "p:sandbox", sortKey: String(i), body })
+                yield* tx.put("orders", { id: `o${i}`, partition: "p:sandbox", sortKey: String(i), body })
+              }
+              yield* tx.appendEvent("p:sandbox", { eventId: "e1", name: "E", timestamp: 1, payload: bodies[0] })
+              yield* tx.appendEvent("p:sandbox", { eventId: "e2", name: "E", timestamp: 2, payload: "}" })
+            })
+          )
+          const side = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+          for (const [i, body] of bodies.entries()) {
+            for (const [table, id] of [
+              ["documents", `d${i}`],
+              ["orders", `o${i}`]
+            ] as const) {
+              const rows = yield* side.unsafe<{ readonly body: string | null }>(`SELECT body FROM ${table} WHERE id = $1`, [id]).pipe(Effect.orDie)
+              assert.strictEqual(rows[0]?.body, JSON.stringify(body))
+            }
+            const read = yield* store.read((tx) => tx.get("c", `d${i}`))
+            assert.deepStrictEqual(
+              Option.map(read, (d) => d.body),
+              Option.some(body)
+            )
+          }
+          const events = yield* store.read((tx) => tx.readEvents("p:sandbox", 0, 10))
+          assert.deepStrictEqual(
+            events.map((e) => e.payload),
+            [bodies[0], "}"]
+          )
+        })
+      ),
+    60_000
+  )
 })
