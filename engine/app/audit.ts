@@ -30,7 +30,7 @@ import {
   SYSTEM_EVENTS,
   tokenSubject
 } from "../domain/audit/actions.ts"
-import { type Doc, type Hint, type IdSequence, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
+import { type Doc, type Hint, type IdSequence, putHere, type ReadTx, Store, type StoreError, type Tx } from "../store/port.ts"
 import { EventLog } from "../events/event-log.ts"
 import { checkLimit, decodeCursor, encodeCursor } from "./cursor.ts"
 import { AuditShape } from "./doc-shapes.ts"
@@ -170,7 +170,7 @@ export class AuditTrail extends Context.Service<
       // for their own writes, so this one locks nothing else (E-320).
       yield* usage.flush(tx, partitions)
       // The record's number and its write in this generator, not one of its own per record (issue 25).
-      for (const record of records) yield* tx.put(AuditRecords.name, auditDoc(yield* tx.nextId(AUDIT_COUNTER), record))
+      for (const record of records) yield* putHere(tx, AuditRecords.name, auditDoc(yield* tx.nextId(AUDIT_COUNTER), record))
     })
     const write = (records: ReadonlyArray<Omit<AuditDoc, "auditId">>) => store.transact((tx) => writeIn(tx, records))
 

@@ -20,7 +20,7 @@ import type { UpgradeRequestRecord } from "../domain/partners/decide-account.ts"
 import type { ApiKeyRecord, PartnerRecord } from "../domain/partners/decide-partner.ts"
 import type { ApplicationRecord } from "../domain/portal/decide-application.ts"
 import type { IncidentRecord } from "../domain/incidents/decide-incident.ts"
-import type { Doc, IdSequence, ListOptions, ReadTx, StoreError, Tx } from "../store/port.ts"
+import { type Doc, type IdSequence, type ListOptions, putHere, type ReadTx, type StoreError, type Tx } from "../store/port.ts"
 import * as Shapes from "./doc-shapes.ts"
 
 /** A partner, in "global": the shape its rules read (domain/partners/decide-partner.ts); absent status means active. */
@@ -71,6 +71,8 @@ export interface Collection<A> {
   readonly getDoc: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<Doc<A>>, StoreError>
   /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
   readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A, keepUntil?: number) => Effect.Effect<void, StoreError>
+  /** `put` through `putHere` (store/port.ts): written when called, for `yield*` at once in a generator's body only. */
+  readonly putHere: (tx: Tx, id: string, partition: string, sortKey: string, body: A, keepUntil?: number) => Effect.Effect<void, StoreError>
   readonly list: (
     tx: ReadTx,
     partition: string,
@@ -141,6 +143,8 @@ export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection
     get: (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someBody) : Effect.suspend(() => bodyNow(tx, id))),
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
+    putHere: (tx, id, partition, sortKey, body, keepUntil) =>
+      putHere(tx, name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
     list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), bodiesOf),
     getDoc: (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someDoc) : Effect.suspend(() => docNow(tx, id))),
     listDocs: (tx, options) => Effect.flatMap(tx.list(name, options), docsOf)
@@ -161,7 +165,10 @@ const bumpCredentials = Effect.sync(() => {
 /** A collection whose writes invalidate cached credentials once they commit. */
 const credentialCollection = <A>(name: string, shape?: Schema.Codec<A>): Collection<A> => {
   const plain = collection<A>(name, shape)
-  return { ...plain, put: (tx, id, partition, sortKey, body) => Effect.andThen(plain.put(tx, id, partition, sortKey, body), tx.afterCommit(bumpCredentials)) }
+  const put: Collection<A>["put"] = (tx, id, partition, sortKey, body) =>
+    Effect.andThen(plain.put(tx, id, partition, sortKey, body), tx.afterCommit(bumpCredentials))
+  // No write at once here: the bump must go with the write, and these collections are off the hot path.
+  return { ...plain, put, putHere: put }
 }
 
 export const Partners = credentialCollection<PartnerDoc>("partners", Shapes.PartnerShape)

@@ -11,8 +11,10 @@ const BALANCE_FIELDS = ["balance", "available", "walletBalance", "newBalance", "
 
 export const negativeBalances = (history: ReadonlyArray<HistoryEntry>): Array<Violation> =>
   exchanges(history).flatMap(({ e, i }) => {
+    // A refusal states no balance: its body is not parsed.
+    if (e.status >= 300) return []
     const body = jsonOf(e.body) as Partial<Record<(typeof BALANCE_FIELDS)[number], unknown>> | undefined
-    if (e.status >= 300 || typeof body !== "object" || body === null) return []
+    if (typeof body !== "object" || body === null) return []
     const negative = BALANCE_FIELDS.filter((f) => typeof body[f] === "number" && (body[f] as number) < 0)
     return negative.length === 0
       ? []

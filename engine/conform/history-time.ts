@@ -32,13 +32,14 @@ export const timestamps = (history: ReadonlyArray<HistoryEntry>): Array<Violatio
   const seenBodies = new Set<string>()
   const found: Array<Violation> = []
   for (const { e, i } of exchanges(beforeClockMoves(history))) {
+    // An answer without a stamp is not looked at, nor then its replays (the same body, so no stamp either).
+    const stamp = stampOf(e.method, e.path, e.status, e.body)
+    const at = stamp === undefined ? Number.NaN : Date.parse(stamp)
+    if (Number.isNaN(at)) continue
     // A replay repeats the first answer, stamp included: only the first answer under a key was made now.
     const replayKey = e.idempotencyKey === undefined ? undefined : `${e.caller} ${e.idempotencyKey} ${e.body}`
     if (replayKey !== undefined && seenBodies.has(replayKey)) continue
     if (replayKey !== undefined) seenBodies.add(replayKey)
-    const stamp = stampOf(e.method, e.path, e.status, e.body)
-    const at = stamp === undefined ? Number.NaN : Date.parse(stamp)
-    if (Number.isNaN(at)) continue
     const from = Date.parse(e.sentAt) - TIMESTAMP_SLACK_MS
     const to = Date.parse(e.answeredAt) + TIMESTAMP_SLACK_MS
     if (at >= from && at <= to) continue

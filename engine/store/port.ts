@@ -159,6 +159,20 @@ export interface Tx {
    * that must ask its database leaves it out, and callers use `get`. Called only where `get` would run.
    */
   readonly getNow?: (collection: string, id: string) => Doc | undefined
+  /** `put` made at once by an adapter that writes in memory (the memory store); see `putHere`. Optional. */
+  readonly putNow?: (collection: string, doc: Doc) => void
+}
+
+/**
+ * `tx.put` for a caller that runs it where it calls it (`yield* putHere(...)` in a generator's body): an adapter that
+ * writes in memory (`Tx.putNow`) writes now and answers a finished effect, which the generator passes without a step
+ * (issue 25); any other answers `tx.put`. The write is made when this is called, not when the effect runs: an effect
+ * built to run later, or maybe not at all (an `andThen` after a check, a `forEach`), uses `tx.put`.
+ */
+export const putHere = (tx: Tx, collection: string, doc: Doc): Effect.Effect<void, StoreError> => {
+  if (tx.putNow === undefined) return tx.put(collection, doc)
+  tx.putNow(collection, doc)
+  return Effect.void
 }
 
 /** A document the work will `get` (its collection and id), or a list it will `list` (`Tx.prefetch`). */
@@ -166,8 +180,12 @@ export type Hint = readonly [collection: string, id: string] | { readonly collec
 
 export const isRowHint = (hint: Hint): hint is readonly [string, string] => Array.isArray(hint)
 
-/** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
-export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint>): Effect.Effect<void> => (tx.prefetch === undefined ? Effect.void : tx.prefetch(keys))
+/**
+ * Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. Given
+ * as a function, the hints are built only for an adapter that uses them (the memory store does not: issue 25).
+ */
+export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint> | (() => ReadonlyArray<Hint>)): Effect.Effect<void> =>
+  tx.prefetch === undefined ? Effect.void : tx.prefetch(typeof keys === "function" ? keys() : keys)
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>

@@ -113,7 +113,7 @@ export class UsageMeter extends Context.Service<
             hourStart,
             ...addCounts({ requests: before.requests, errors: before.errors, rateLimited: before.rateLimited }, counts)
           }
-          yield* UsageHours.put(tx, id, partition, hourKey(hourStart), doc)
+          yield* UsageHours.putHere(tx, id, partition, hourKey(hourStart), doc)
         }
       }
     })

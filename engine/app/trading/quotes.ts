@@ -43,7 +43,7 @@ export const quoting = (d: QuoteDeps) => {
     // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
     yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
     const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
-    yield* Quotes.put(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
+    yield* Quotes.putHere(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
   })
 
   const issueQuote = Effect.fnUntraced(function* (principal: Principal, symbol: string, query: QuoteQuery) {

@@ -10,14 +10,15 @@ import type { OrderRecord } from "../../domain/order.ts"
 import type { EventLog } from "../../events/event-log.ts"
 import type { ExecutionDesk } from "../../sim/desk.ts"
 import type { Scheduler } from "../../sim/scheduler.ts"
-import { discardJob, type Tx } from "../../store/port.ts"
+import { discardJob, putHere, type Tx } from "../../store/port.ts"
 import { Orders, type QuoteDoc, quoteKeepUntil, Quotes, timeSortKey } from "../docs.ts"
 import { applyOrderTransition } from "../ledger.ts"
 
 /** Index of orders handed to the desk (entries stay; the queue view keeps those still awaiting a decision). */
 export const DESK_QUEUE = "deskQueue"
 
-export const saveOrder = (tx: Tx, o: OrderRecord) => Orders.put(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
+/** Writes the order where it is called (`putHere`): for `yield*` at once only. */
+export const saveOrder = (tx: Tx, o: OrderRecord) => Orders.putHere(tx, o.orderId, o.partition, timeSortKey(o.createdAt, o.orderId), o)
 
 export interface Writers {
   readonly events: EventLog["Service"]
@@ -32,7 +33,7 @@ export const writePlan = Effect.fnUntraced(function* <A>(w: Writers, tx: Tx, par
   if (plan.usedQuote !== undefined) {
     const { quote, expiryJob } = plan.usedQuote
     // A used quote answers STALE_QUOTE until one TTL after its expiry, then may be collected (E-400).
-    yield* Quotes.put(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
+    yield* Quotes.putHere(tx, quote.quoteId, quote.partition, timeSortKey(quote.issuedAt, quote.quoteId), quote, quoteKeepUntil(quote))
     if (expiryJob !== undefined) yield* discardJob(tx, expiryJob)
   }
   if (plan.order !== undefined) yield* saveOrder(tx, plan.order)
@@ -40,7 +41,7 @@ export const writePlan = Effect.fnUntraced(function* <A>(w: Writers, tx: Tx, par
   for (const event of plan.events) yield* w.events.append(tx, partition, event.name, event.data)
   if (plan.toDesk !== undefined) {
     const order = plan.toDesk
-    yield* tx.put(DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
+    yield* putHere(tx, DESK_QUEUE, { id: order.orderId, partition: "global", sortKey: timeSortKey(now, order.orderId), body: { orderId: order.orderId } })
     yield* w.desk.onQueued(tx, order, now)
   }
   return plan.answer

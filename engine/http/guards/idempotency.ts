@@ -141,7 +141,7 @@ export class Idempotency extends Context.Service<
       }
       // Past 24 h on the engine clock a key is new again (lookup), so its answer need not be kept longer (E-400).
       yield* pruneExpired(tx, IdempotencyRecords.name, command.partition, command.now, ANSWERS_DROPPED_PER_COMMAND)
-      yield* IdempotencyRecords.put(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
+      yield* IdempotencyRecords.putHere(tx, id, command.partition, timeSortKey(command.now, command.key), record, command.now + IDEMPOTENCY_TTL_MS)
       yield* command.record(response)
     })
     const keep = <R>(command: Command<R>, id: string, response: EngineResponse) => store.transact((tx) => keepIn(tx, command, id, response))
@@ -150,7 +150,7 @@ export class Idempotency extends Context.Service<
     const inTransactionBody = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string) {
       // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
       // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
-      yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
+      yield* prefetch(tx, () => [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
       yield* tx.lockPartition(command.partition)
       const stored = yield* lookup(tx, id, command.fingerprint, command.now)
       if (stored !== undefined) return { _tag: "Replay", record: stored } as const
