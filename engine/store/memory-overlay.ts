@@ -95,11 +95,12 @@ class MemoryOverlay implements Overlay, Tx {
   private own(bit: number) {
     if ((this.owned & bit) !== 0) return
     this.owned |= bit
-    if (bit === PUTS) this.putDocs = new Map(this.putDocs)
+    // The shared empty structures are replaced by new empty ones, not copied (a copy walks an iterator).
+    if (bit === PUTS) this.putDocs = this.putDocs === NO_PUTS ? new Map() : new Map(this.putDocs)
     else if (bit === WIPED) this.wiped = [...this.wiped]
-    else if (bit === COUNTERS) this.counters = new Map(this.counters)
-    else if (bit === EVENTS) this.newEvents = [...this.newEvents]
-    else if (bit === JOBS) this.newJobs = new Map(this.newJobs)
+    else if (bit === COUNTERS) this.counters = this.counters === NO_COUNTERS ? new Map() : new Map(this.counters)
+    else if (bit === EVENTS) this.newEvents = this.newEvents === NO_EVENTS ? [] : [...this.newEvents]
+    else if (bit === JOBS) this.newJobs = this.newJobs === NO_JOBS ? new Map() : new Map(this.newJobs)
     else if (bit === DELETED_JOBS) this.deletedJobs = new Set(this.deletedJobs)
     else if (bit === DROPPED) this.dropped = new Map(this.dropped)
     else this.consumed = new Map(this.consumed)
@@ -152,13 +153,23 @@ class MemoryOverlay implements Overlay, Tx {
 
   list(collection: string, options: ListOptions) {
     return Effect.sync(() => {
-      const merged = new Map(this.isWiped(options.partition) ? [] : (this.state.docs.get(partitionKey(collection, options.partition)) ?? []))
+      const committed = this.isWiped(options.partition) ? undefined : this.state.docs.get(partitionKey(collection, options.partition))
+      // Nothing committed in the list (an event's webhooks, most often none): its own writes alone, no map to merge in.
+      if ((committed === undefined || committed.size === 0) && this.dropped.size === 0) return sortAndPage(this.ownIn(collection, options.partition), options)
+      const merged = new Map(committed ?? [])
       if (this.dropped.size > 0) for (const [key, d] of this.dropped) if (d.collection === collection) merged.delete(key.slice(collection.length + 1))
       for (const { collection: c, doc } of this.putDocs.values()) {
         if (c === collection && doc.partition === options.partition) merged.set(doc.id, doc)
       }
       return sortAndPage(merged.values(), options)
     })
+  }
+
+  /** This transaction's writes to `partition` of `collection`. */
+  private ownIn(collection: string, partition: string) {
+    const docs: Array<Doc> = []
+    for (const { collection: c, doc } of this.putDocs.values()) if (c === collection && doc.partition === partition) docs.push(doc)
+    return docs
   }
 
   deletePartition(partition: string) {

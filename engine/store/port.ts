@@ -180,8 +180,12 @@ export type Hint = readonly [collection: string, id: string] | { readonly collec
 
 export const isRowHint = (hint: Hint): hint is readonly [string, string] => Array.isArray(hint)
 
-/** Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. */
-export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint>): Effect.Effect<void> => (tx.prefetch === undefined ? Effect.void : tx.prefetch(keys))
+/**
+ * Tells the adapter the work will read these documents soon (`Tx.prefetch`); nothing when it does not use hints. Given
+ * as a function, the hints are built only for an adapter that uses them (the memory store does not: issue 25).
+ */
+export const prefetch = (tx: Tx, keys: ReadonlyArray<Hint> | (() => ReadonlyArray<Hint>)): Effect.Effect<void> =>
+  tx.prefetch === undefined ? Effect.void : tx.prefetch(typeof keys === "function" ? keys() : keys)
 
 /** Drops up to `limit` expired documents (`Tx.dropExpired`), the count unwanted: the adapter may send it later. */
 export const pruneExpired = (tx: Tx, collection: string, partition: string, upTo: number, limit: number): Effect.Effect<void, StoreError> =>

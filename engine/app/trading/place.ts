@@ -89,7 +89,7 @@ export const placing = (d: TradingDeps) => {
     const { placer, input, fields, instrument } = command
     const { partition, account } = placer
     yield* tx.lockPartition(partition)
-    yield* prefetch(tx, marketReads(partition, account, instrument, fields.quoteId, input.type))
+    yield* prefetch(tx, () => marketReads(partition, account, instrument, fields.quoteId, input.type))
     const now = yield* d.clock.now
     const accountState = yield* loadAccount(tx, partition, account, instrument)
     const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))

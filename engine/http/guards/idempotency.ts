@@ -150,7 +150,7 @@ export class Idempotency extends Context.Service<
     const inTransactionBody = Effect.fnUntraced(function* <R>(tx: Tx, command: Command<R>, id: string) {
       // The partition first: on PostgreSQL its lock is waited for before the transaction takes a connection, and
       // a request with the same key in another process waits here, then finds the first one's receipt (E-320).
-      yield* prefetch(tx, [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
+      yield* prefetch(tx, () => [[IdempotencyRecords.name, id], ...(command.reads?.() ?? [])])
       yield* tx.lockPartition(command.partition)
       const stored = yield* lookup(tx, id, command.fingerprint, command.now)
       if (stored !== undefined) return { _tag: "Replay", record: stored } as const
