@@ -124,39 +124,71 @@ const parseOrUndefined = (text: string): unknown => {
  * The bodies parsed so far by the check under way (`withParsedBodies`): its rules read the same answers (balances,
  * orders, stamps), and each parsed every body again; a simulated week's check spent most of its time there. Rules
  * only read what they get, so one parsed value serves them all. None outside a check: nothing is kept after it.
+ * Kept by entry, not by text: a map keyed by the text hashed every body whole (a week's 50 MB of them).
  */
-let parsedBodies: Map<string, unknown> | undefined
+let parsedBodies: Map<ExchangeEntry | DeliveryEntry, unknown> | undefined
 
-/** `text` parsed, or undefined when it is not JSON. */
-export const jsonOf = (text: string): unknown => {
+/** An exchange's answer (`body`) or a delivery's bytes (`raw`) parsed, or undefined when it is not JSON. */
+export const jsonOf = (entry: ExchangeEntry | DeliveryEntry): unknown => {
+  const text = entry.kind === "exchange" ? entry.body : entry.raw
   if (parsedBodies === undefined) return parseOrUndefined(text)
-  const known = parsedBodies.get(text)
-  if (known !== undefined || parsedBodies.has(text)) return known
+  const known = parsedBodies.get(entry)
+  if (known !== undefined || parsedBodies.has(entry)) return known
   const value = parseOrUndefined(text)
-  parsedBodies.set(text, value)
+  parsedBodies.set(entry, value)
   return value
+}
+
+/**
+ * What the check under way derived from a history once, for every rule that asks (its worlds, its exchanges): six
+ * rules walked the whole history for the same list. Keyed by the history itself, which a check never changes.
+ */
+let derived: WeakMap<ReadonlyArray<HistoryEntry>, { worlds?: ReadonlyArray<number>; exchanges?: ReadonlyArray<IndexedExchange> }> | undefined
+
+const derivedOf = (history: ReadonlyArray<HistoryEntry>) => {
+  if (derived === undefined) return {}
+  const known = derived.get(history)
+  if (known !== undefined) return known
+  const fresh = {}
+  derived.set(history, fresh)
+  return fresh
 }
 
 /** Runs `check` with every body it parses parsed once (`jsonOf`); nested calls share the outer one's. */
 export const withParsedBodies = <A>(check: () => A): A => {
   if (parsedBodies !== undefined) return check()
   parsedBodies = new Map()
+  derived = new WeakMap()
   try {
     return check()
   } finally {
     parsedBodies = undefined
+    derived = undefined
   }
 }
 
 /** The world each entry belongs to: how many resets came before it. */
 export const worlds = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<number> => {
+  const known = derivedOf(history)
+  if (known.worlds !== undefined) return known.worlds
   let world = 0
-  return history.map((e) => (e.kind === "reset" ? ++world : world))
+  known.worlds = history.map((e) => (e.kind === "reset" ? ++world : world))
+  return known.worlds
 }
 
-export const exchanges = (history: ReadonlyArray<HistoryEntry>) => {
+/** An exchange with its index in the history and its world. */
+export interface IndexedExchange {
+  readonly e: ExchangeEntry
+  readonly i: number
+  readonly w: number
+}
+
+export const exchanges = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<IndexedExchange> => {
+  const known = derivedOf(history)
+  if (known.exchanges !== undefined) return known.exchanges
   const world = worlds(history)
-  return history.flatMap((e, i) => (e.kind === "exchange" ? [{ e, i, w: world[i] ?? 0 }] : []))
+  known.exchanges = history.flatMap((e, i) => (e.kind === "exchange" ? [{ e, i, w: world[i] ?? 0 }] : []))
+  return known.exchanges
 }
 
 export const groupBy = <T>(items: ReadonlyArray<T>, key: (t: T) => string | undefined): Map<string, Array<T>> => {

@@ -18,6 +18,8 @@ export class ConsoleFeed extends Context.Service<
   {
     /** Publishes the signal `make` builds, only when a console listens. */
     readonly publish: (make: () => ConsoleSignal) => Effect.Effect<void>
+    /** Whether a console listens now (a caller that would publish after a commit then need not book the publish). */
+    readonly heard: () => boolean
     /** A subscription for as long as the scope lasts. */
     readonly subscribe: Effect.Effect<PubSub.Subscription<ConsoleSignal>, never, Scope.Scope>
   }
@@ -36,6 +38,7 @@ export class ConsoleFeed extends Context.Service<
     )
     return ConsoleFeed.of({
       publish: (make) => (listening === 0 ? Effect.void : Effect.asVoid(PubSub.publish(signals, make()))),
+      heard: () => listening > 0,
       subscribe: Effect.andThen(listen, PubSub.subscribe(signals))
     })
   })

@@ -138,8 +138,9 @@ export class WebhookDelivery extends Context.Service<
       const answersAtOnce = (webhook: WebhookDoc) =>
         outbound.mode === "simulated" || (outbound.simulates?.(webhook.url, partnerOfPartition(webhook.partition)) ?? false)
 
+      // Written when called (`putHere`, E-429): every caller yields it at once in a generator's body.
       const putDelivery = (tx: Tx, d: DeliveryDoc) =>
-        Deliveries.put(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
+        Deliveries.putHere(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
 
       /** Step 1, in the event's transaction. */
       // Each step's generator is made once (Effect.fnUntraced), not per call: see sim/scheduler.ts.
@@ -170,14 +171,22 @@ export class WebhookDelivery extends Context.Service<
         }
       })
 
-      /** Appends attempt `record` to the delivery's history, and tells the console once it commits. */
-      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> =>
-        Effect.as(
-          tx.afterCommit(
-            feed.publish(() => ({ kind: "delivery", deliveryId: d.deliveryId, attempt: record.attempt, outcome: record.outcome, status: record.status }))
-          ),
-          { ...d, history: [...(d.history ?? []), record] }
-        )
+      /**
+       * Appends attempt `record` to the delivery's history, and tells the console once it commits, if one listens (no
+       * hook to run after every outcome's commit otherwise).
+       */
+      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> => {
+        const next: DeliveryDoc = { ...d, history: [...(d.history ?? []), record] }
+        if (!feed.heard()) return Effect.succeed(next)
+        const signal = feed.publish(() => ({
+          kind: "delivery",
+          deliveryId: d.deliveryId,
+          attempt: record.attempt,
+          outcome: record.outcome,
+          status: record.status
+        }))
+        return Effect.as(tx.afterCommit(signal), next)
+      }
 
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
       /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
@@ -224,9 +233,7 @@ export class WebhookDelivery extends Context.Service<
 
       /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
       const attemptNow = Effect.fnUntraced(
-        function* (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined) {
-          const logged = yield* store.read((tx) => tx.readEvents(d.partition, (d.position ?? 1) - 1, 1))
-          const event = logged[0]
+        function* (d: DeliveryDoc, webhook: WebhookDoc, attempt: number, at: number, fault: DeliveryFault | undefined, event: LoggedEvent | undefined) {
           if (event === undefined) return yield* Effect.logWarning(`delivery ${d.deliveryId}: event ${d.eventId} is no longer in the log`)
           const envelope = envelopeOf(event, isSandboxPartition(d.partition))
           const body = JSON.stringify(newEventIdOnRetry && attempt > 1 ? { ...envelope, eventId: retriedEventId(envelope.eventId, attempt) } : envelope)
@@ -295,7 +302,10 @@ export class WebhookDelivery extends Context.Service<
           nextJobSeq: next.seq
         }
         yield* putDelivery(tx, sending)
-        const followUp = attemptNow(sending, webhook.value, attempt, now, fault)
+        // The event is read here, in the job's transaction already open, not in a read of its own after it (events
+        // are never changed once logged).
+        const logged = yield* tx.readEvents(d.partition, (d.position ?? 1) - 1, 1)
+        const followUp = attemptNow(sending, webhook.value, attempt, now, fault, logged[0])
         // A simulated endpoint answers at once: run inline so the run is deterministic. A real one may take 8 s:
         // do not hold up the scheduler's other jobs.
         return atOnce ? followUp : Effect.asVoid(Effect.forkDetach(followUp))

@@ -21,7 +21,16 @@ export interface TxConnection {
   readonly scope: Scope.Closeable
   /** Its `idle_in_transaction_session_timeout` is off (set once, before it is first kept open). */
   tuned: boolean
+  /** Commits in a row that chained the next transaction. */
+  chained: number
 }
+
+/**
+ * Chained commits in a row before one plain COMMIT gives the connection back. A session sends its activity counts
+ * (rows inserted, updated, deleted: what autovacuum and ANALYZE go by) only while idle outside a transaction, so a
+ * connection that never left one would hide its writes from autovacuum until it disconnects.
+ */
+export const CHAIN_LIMIT = 200
 
 /** Kept at most: the pool (4 connections) keeps two for reads and for transactions beyond these. */
 export const MAX_KEPT = 2
@@ -46,7 +55,7 @@ export const makeChainedConnections = (sql: SqlClient.SqlClient, max: number = M
         Effect.mapError(storeError("connect")),
         Effect.onError(() => Scope.close(scope, Exit.void))
       )
-      const tx: TxConnection = { conn, scope, tuned: false }
+      const tx: TxConnection = { conn, scope, tuned: false, chained: 0 }
       yield* conn.executeRaw("BEGIN", []).pipe(
         Effect.mapError(storeError("BEGIN")),
         Effect.onError(() => giveBack(tx, true))
@@ -61,7 +70,9 @@ export const makeChainedConnections = (sql: SqlClient.SqlClient, max: number = M
    */
   const commit = (tx: TxConnection): Effect.Effect<boolean, StoreError> =>
     Effect.suspend(() => {
-      if (closed || kept.length >= max) return Effect.as(Effect.mapError(tx.conn.executeRaw("COMMIT", []), storeError("COMMIT")), false)
+      if (closed || kept.length >= max || tx.chained >= CHAIN_LIMIT) {
+        return Effect.as(Effect.mapError(tx.conn.executeRaw("COMMIT", []), storeError("COMMIT")), false)
+      }
       // Off for this session, so a server's idle timeout does not end a transaction kept open on purpose.
       const tune = tx.tuned ? Effect.void : tx.conn.executeRaw("SET idle_in_transaction_session_timeout = 0", [])
       return Effect.andThen(tune, tx.conn.executeRaw("COMMIT AND CHAIN", [])).pipe(
@@ -69,6 +80,7 @@ export const makeChainedConnections = (sql: SqlClient.SqlClient, max: number = M
         Effect.flatMap((result) => {
           if ((result as { readonly command?: unknown }).command === "COMMIT") {
             tx.tuned = true
+            tx.chained++
             return Effect.succeed(true)
           }
           // "ROLLBACK" answers the COMMIT of an aborted transaction (as a plain COMMIT would, E-436 keeps that): the

@@ -23,10 +23,16 @@ export const encodeJson = (operation: string, value: unknown): Effect.Effect<str
 
 export const decodeJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
 
+/** The 4 hex digits of each code unit below 128, made once: sort keys are mostly ASCII (ids, times). */
+const ASCII_HEX = Array.from({ length: 128 }, (_, c) => c.toString(16).padStart(4, "0"))
+
 /** The string's UTF-16 code units as 4 hex digits each: "C"-collation order on it is JavaScript's `<` order. */
 export const sortOrderOf = (sortKey: string): string => {
   let out = ""
-  for (let i = 0; i < sortKey.length; i++) out += sortKey.charCodeAt(i).toString(16).padStart(4, "0")
+  for (let i = 0; i < sortKey.length; i++) {
+    const c = sortKey.charCodeAt(i)
+    out += c < 128 ? (ASCII_HEX[c] as string) : c.toString(16).padStart(4, "0")
+  }
   return out
 }
 
@@ -44,6 +50,23 @@ export const sqlLimit = (limit: number): number | undefined => (Number.isSafeInt
  * as nothing can have been stored under them.
  */
 export const representable = (value: string): boolean => value.isWellFormed() && !value.includes("\u0000")
+
+/** The StoreError `requireText` fails with for a put's strings, or undefined: no object or Effect made when all are fine. */
+export const putTextProblem = (collection: string, id: string, partition: string, sortKey: string): StoreError | undefined => {
+  if (representable(collection) && representable(id) && representable(partition) && representable(sortKey)) return undefined
+  const fields: Record<string, string> = { collection, id, partition, sortKey }
+  const field = Object.keys(fields).find((name) => !representable(fields[name] as string)) as string
+  return new StoreError({ message: `postgres store: put: ${field} ${JSON.stringify(fields[field])} contains NUL or a lone surrogate` })
+}
+
+/** JSON text of a put's body, or the StoreError `encodeJson` fails with: no Effect made on the way. */
+export const bodyText = (operation: string, value: unknown): string | null | StoreError => {
+  try {
+    return JSON.stringify(value) ?? null
+  } catch (cause) {
+    return new StoreError({ message: `postgres store: ${operation}: value is not JSON: ${String(cause)}`, cause })
+  }
+}
 
 export const requireText = (operation: string, fields: Record<string, string>): Effect.Effect<void, StoreError> => {
   for (const [field, value] of Object.entries(fields)) {

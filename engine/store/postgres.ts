@@ -27,6 +27,8 @@ import { PgClient } from "@effect/sql-pg"
 import { migrations } from "./migrations/index.ts"
 import {
   ALL_SEQUENCES,
+  bodyText,
+  putTextProblem,
   type DocRow,
   decodeJson,
   docOf,
@@ -196,12 +198,18 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
               statement<DocRow>("get", getStatement(collection, id)).pipe(Effect.map((rows) => rows[0]))
             ),
 
+      // Checked and encoded without an Effect step each: a trade puts about ten documents.
       put: (collection, doc) =>
-        Effect.gen(function* () {
-          yield* requireText("put", { collection, id: doc.id, partition: doc.partition, sortKey: doc.sortKey })
-          const body = yield* encodeJson("put", doc.body)
-          if (batch?.deferring) return batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
-          yield* statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body))
+        Effect.suspend(() => {
+          const problem = putTextProblem(collection, doc.id, doc.partition, doc.sortKey)
+          if (problem !== undefined) return Effect.fail(problem)
+          const body = bodyText("put", doc.body)
+          if (body instanceof StoreError) return Effect.fail(body)
+          if (batch?.deferring) {
+            batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
+            return Effect.void
+          }
+          return Effect.asVoid(statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body)))
         }),
 
       list: (collection, options) => {

@@ -1,14 +1,15 @@
 /**
  * Write transactions' connections kept open between attempts (E-436): a committed attempt's connection waits in its
  * next, empty transaction, which holds no lock and no snapshot; a failed attempt's writes are undone and its
- * connection is not kept; closing the store leaves no transaction open. Seen from a second session, in
+ * connection is not kept; closing the store leaves no transaction open; a connection leaves its chain now and then, so
+ * the server learns what it wrote. Seen from a second session, in
  * pg_stat_activity and pg_locks, on a temporary database.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
-import { MAX_KEPT } from "../../engine/store/pg-chained.ts"
+import { CHAIN_LIMIT, MAX_KEPT } from "../../engine/store/pg-chained.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
@@ -81,6 +82,34 @@ describe.skipIf(adminUrl === undefined)("postgres write transactions' kept conne
           yield* store.transact(put("second"))
           const seen = (id: string) => store.read((tx) => Effect.map(tx.get("c", id), Option.isSome))
           assert.deepStrictEqual([yield* seen("first"), yield* seen("undone"), yield* seen("second")], [true, false, true])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a connection chains at most CHAIN_LIMIT commits in a row: its writes reach the activity counts autovacuum goes by",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* withTemporaryDatabase(adminUrl ?? "")
+          const observer = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+          const store = Context.get(yield* Layer.build(PostgresStoreLayer(url)), Store)
+          for (let i = 0; i < CHAIN_LIMIT + 2; i++) {
+            yield* store.transact((tx) => tx.put("c", { id: `d${i}`, partition: "p:sandbox", sortKey: String(i), body: { i } }))
+          }
+          // A session sends its counts once idle outside a transaction (at most once a second): poll for them.
+          const inserted = observer<{ readonly n: number }>`
+            SELECT n_tup_ins::int AS n FROM pg_stat_user_tables WHERE relname = 'documents'`.pipe(
+            Effect.map((rows) => rows[0]?.n ?? 0),
+            Effect.orDie
+          )
+          let seen = 0
+          for (let i = 0; i < 50 && seen < CHAIN_LIMIT; i++) {
+            yield* Effect.sleep("100 millis")
+            seen = yield* observer.withTransaction(inserted)
+          }
+          assert.isAtLeast(seen, CHAIN_LIMIT)
         })
       ),
     60_000

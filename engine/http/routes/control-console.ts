@@ -3,7 +3,7 @@
  * asks for it), its one read of the world, and its live feed. Decoding and framing only; the files are
  * engine/console/'s, the world ConsoleView's, the signals the event log's and ConsoleFeed's.
  */
-import { Effect, PubSub, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { ConsoleView } from "../../app/console-view.ts"
 import { TradingService } from "../../app/trading/service.ts"
 import { consoleFile } from "../../console/files.ts"
@@ -44,7 +44,7 @@ const feed = Effect.gen(function* () {
   const signals = yield* ConsoleFeed
   return Stream.unwrap(
     Effect.gen(function* () {
-      const committed = yield* PubSub.subscribe(log.committed)
+      const committed = yield* log.subscribe
       const heard = yield* signals.subscribe
       const events = Stream.map(Stream.fromSubscription(committed), (e) => {
         const at = e.partition.lastIndexOf(":")
