@@ -124,16 +124,18 @@ const parseOrUndefined = (text: string): unknown => {
  * The bodies parsed so far by the check under way (`withParsedBodies`): its rules read the same answers (balances,
  * orders, stamps), and each parsed every body again; a simulated week's check spent most of its time there. Rules
  * only read what they get, so one parsed value serves them all. None outside a check: nothing is kept after it.
+ * Kept by entry, not by text: a map keyed by the text hashed every body whole (a week's 50 MB of them).
  */
-let parsedBodies: Map<string, unknown> | undefined
+let parsedBodies: Map<ExchangeEntry | DeliveryEntry, unknown> | undefined
 
-/** `text` parsed, or undefined when it is not JSON. */
-export const jsonOf = (text: string): unknown => {
+/** An exchange's answer (`body`) or a delivery's bytes (`raw`) parsed, or undefined when it is not JSON. */
+export const jsonOf = (entry: ExchangeEntry | DeliveryEntry): unknown => {
+  const text = entry.kind === "exchange" ? entry.body : entry.raw
   if (parsedBodies === undefined) return parseOrUndefined(text)
-  const known = parsedBodies.get(text)
-  if (known !== undefined || parsedBodies.has(text)) return known
+  const known = parsedBodies.get(entry)
+  if (known !== undefined || parsedBodies.has(entry)) return known
   const value = parseOrUndefined(text)
-  parsedBodies.set(text, value)
+  parsedBodies.set(entry, value)
   return value
 }
 

@@ -13,7 +13,7 @@ export const negativeBalances = (history: ReadonlyArray<HistoryEntry>): Array<Vi
   exchanges(history).flatMap(({ e, i }) => {
     // A refusal states no balance: its body is not parsed.
     if (e.status >= 300) return []
-    const body = jsonOf(e.body) as Partial<Record<(typeof BALANCE_FIELDS)[number], unknown>> | undefined
+    const body = jsonOf(e) as Partial<Record<(typeof BALANCE_FIELDS)[number], unknown>> | undefined
     if (typeof body !== "object" || body === null) return []
     const negative = BALANCE_FIELDS.filter((f) => typeof body[f] === "number" && (body[f] as number) < 0)
     return negative.length === 0
@@ -39,7 +39,7 @@ const cents = (n: unknown) => (typeof n === "number" ? Math.round(n * 100) : und
 const ledgerRead = (e: ExchangeEntry) => {
   const m = /\/users\/([^/?]+)\/transactions(\?.*)?$/.exec(e.path)
   if (e.method !== "GET" || e.status !== 200 || m === null) return undefined
-  const body = jsonOf(e.body) as { transactions?: unknown; hasMore?: unknown } | undefined
+  const body = jsonOf(e) as { transactions?: unknown; hasMore?: unknown } | undefined
   if (!Array.isArray(body?.transactions)) return undefined
   const query = new URLSearchParams(m[2] ?? "")
   const filtered = ["from", "to", "type", "cursor"].some((k) => query.has(k))
@@ -63,7 +63,7 @@ const chainBreak = (rows: ReadonlyArray<LedgerRow>, whole: boolean): string | un
 /** A transfer's answer: the transaction it made and the sub-account balance it states after it. */
 const transferAnswer = (e: ExchangeEntry) => {
   if (e.method !== "POST" || e.status >= 300 || !/\/users\/[^/]+\/(deposit|withdraw)$/.test(e.path)) return undefined
-  const body = jsonOf(e.body) as { transactionId?: unknown; newBalance?: unknown } | undefined
+  const body = jsonOf(e) as { transactionId?: unknown; newBalance?: unknown } | undefined
   return typeof body?.transactionId === "string" && typeof body.newBalance === "number"
     ? { transactionId: body.transactionId, newBalance: body.newBalance }
     : undefined

@@ -12,7 +12,7 @@ const TERMINAL = new Set(["REJECTED", "CANCELLED", "EXPIRED"])
  * not the order's.
  */
 const orderStates = (e: ExchangeEntry): ReadonlyArray<{ orderId: string; status: string }> => {
-  const payload = e.status < 300 ? jsonOf(e.body) : undefined
+  const payload = e.status < 300 ? jsonOf(e) : undefined
   const one = (o: unknown) => {
     const order = o as { orderId?: unknown; status?: unknown; canonicalStatus?: unknown } | null
     const status = order?.canonicalStatus ?? order?.status
@@ -74,7 +74,7 @@ const toldStates = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<Told> =
         at: e.sentAt,
         rest: true
       }))
-    const envelope = e.kind === "delivery" ? jsonOf(e.raw) : e.kind === "stream" ? e.data : undefined
+    const envelope = e.kind === "delivery" ? jsonOf(e) : e.kind === "stream" ? e.data : undefined
     const told = eventFate(envelope)
     if (told === undefined) return []
     const how = `${e.kind === "delivery" ? "webhook" : "stream"} ${told.event}`

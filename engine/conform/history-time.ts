@@ -7,7 +7,7 @@
  * reset through the control API), after which the instants and the target's stamps need not agree. A slack of
  * TIMESTAMP_SLACK_MS covers the skew's measuring error and coarse stamps.
  */
-import { exchanges, type HistoryEntry, jsonOf, type Violation } from "./history-entries.ts"
+import { type ExchangeEntry, exchanges, type HistoryEntry, jsonOf, type Violation } from "./history-entries.ts"
 
 export const TIMESTAMP_SLACK_MS = 2_000
 
@@ -18,9 +18,10 @@ const beforeClockMoves = (history: ReadonlyArray<HistoryEntry>): ReadonlyArray<H
 }
 
 /** What the answer stamps as "now", if it stamps anything: a created resource's createdAt, the status's timestamp. */
-const stampOf = (method: string, path: string, status: number, body: string): string | undefined => {
+const stampOf = (e: ExchangeEntry): string | undefined => {
+  const { method, path, status } = e
   if (status < 200 || status >= 300) return undefined
-  const json = jsonOf(body)
+  const json = jsonOf(e)
   if (typeof json !== "object" || json === null) return undefined
   const fields = json as { createdAt?: unknown; timestamp?: unknown }
   if (method === "POST" && typeof fields.createdAt === "string") return fields.createdAt
@@ -33,7 +34,7 @@ export const timestamps = (history: ReadonlyArray<HistoryEntry>): Array<Violatio
   const found: Array<Violation> = []
   for (const { e, i } of exchanges(beforeClockMoves(history))) {
     // An answer without a stamp is not looked at, nor then its replays (the same body, so no stamp either).
-    const stamp = stampOf(e.method, e.path, e.status, e.body)
+    const stamp = stampOf(e)
     const at = stamp === undefined ? Number.NaN : Date.parse(stamp)
     if (Number.isNaN(at)) continue
     // A replay repeats the first answer, stamp included: only the first answer under a key was made now.

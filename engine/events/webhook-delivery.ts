@@ -138,8 +138,9 @@ export class WebhookDelivery extends Context.Service<
       const answersAtOnce = (webhook: WebhookDoc) =>
         outbound.mode === "simulated" || (outbound.simulates?.(webhook.url, partnerOfPartition(webhook.partition)) ?? false)
 
+      // Written when called (`putHere`, E-429): every caller yields it at once in a generator's body.
       const putDelivery = (tx: Tx, d: DeliveryDoc) =>
-        Deliveries.put(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
+        Deliveries.putHere(tx, d.deliveryId, deliveryPartition(d.partition, d.webhookId), timeSortKey(d.createdAt, d.deliveryId), d)
 
       /** Step 1, in the event's transaction. */
       // Each step's generator is made once (Effect.fnUntraced), not per call: see sim/scheduler.ts.

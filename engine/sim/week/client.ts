@@ -82,7 +82,8 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
     let tick = 0
     let keys = 0
     // Made once (Effect.fnUntraced), not per request: see sim/scheduler.ts.
-    const call = Effect.fnUntraced(function* (method: string, target: string, key: string | undefined, body?: unknown) {
+    /** `mayRefuse` false: a refusal (4xx) is the driver's bug, not the week's (set-up, the desk, the clock): a problem. */
+    const call = Effect.fnUntraced(function* (method: string, target: string, key: string | undefined, body?: unknown, mayRefuse = false) {
       const q = target.indexOf("?")
       const path = q === -1 ? target : target.slice(0, q)
       const search = q === -1 ? "" : target.slice(q)
@@ -99,6 +100,7 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
       const response = yield* gateway.handle(request)
       counters.requests += 1
       if (response.status >= 500) counters.problems.push(`${method} ${target} answered ${response.status}: ${response.body.slice(0, 300)}`)
+      if (!mayRefuse && response.status >= 400) counters.problems.push(`${method} ${target} answered ${response.status}: ${response.body.slice(0, 300)}`)
       if (!admin && response.status >= 400 && response.status < 500) {
         const code = String((parse(response.body) as { error?: { code?: unknown } } | null)?.error?.code ?? response.status)
         counters.refusals.set(code, (counters.refusals.get(code) ?? 0) + 1)

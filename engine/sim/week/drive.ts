@@ -40,16 +40,10 @@ const FAILURES: Record<FailureKind, ScriptedAnswer> = {
 
 const field = (json: unknown, name: string): unknown => (typeof json === "object" && json !== null ? (json as Record<string, unknown>)[name] : undefined)
 
-export const driveWeek = (plan: WeekPlan, client: WeekClient, receivers: SimReceivers, problems: Array<string>, onProgress?: (p: WeekProgress) => void) =>
+export const driveWeek = (plan: WeekPlan, client: WeekClient, receivers: SimReceivers, onProgress?: (p: WeekProgress) => void) =>
   Effect.gen(function* () {
-    const { drain } = client
-    /** A call whose refusal is the driver's bug, not the week's: set-up, the desk, the clock. */
-    const call = (method: string, target: string, key: string | undefined, body?: unknown, mayRefuse = false) =>
-      Effect.tap(client.call(method, target, key, body), (answer) =>
-        Effect.sync(() => {
-          if (!mayRefuse && answer.status >= 400) problems.push(`${method} ${target} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
-        })
-      )
+    // A call whose refusal is not passed with `mayRefuse` is a problem of the verdict (the client notes it).
+    const { drain, call } = client
     const partners: Array<Partner> = []
     const subAccounts: Array<string> = []
     /** What each sub-account holds per symbol, as its partner learnt it from order.filled (sells reserve it at once). */

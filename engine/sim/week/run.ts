@@ -89,7 +89,7 @@ const runOn = async (options: WeekRunOptions, databaseUrl: string | undefined): 
   try {
     const program = Effect.gen(function* () {
       const client = yield* makeClient(history, receivers, counters)
-      const driven = yield* driveWeek(plan, client, receivers, counters.problems, options.onProgress)
+      const driven = yield* driveWeek(plan, client, receivers, options.onProgress)
       const conservation = yield* checkConservation(driven.partners)
       const hash = yield* Trace.use((t) => t.hash)
       return { driven, conservation, hash }
