@@ -6,9 +6,9 @@ import { Option, type Scope } from "effect"
 import type { SqlConnection, SqlError } from "effect/sql"
 import type { Batch } from "./pg-batch.ts"
 import type { TxConnection } from "./pg-chained.ts"
-import type { HeldLocks, LockMode } from "./partition-locks.ts"
+import { GLOBAL_ROOT, type HeldLocks, type LockMode, lockRootOf } from "./partition-locks.ts"
 import type { Wanted } from "./pg-prefetch.ts"
-import { type Doc, StoreError } from "./port.ts"
+import { type Doc, StoreError, type Tx } from "./port.ts"
 
 /** Marks the StoreError a lock call fails with when the attempt has to run again. */
 export const RUN_AGAIN = Symbol.for("sokoni/store/run-again")
@@ -69,4 +69,23 @@ export interface Attempt {
 export const restore = <K, V>(map: Map<K, V>, saved: ReadonlyMap<K, V>) => {
   map.clear()
   for (const [k, v] of saved) map.set(k, v)
+}
+
+/**
+ * The port's operations on the attempt's connection (postgres.ts `makeTx`), and a put made at once: joined to a
+ * deferring batch (the StoreError the put fails with, or undefined), or "not deferring" (nothing done).
+ */
+export interface RawTx extends Tx {
+  readonly putDeferred: (collection: string, doc: Doc) => StoreError | undefined | "not deferring"
+}
+
+/**
+ * A put the attempt can make at once (E-439): its partner partition already held exclusive (so "global" shared), the
+ * transaction begun and its writes deferred. Locking it would take nothing and begin nothing: the put only joins the
+ * batch, with no step of the effect runtime for the lock check, the connection or the miss it clears.
+ */
+export const putAtOnce = (attempt: Attempt, partition: string): boolean => {
+  if (!attempt.batch.deferring || attempt.conn === undefined || attempt.runAgain || !representable(partition)) return false
+  const root = lockRootOf(partition)
+  return root !== GLOBAL_ROOT && attempt.held.modeOf(root) === "exclusive" && covers(attempt.held.modeOf(GLOBAL_ROOT), "shared")
 }

@@ -14,10 +14,10 @@
 import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { type DocRow, decodeJson, docOf } from "./pg-codec.ts"
+import { bodyText, type DocRow, decodeJson, docOf, putTextProblem, sortOrderOf } from "./pg-codec.ts"
 import { ensureFunction } from "./pg-functions.ts"
 import type { Prefetched } from "./pg-prefetch.ts"
-import { DOCUMENTS, LEDGER_ENTRIES, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
+import { DOCUMENTS, LEDGER_ENTRIES, putRow, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
 import { type Doc, StoreError } from "./port.ts"
 
 /** One pending write, as the apply function reads it (`k` its kind, `r` its row), plus what a read needs of it. */
@@ -158,6 +158,16 @@ const TYPED_NAMES: ReadonlySet<string> = new Set(TYPED_TABLES.map((table) => tab
  */
 const keyOf = (table: string, collection: string, id: string) =>
   TYPED_NAMES.has(table) ? `${table}\u0000\u0000${id}` : `${table}\u0000${collection}\u0000${id}`
+
+/** A put joining a deferring batch, made now: the StoreError `put` would fail with, or undefined once added (E-439). */
+export const deferPut = (batch: Batch, collection: string, doc: Doc): StoreError | undefined => {
+  const problem = putTextProblem(collection, doc.id, doc.partition, doc.sortKey)
+  if (problem !== undefined) return problem
+  const body = bodyText("put", doc.body)
+  if (body instanceof StoreError) return body
+  batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
+  return undefined
+}
 
 /** The batch of an attempt; `exclusive(partition)` says whether the attempt holds the partition's root exclusive. */
 export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (partition: string) => boolean): Batch => {

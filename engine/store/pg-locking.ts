@@ -24,11 +24,11 @@
  */
 import { Context, Effect, Exit, Option, Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { type CommitFaults, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
+import { type CommitFaults, type Doc, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
 import { makeGroupCommit } from "./pg-group.ts"
 import { makeChainedConnections } from "./pg-chained.ts"
-import { type Attempt, covers, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
+import { type Attempt, covers, putAtOnce, type RawTx, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
 import { LOCK, lockParams, prefetchedOf, readable } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
@@ -48,7 +48,7 @@ let savepoints = 0
 export const makeLockingTransact = (
   sql: SqlClient.SqlClient,
   table: LockTable,
-  makeTx: (hooks: Array<Effect.Effect<void>>, batch?: Batch) => Tx,
+  makeTx: (hooks: Array<Effect.Effect<void>>, batch?: Batch) => RawTx,
   faults: CommitFaults = noCommitFaults
 ) => {
   const chained = makeChainedConnections(sql)
@@ -198,7 +198,7 @@ export const makeLockingTransact = (
     )
   }
 
-  const lockingTx = (attempt: Attempt, raw: Tx): Tx => {
+  const lockingTx = (attempt: Attempt, raw: RawTx): Tx => {
     const lockPartition = (partition: string) =>
       representable(partition)
         ? Effect.asVoid(ensure(attempt, raw, lockRootOf(partition)))
@@ -224,6 +224,24 @@ export const makeLockingTransact = (
         // Read before its partition was locked: read it again under the lock (it may have changed or moved).
         return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
       })
+    const putLocked = (collection: string, doc: Doc) =>
+      Effect.andThen(
+        lockRootOf(doc.partition) === GLOBAL_ROOT ? writeGlobalRow(attempt, raw, collection, doc.id) : touch(doc.partition),
+        write(raw.put(collection, doc))
+      ).pipe(
+        // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
+        Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
+      )
+    /** Checked when the put runs, as `put` is lazy: the lock may be gone by then (a rollback to run again). */
+    const putNowOr = (collection: string, doc: Doc) =>
+      Effect.suspend(() => {
+        if (!putAtOnce(attempt, doc.partition)) return putLocked(collection, doc)
+        const outcome = raw.putDeferred(collection, doc)
+        if (outcome === "not deferring") return putLocked(collection, doc)
+        if (outcome !== undefined) return Effect.fail(outcome)
+        attempt.misses.delete(`${collection}\u0000${doc.id}`)
+        return Effect.void
+      })
     const counterPartition = (name: string) => {
       const colon = name.indexOf(":")
       return colon === -1 ? undefined : name.slice(colon + 1)
@@ -232,15 +250,9 @@ export const makeLockingTransact = (
       ...raw,
       lockPartition,
       get: (collection, id) => lockedGet(collection, id, 0),
-      put: (collection, doc) =>
-        Effect.andThen(
-          lockRootOf(doc.partition) === GLOBAL_ROOT ? writeGlobalRow(attempt, raw, collection, doc.id) : touch(doc.partition),
-          write(raw.put(collection, doc))
-        ).pipe(
-          // Its own write is no sign that someone else's appeared: found again, it is no longer a miss to check.
-          Effect.tap(() => Effect.sync(() => void attempt.misses.delete(`${collection}\u0000${doc.id}`)))
-        ),
+      put: putNowOr,
       list: (collection, options) => Effect.andThen(touch(options.partition), Effect.andThen(readWanted(attempt), read(raw.list(collection, options)))),
+
       deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
       dropExpired: (collection, partition, upTo, limit) => Effect.andThen(touch(partition), write(raw.dropExpired(collection, partition, upTo, limit))),
       nextSeq: (name) => {

@@ -46,22 +46,12 @@ import {
   toNumber,
   toStoreError
 } from "./pg-codec.ts"
-import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putRow, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
-import { after, type Batch, ensureApplyFunction, getThrough } from "./pg-batch.ts"
+import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
+import { after, type Batch, deferPut, ensureApplyFunction, getThrough } from "./pg-batch.ts"
 import { ensureLockFunction, listKey } from "./pg-prefetch.ts"
-import {
-  type CommitFaults,
-  type IdSequence,
-  isIdSequence,
-  type Job,
-  type LoggedEvent,
-  noCommitFaults,
-  type ReadTx,
-  Store,
-  StoreError,
-  type Tx
-} from "./port.ts"
+import { type CommitFaults, type IdSequence, isIdSequence, type Job, type LoggedEvent, noCommitFaults, type ReadTx, Store, StoreError } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
+import type { RawTx } from "./pg-attempt.ts"
 import { makeIdBlocks } from "./pg-id-blocks.ts"
 import { GLOBAL_ROOT, lockRootOf, makeLockTable } from "./partition-locks.ts"
 
@@ -186,7 +176,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
      * deferring `batch` (an attempt's, pg-batch.ts) writes whose result is not awaited wait in it, and reads of what
      * they touch send it first.
      */
-    const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): Tx => ({
+    const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): RawTx => ({
+      putDeferred: (collection, doc) => (batch?.deferring ? deferPut(batch, collection, doc) : "not deferring"),
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
@@ -201,14 +192,14 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
       // Checked and encoded without an Effect step each: a trade puts about ten documents.
       put: (collection, doc) =>
         Effect.suspend(() => {
+          if (batch?.deferring) {
+            const problem = deferPut(batch, collection, doc)
+            return problem === undefined ? Effect.void : Effect.fail(problem)
+          }
           const problem = putTextProblem(collection, doc.id, doc.partition, doc.sortKey)
           if (problem !== undefined) return Effect.fail(problem)
           const body = bodyText("put", doc.body)
           if (body instanceof StoreError) return Effect.fail(body)
-          if (batch?.deferring) {
-            batch.add(putRow(collection, doc, sortOrderOf(doc.sortKey), body))
-            return Effect.void
-          }
           return Effect.asVoid(statement("put", putStatement(collection, doc, sortOrderOf(doc.sortKey), body)))
         }),
 

@@ -95,17 +95,20 @@ describe.skipIf(adminUrl === undefined)("postgres write transactions' kept conne
           const url = yield* withTemporaryDatabase(adminUrl ?? "")
           const observer = yield* PgClient.makeClient({ url: Redacted.make(url) }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
           const store = Context.get(yield* Layer.build(PostgresStoreLayer(url)), Store)
-          for (let i = 0; i < CHAIN_LIMIT + 2; i++) {
-            yield* store.transact((tx) => tx.put("c", { id: `d${i}`, partition: "p:sandbox", sortKey: String(i), body: { i } }))
-          }
-          // A session sends its counts once idle outside a transaction (at most once a second): poll for them.
+          const write = (i: number) => store.transact((tx) => tx.put("c", { id: `d${i}`, partition: "p:sandbox", sortKey: String(i), body: { i } }))
+          // Twice the limit, a second apart: a session sends its counts when idle outside a transaction, at most once a
+          // second, so the second time it leaves its chain it sends at least what the first chain wrote.
+          for (let i = 0; i <= CHAIN_LIMIT; i++) yield* write(i)
+          yield* Effect.sleep("1100 millis")
+          for (let i = CHAIN_LIMIT + 1; i <= 2 * CHAIN_LIMIT + 1; i++) yield* write(i)
+          // Read until they arrive (the server's statistics are read a moment after they are sent).
           const inserted = observer<{ readonly n: number }>`
             SELECT n_tup_ins::int AS n FROM pg_stat_user_tables WHERE relname = 'documents'`.pipe(
             Effect.map((rows) => rows[0]?.n ?? 0),
             Effect.orDie
           )
           let seen = 0
-          for (let i = 0; i < 50 && seen < CHAIN_LIMIT; i++) {
+          for (let i = 0; i < 100 && seen < CHAIN_LIMIT; i++) {
             yield* Effect.sleep("100 millis")
             seen = yield* observer.withTransaction(inserted)
           }
