@@ -6,7 +6,7 @@
  *
  * How a stream stays gap-free and repeat-free (E-131): the log is the only source. A stream holds a cursor (the last
  * position it has passed) and always reads the committed log after it, in position order, so it can neither skip nor
- * repeat a position; a committed event only wakes it up (an `onAppend` hook whose `afterCommit` runs right after the
+ * repeat a position; a committed event only wakes it up (an `EventLog.onCommit` listener called right after the
  * commit, so no queue grows behind a slow client). It closes its wake-up latch before each read, so an event
  * committed during the read wakes it again. A live start (no resume position) starts after the log's end as it
  * stands when the stream opens. Each keep-alive also reads the log, so events another engine process commits on the
@@ -113,7 +113,7 @@ export class StreamService extends Context.Service<
           Latch.openUnsafe(c.wake)
         }
       }
-      yield* events.onAppend((tx, event) => tx.afterCommit(Effect.sync(() => wake(event))))
+      yield* events.onCommit(wake)
 
       const slotId = (partition: string, index: number) => `${partition}#${index}`
       const slotAt = (tx: ReadTx, id: string) =>

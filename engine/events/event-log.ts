@@ -3,8 +3,8 @@
  * transaction of the state change that caused it (transactional outbox). Owns: the event envelope, appending,
  * reading by position, and fanning committed events out to subscribers (SSE, webhooks, the trace).
  * Does not own delivery: consumers that must be as durable as the event (the webhook outbox) register an
- * `onAppend` hook that writes in the appending transaction; the stream's hook only registers an `afterCommit` wake-up
- * (app/stream.ts reads the log itself); others may `subscribe` to committed events.
+ * `onAppend` hook that writes in the appending transaction; the stream only needs a wake-up once an event commits
+ * (`onCommit`; app/stream.ts reads the log itself); others may `subscribe` to committed events.
  */
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { EngineClock, isoAt } from "../sim/clock.ts"
@@ -56,6 +56,11 @@ export class EventLog extends Context.Service<
     readonly subscribe: Effect.Effect<PubSub.Subscription<LoggedEvent>, never, Scope.Scope>
     /** Registers a hook run in every append's transaction (the webhook outbox). */
     readonly onAppend: (hook: AppendHook) => Effect.Effect<void>
+    /**
+     * Registers a plain function called with every event right after its transaction commits, before the event is
+     * traced (the streams' wake-up). It must not throw.
+     */
+    readonly onCommit: (listener: (event: LoggedEvent) => void) => Effect.Effect<void>
   }
 >()("sokoni/EventLog") {
   static readonly make = Effect.gen(function* () {
@@ -76,7 +81,18 @@ export class EventLog extends Context.Service<
           listening--
         })
     )
-    const publish = (logged: LoggedEvent) => Effect.suspend(() => (listening === 0 ? Effect.void : Effect.asVoid(PubSub.publish(committed, logged))))
+    const listeners: Array<(event: LoggedEvent) => void> = []
+    /**
+     * What runs once an event's transaction commits, in this order: the commit listeners, the trace's line, the
+     * publish. One after-commit effect per event: a listener's own hook and an empty publish cost some four steps
+     * per event (E-450).
+     */
+    const committedEffect = (logged: LoggedEvent, line: Record<string, unknown>) =>
+      Effect.suspend(() => {
+        for (const listener of listeners) listener(logged)
+        const traced = trace.record(line)
+        return listening === 0 ? traced : Effect.andThen(traced, PubSub.publish(committed, logged))
+      })
     const append = Effect.fnUntraced(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {
         eventId: yield* entropy.id("evt"),
@@ -86,18 +102,15 @@ export class EventLog extends Context.Service<
       })
       for (const hook of hooks) yield* hook(tx, logged)
       yield* tx.afterCommit(
-        Effect.andThen(
-          trace.record({
-            kind: "event",
-            partition,
-            position: logged.position,
-            eventId: logged.eventId,
-            event: name,
-            timestamp: isoAt(logged.timestamp),
-            data: payload
-          }),
-          publish(logged)
-        )
+        committedEffect(logged, {
+          kind: "event",
+          partition,
+          position: logged.position,
+          eventId: logged.eventId,
+          event: name,
+          timestamp: isoAt(logged.timestamp),
+          data: payload
+        })
       )
       return logged
     })
@@ -105,7 +118,8 @@ export class EventLog extends Context.Service<
       append,
       read: (tx, partition, after, limit) => tx.readEvents(partition, after, limit),
       subscribe: Effect.andThen(listen, PubSub.subscribe(committed)),
-      onAppend: (hook) => Effect.sync(() => void hooks.push(hook))
+      onAppend: (hook) => Effect.sync(() => void hooks.push(hook)),
+      onCommit: (listener) => Effect.sync(() => void listeners.push(listener))
     })
   })
 

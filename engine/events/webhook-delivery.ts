@@ -171,22 +171,14 @@ export class WebhookDelivery extends Context.Service<
         }
       })
 
+      /** Delivery `d` with attempt `record` appended to its history. */
+      const withAttempt = (d: DeliveryDoc, record: AttemptRecord): DeliveryDoc => ({ ...d, history: [...(d.history ?? []), record] })
       /**
-       * Appends attempt `record` to the delivery's history, and tells the console once it commits, if one listens (no
-       * hook to run after every outcome's commit otherwise).
+       * Tells the console of attempt `record` once `tx` commits, if one listens (no hook to run after every outcome's
+       * commit otherwise; callers ask `feed.heard()` first, so an unheard attempt costs no step: E-450).
        */
-      const withAttempt = (tx: Tx, d: DeliveryDoc, record: AttemptRecord): Effect.Effect<DeliveryDoc> => {
-        const next: DeliveryDoc = { ...d, history: [...(d.history ?? []), record] }
-        if (!feed.heard()) return Effect.succeed(next)
-        const signal = feed.publish(() => ({
-          kind: "delivery",
-          deliveryId: d.deliveryId,
-          attempt: record.attempt,
-          outcome: record.outcome,
-          status: record.status
-        }))
-        return Effect.as(tx.afterCommit(signal), next)
-      }
+      const tellConsole = (tx: Tx, deliveryId: string, record: AttemptRecord) =>
+        tx.afterCommit(feed.publish(() => ({ kind: "delivery", deliveryId, attempt: record.attempt, outcome: record.outcome, status: record.status })))
 
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
       /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
@@ -194,14 +186,16 @@ export class WebhookDelivery extends Context.Service<
         const found = yield* Deliveries.get(tx, deliveryId)
         if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
         const answered = result.kind === "answered" ? result : undefined
-        const d = yield* withAttempt(tx, found.value, {
+        const record: AttemptRecord = {
           attempt,
           at: found.value.lastAttemptAt ?? found.value.createdAt,
           outcome: sent === undefined ? "dropped" : result.kind,
           status: answered?.status ?? null,
           latencyMs: answered?.latencyMs ?? null,
           bytes: sent ?? null
-        })
+        }
+        const d = withAttempt(found.value, record)
+        if (feed.heard()) yield* tellConsole(tx, deliveryId, record)
         const ok = isSuccess(result)
         const last = attempt >= MAX_ATTEMPTS
         if ((ok || last) && d.nextJobSeq !== null) yield* tx.deleteJob(d.nextJobSeq)
@@ -316,7 +310,9 @@ export class WebhookDelivery extends Context.Service<
         const found = yield* Deliveries.get(tx, deliveryId)
         if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
         const at = found.value.lastAttemptAt ?? found.value.createdAt
-        const lost = yield* withAttempt(tx, found.value, { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null })
+        const record: AttemptRecord = { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null }
+        const lost = withAttempt(found.value, record)
+        if (feed.heard()) yield* tellConsole(tx, deliveryId, record)
         yield* putDelivery(tx, { ...lost, state: "failed", statusCode: null, latencyMs: null, nextAttemptAt: null, nextJobSeq: null })
         yield* countOutcome(tx, found.value.webhookId, false)
       })

@@ -17,8 +17,8 @@
  */
 import { Clock, Context, Effect, Layer, Option, type Schema, Semaphore } from "effect"
 import { type ApiFailure, fail } from "../domain/errors.ts"
-import { type Job, Store, type StoreError, type Tx } from "../store/port.ts"
-import { shapeCheck } from "../store/shape-check.ts"
+import { type Job, Store, StoreError, type Tx } from "../store/port.ts"
+import { shapeVerdict } from "../store/shape-check.ts"
 import { EngineClock, isoAt } from "./clock.ts"
 import { writeClockMark } from "./durable-time.ts"
 
@@ -60,8 +60,11 @@ export class Scheduler extends Context.Service<
     const clock = yield* EngineClock
     const handlers = new Map<string, CheckedHandler>()
     const register = <A>(kind: string, payload: Schema.Codec<A>, handler: JobHandler<A>) => {
-      const check = shapeCheck(payload, (seq) => `job ${seq} (${kind}) does not have the payload its handler takes`)
-      const checked: CheckedHandler = (tx, job) => Effect.flatMap(check(String(job.seq), job.payload), (p) => handler(tx, p))
+      const check = shapeVerdict(payload, (seq) => `job ${seq} (${kind}) does not have the payload its handler takes`)
+      const checked: CheckedHandler = (tx, job) => {
+        const p = check(String(job.seq), job.payload)
+        return p instanceof StoreError ? Effect.fail(p) : handler(tx, p)
+      }
       return Effect.sync(() => void handlers.set(kind, checked))
     }
     const timers = new Map<number, { readonly dueAt: number; readonly seq: number; readonly run: Effect.Effect<void> }>()

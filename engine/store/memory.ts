@@ -67,7 +67,15 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     // Called when the nested unit starts (inside `transact`'s withFiber), so the mark is taken then, not when built.
     const nested = <A, E, R>(overlay: Overlay, work: (tx: Tx) => Effect.Effect<A, E, R>) => {
       const undo = overlay.mark()
-      return Effect.onError(work(overlay.tx), () => Effect.sync(undo))
+      let unit: Effect.Effect<A, E, R>
+      try {
+        unit = work(overlay.tx)
+      } catch (defect) {
+        // A `work` that throws as it is called is undone too, as it was when a suspend of its own ran it.
+        undo()
+        throw defect
+      }
+      return Effect.onError(unit, () => Effect.sync(undo))
     }
 
     // The open overlay is looked up in the running fiber's context: one step, where a service look-up, a flatMap and

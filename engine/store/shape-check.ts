@@ -9,8 +9,11 @@
 import { Cause, Effect, Exit, Schema } from "effect"
 import { StoreError } from "./port.ts"
 
-/** A check of values against `shape`: a value that does not fit fails as a StoreError saying `what(name)` and why. */
-export const shapeCheck = <A>(shape: Schema.Codec<A>, what: (name: string) => string) => {
+/**
+ * A check of values against `shape`, without an effect: the value itself when it fits, else a StoreError saying
+ * `what(name)` and why (the scheduler checks every job's payload this way: an effect per job cost two steps, E-450).
+ */
+export const shapeVerdict = <A>(shape: Schema.Codec<A>, what: (name: string) => string) => {
   const fits = Schema.is(shape)
   /**
    * Values already found to fit: the memory store hands back the very object it keeps, read again and again (a
@@ -18,15 +21,24 @@ export const shapeCheck = <A>(shape: Schema.Codec<A>, what: (name: string) => st
    * value read from PostgreSQL is a new object each time and is simply checked.
    */
   const fitted = new WeakSet<object>()
-  return (name: string, value: unknown): Effect.Effect<A, StoreError> => {
+  return (name: string, value: unknown): A | StoreError => {
     const remembered = typeof value === "object" && value !== null
-    if (remembered && fitted.has(value)) return Effect.succeed(value as A)
+    if (remembered && fitted.has(value)) return value as A
     if (fits(value)) {
       if (remembered) fitted.add(value)
-      return Effect.succeed(value)
+      return value
     }
     const exit = Schema.decodeUnknownExit(shape)(value)
     const issue = Exit.isFailure(exit) ? `: ${Cause.pretty(exit.cause)}` : ""
-    return Effect.fail(new StoreError({ message: `${what(name)}${issue}` }))
+    return new StoreError({ message: `${what(name)}${issue}` })
+  }
+}
+
+/** A check of values against `shape`: a value that does not fit fails as a StoreError saying `what(name)` and why. */
+export const shapeCheck = <A>(shape: Schema.Codec<A>, what: (name: string) => string) => {
+  const verdict = shapeVerdict(shape, what)
+  return (name: string, value: unknown): Effect.Effect<A, StoreError> => {
+    const checked = verdict(name, value)
+    return checked instanceof StoreError ? Effect.fail(checked) : Effect.succeed(checked)
   }
 }

@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Data, Effect, Exit, type Layer, Option } from "effect"
-import { type ReadTx, Store, type Tx } from "../../engine/store/port.ts"
+import { putHere, type ReadTx, Store, type Tx } from "../../engine/store/port.ts"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly why: string }> {}
 
@@ -167,6 +167,32 @@ export const nestedContract = (name: string, storeLayer: Layer.Layer<Store, unkn
           events.map((e) => e.position),
           events.map((_, i) => i + 1)
         )
+      })
+    )
+
+    it.effect("a nested unit that writes at once (putHere) and throws as it is called is undone alone", () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const died = yield* store.transact((outer) =>
+          Effect.gen(function* () {
+            yield* outer.put("nest", doc("t-outer", 1))
+            const inner = yield* Effect.exit(
+              store.transact((tx): Effect.Effect<void> => {
+                // On the memory store the write is made here, before the throw (E-429); elsewhere it is never run.
+                void putHere(tx, "nest", doc("t-inner", 2))
+                throw new Error("thrown while the unit is made")
+              })
+            )
+            return Exit.isFailure(inner)
+          })
+        )
+        assert.isTrue(died)
+        const [outer, inner] = yield* store.read((tx) => Effect.all([tx.get("nest", "t-outer"), tx.get("nest", "t-inner")]))
+        assert.deepStrictEqual(
+          Option.map(outer, (d) => d.body),
+          Option.some({ v: 1 })
+        )
+        assert.isTrue(Option.isNone(inner))
       })
     )
   })

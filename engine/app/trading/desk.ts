@@ -26,11 +26,14 @@ export const findOrder = (tx: ReadTx, orderId: string) =>
   )
 
 export const desking = (d: TradingDeps) => {
-  /** Fills inside `tx`; shared by the control API and the desk's jobs. */
+  /**
+   * Fills inside `tx`; shared by the control API and the desk's jobs. `loaded`: the order as a job already read it in
+   * `tx` (read again otherwise).
+   */
   // Generators made once per service (Effect.fnUntraced), not per call: see sim/scheduler.ts.
-  const fillIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, request: FillRequest) {
+  const fillIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, request: FillRequest, loaded?: OrderRecord) {
     const now = yield* d.clock.now
-    const order = yield* findOrder(tx, orderId)
+    const order = loaded ?? (yield* findOrder(tx, orderId))
     const price = yield* liftFailure(fillPrice(order, request))
     const ids = { reportId: yield* d.entropy.id("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
     const plan = yield* liftFailure(decideFill(order, { quantity: request.quantity, price }, now, ids))
@@ -47,9 +50,9 @@ export const desking = (d: TradingDeps) => {
       : Effect.map(walletBalance(tx, order.partition, order.account), (available) => ({ kind: "cash", available }))
 
   /** Rejects inside `tx` (control API, desk jobs); a settlement failure (`unwind`) is a rejection that reverses the fills. */
-  const rejectIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, code: string, reason: string, unwind = false) {
+  const rejectIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, code: string, reason: string, unwind = false, loaded?: OrderRecord) {
     const now = yield* d.clock.now
-    const order = yield* findOrder(tx, orderId)
+    const order = loaded ?? (yield* findOrder(tx, orderId))
     const funds = unwind ? yield* unwindFunds(tx, order) : undefined
     const plan = yield* liftFailure(decideReject(order, code, reason, now, funds))
     return yield* writePlan(d, tx, order.partition, plan, now)

@@ -69,7 +69,7 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
         const order = yield* loadOrder(tx, orderId)
         // decided meanwhile (manual action, cancel) or wiped by a sandbox reset: nothing to do
         if (order === undefined || !awaitsDesk(order)) return
-        yield* desk.fillIn(tx, orderId, {})
+        yield* desk.fillIn(tx, orderId, {}, order)
       })
     )
 
@@ -83,8 +83,9 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
         const marketPrice =
           step.action === "fill" && step.price === "market" ? yield* d.desk.marketPrice(d.symbols.listingOf(order.symbol), yield* d.clock.now) : undefined
         const action = deskStepAction(order, step, SETTLEMENT_FAILED_CODE, marketPrice)
-        if (action._tag === "Reject") return yield* Effect.asVoid(desk.rejectIn(tx, orderId, action.code, action.reason, action.unwind))
-        yield* desk.fillIn(tx, orderId, action.request)
+        // The order just read in this transaction is handed on, not read again.
+        if (action._tag === "Reject") yield* desk.rejectIn(tx, orderId, action.code, action.reason, action.unwind, order)
+        else yield* desk.fillIn(tx, orderId, action.request, order)
       })
     )
   })

@@ -1,0 +1,45 @@
+/**
+ * Effect steps of a simulated week, in process (the hook of effect-steps.ts): deterministic, so a change to the
+ * week's paths is judged by it on a busy machine. A tool, not a test.
+ *   node scripts/bench/week-steps.ts [orders, default 2000] [sub-accounts, default 200]
+ */
+import { Effect } from "effect"
+
+const ORDERS = process.argv[2] ?? "2000"
+const SUBS = process.argv[3] ?? "200"
+
+const sample = Effect.succeed(1) as unknown as Record<string, unknown>
+const keys: Array<string> = []
+for (const key in sample) keys.push(key)
+const identifier = keys.find((k) => k.endsWith("/identifier"))
+if (identifier === undefined) throw new Error("week-steps: this version of Effect names its primitives otherwise")
+const EVALUATE = identifier.replace("/identifier", "/evaluate")
+const ARGS = identifier.replace("/identifier", "/args")
+const TOP = Number(process.env.STEPS_TOP ?? 0)
+const kinds = new Map<string, number>()
+let steps = 0
+const hook = (step: Record<string, unknown>, fiber: unknown) => {
+  steps++
+  if (TOP > 0) {
+    const thunk = step[ARGS]
+    const kind = `${String(step[identifier])}${typeof thunk === "function" ? ` ${String(thunk).replace(/\s+/g, " ").slice(0, 90)}` : ""}`
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  }
+  return (step[EVALUATE] as (fiber: unknown) => unknown).call(step, fiber)
+}
+const fiberPrototype = Object.getPrototypeOf(Effect.runFork(Effect.void)) as object
+Object.defineProperty(fiberPrototype, "cache", {
+  configurable: true,
+  get(this: { stepsCache?: unknown }) {
+    return this.stepsCache
+  },
+  set(this: { stepsCache?: unknown }, cache: { tracerContext?: unknown }) {
+    this.stepsCache = cache.tracerContext === undefined ? { ...cache, tracerContext: hook } : cache
+  }
+})
+process.on("exit", () => {
+  console.log(`effect steps: ${steps} (week of ${ORDERS} orders, ${SUBS} sub-accounts)`)
+  for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${String(count).padStart(8)} ${kind}`)
+})
+process.argv.splice(2, process.argv.length, "simulate", "--seed", "1", "--orders", ORDERS, "--sub-accounts", SUBS)
+await import("../../engine/cli/main.ts")
