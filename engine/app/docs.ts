@@ -69,6 +69,13 @@ export interface Collection<A> {
   readonly getWith: <B>(tx: ReadTx, id: string, f: (found: Option.Option<A>) => B) => Effect.Effect<B, StoreError>
   /** `get` with the document's partition and sort key (to write it back where it is), its body checked the same way. */
   readonly getDoc: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<Doc<A>>, StoreError>
+  /**
+   * `get`, `getWith` and `getDoc` read when called on a store that answers at once (`getNow`), a step less each (the
+   * week's jobs, E-451): for `yield*` at once in a generator's body only, like `putHere`.
+   */
+  readonly getHere: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<A>, StoreError>
+  readonly getWithHere: <B>(tx: ReadTx, id: string, f: (found: Option.Option<A>) => B) => Effect.Effect<B, StoreError>
+  readonly getDocHere: (tx: ReadTx, id: string) => Effect.Effect<Option.Option<Doc<A>>, StoreError>
   /** `keepUntil`: when the API can no longer return it, so the store may drop it (E-400); absent, it is kept. */
   readonly put: (tx: Tx, id: string, partition: string, sortKey: string, body: A, keepUntil?: number) => Effect.Effect<void, StoreError>
   /** `put` through `putHere` (store/port.ts): written when called, for `yield*` at once in a generator's body only. */
@@ -137,16 +144,24 @@ export const collection = <A>(name: string, shape?: Schema.Codec<A>): Collection
     const checked = check(d.id, d.body)
     return passed(checked) ? Effect.succeed(f(Option.some(checked.value))) : Effect.map(checked, (body) => f(Option.some(body)))
   }
+  const getWith: Collection<A>["getWith"] = (tx, id, f) =>
+    tx.getNow === undefined ? Effect.map(Effect.flatMap(tx.get(name, id), someBody), f) : Effect.suspend(() => withNow(tx, id, f))
+  const get: Collection<A>["get"] = (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someBody) : Effect.suspend(() => bodyNow(tx, id)))
+  const getDoc: Collection<A>["getDoc"] = (tx, id) =>
+    tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someDoc) : Effect.suspend(() => docNow(tx, id))
   return {
     name,
-    getWith: (tx, id, f) => (tx.getNow === undefined ? Effect.map(Effect.flatMap(tx.get(name, id), someBody), f) : Effect.suspend(() => withNow(tx, id, f))),
-    get: (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someBody) : Effect.suspend(() => bodyNow(tx, id))),
+    getWith,
+    get,
+    getDoc,
+    getHere: (tx, id) => (tx.getNow === undefined ? get(tx, id) : bodyNow(tx, id)),
+    getWithHere: (tx, id, f) => (tx.getNow === undefined ? getWith(tx, id, f) : withNow(tx, id, f)),
+    getDocHere: (tx, id) => (tx.getNow === undefined ? getDoc(tx, id) : docNow(tx, id)),
     put: (tx, id, partition, sortKey, body, keepUntil) =>
       tx.put(name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
     putHere: (tx, id, partition, sortKey, body, keepUntil) =>
       putHere(tx, name, keepUntil === undefined ? { id, partition, sortKey, body } : { id, partition, sortKey, body, keepUntil }),
     list: (tx, partition, options) => Effect.flatMap(tx.list(name, { partition, ...options }), bodiesOf),
-    getDoc: (tx, id) => (tx.getNow === undefined ? Effect.flatMap(tx.get(name, id), someDoc) : Effect.suspend(() => docNow(tx, id))),
     listDocs: (tx, options) => Effect.flatMap(tx.list(name, options), docsOf)
   }
 }

@@ -183,7 +183,7 @@ export class WebhookDelivery extends Context.Service<
       /** Step 3's write: the outcome of attempt `attempt`, unless a later job already moved the delivery on. */
       /** `sent`: the bytes of the body sent; undefined when a fault plan dropped the attempt before sending. */
       const recordOutcomeIn = Effect.fnUntraced(function* (tx: Tx, deliveryId: string, attempt: number, result: OutboundResult, sent: number | undefined) {
-        const found = yield* Deliveries.get(tx, deliveryId)
+        const found = yield* Deliveries.getHere(tx, deliveryId)
         if (Option.isNone(found) || found.value.attempts !== attempt || found.value.state !== "sending") return
         const answered = result.kind === "answered" ? result : undefined
         const record: AttemptRecord = {
@@ -215,7 +215,7 @@ export class WebhookDelivery extends Context.Service<
 
       /** D-055: consecutive exhausted deliveries, reset by a success; the 20th disables the webhook. */
       const countOutcome = Effect.fnUntraced(function* (tx: Tx, webhookId: string, ok: boolean) {
-        const found = yield* Webhooks.getDoc(tx, webhookId)
+        const found = yield* Webhooks.getDocHere(tx, webhookId)
         if (Option.isNone(found)) return
         const webhook = found.value.body
         const failures = ok ? 0 : webhook.consecutiveFailures + 1
@@ -261,12 +261,12 @@ export class WebhookDelivery extends Context.Service<
       /** Step 2, in the job's transaction; returns step 3 as the scheduler's follow-up. */
       const onAttempt = Effect.fnUntraced(function* (tx: Tx, payload: typeof DeliveryAttemptPayload.Type) {
         const { deliveryId, attempt, held } = payload
-        const found = yield* Deliveries.get(tx, deliveryId)
+        const found = yield* Deliveries.getHere(tx, deliveryId)
         if (Option.isNone(found)) return
         const d = found.value
         if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
         const now = yield* clock.now
-        const webhook = yield* Webhooks.get(tx, d.webhookId)
+        const webhook = yield* Webhooks.getHere(tx, d.webhookId)
         if (Option.isNone(webhook)) return
         const atOnce = answersAtOnce(webhook.value)
         // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
@@ -307,7 +307,7 @@ export class WebhookDelivery extends Context.Service<
 
       /** After the 6th attempt: if its outcome was never written (a crash), the delivery is failed. */
       const onSettle = Effect.fnUntraced(function* (tx: Tx, { deliveryId, attempt }: typeof DeliverySettlePayload.Type) {
-        const found = yield* Deliveries.get(tx, deliveryId)
+        const found = yield* Deliveries.getHere(tx, deliveryId)
         if (Option.isNone(found) || found.value.state !== "sending" || found.value.attempts !== attempt) return
         const at = found.value.lastAttemptAt ?? found.value.createdAt
         const record: AttemptRecord = { attempt, at, outcome: "lost", status: null, latencyMs: null, bytes: null }

@@ -23,7 +23,8 @@ import type { TradingDeps } from "./deps.ts"
 import type { desking } from "./desk.ts"
 import { writePlan } from "./write-plan.ts"
 
-const loadOrder = (tx: Tx, orderId: string) => Effect.map(Orders.get(tx, orderId), Option.getOrUndefined)
+/** Read when called (`getWithHere`): every job yields it at once in its generator's body. */
+const loadOrder = (tx: Tx, orderId: string) => Orders.getWithHere(tx, orderId, Option.getOrUndefined)
 
 export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desking>) =>
   Effect.gen(function* () {
