@@ -116,12 +116,24 @@ export const makeLockingTransact = (
             attempt.conn = tx.conn
             attempt.tx = tx
             attempt.open = true
-            yield* lockInDatabase(
+            const locks = lockInDatabase(
               attempt,
               [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b))
             )
+            yield* tx.waited ? Effect.catch(locks, (error) => firstStatementFailed(attempt, error)) : locks
           })
     )
+
+  /**
+   * The first statement on a connection that waited kept (pg-chained.ts) failed: nothing of this attempt reached the
+   * server, and the connection is likely gone (ended while it waited). It goes back to the pool, not to the kept ones,
+   * and the transaction runs again on another connection; a second failure there is the transaction's own.
+   */
+  const firstStatementFailed = (attempt: Attempt, error: StoreError): Effect.Effect<never, StoreError> =>
+    Effect.suspend(() => {
+      attempt.runAgain = true
+      return Effect.fail(runAgainError(`a kept connection failed its first statement (${error.message})`))
+    })
 
   const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
     Effect.suspend(() => {
