@@ -23,6 +23,11 @@ export interface TxConnection {
   tuned: boolean
   /** Commits in a row that chained the next transaction. */
   chained: number
+  /**
+   * Taken from the kept ones: it waited in its empty transaction, and the server may have ended it meanwhile (a
+   * restart, an administrator, a network cut), which the engine learns only from its next statement.
+   */
+  waited: boolean
 }
 
 /**
@@ -48,14 +53,17 @@ export const makeChainedConnections = (sql: SqlClient.SqlClient, max: number = M
   /** A connection inside a transaction that has run nothing yet: a kept one, or a pooled one after BEGIN. */
   const take: Effect.Effect<TxConnection, StoreError> = Effect.suspend(() => {
     const ready = kept.pop()
-    if (ready !== undefined) return Effect.succeed(ready)
+    if (ready !== undefined) {
+      ready.waited = true
+      return Effect.succeed(ready)
+    }
     return Effect.gen(function* () {
       const scope = yield* Scope.make()
       const conn = yield* Scope.provide(sql.reserve, scope).pipe(
         Effect.mapError(storeError("connect")),
         Effect.onError(() => Scope.close(scope, Exit.void))
       )
-      const tx: TxConnection = { conn, scope, tuned: false, chained: 0 }
+      const tx: TxConnection = { conn, scope, tuned: false, chained: 0, waited: false }
       yield* conn.executeRaw("BEGIN", []).pipe(
         Effect.mapError(storeError("BEGIN")),
         Effect.onError(() => giveBack(tx, true))

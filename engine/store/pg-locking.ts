@@ -23,14 +23,15 @@
  * tried without waiting, and when it is busy the attempt rolls back and runs again (E-320).
  */
 import { Context, Effect, Exit, Option, Scope } from "effect"
-import type { SqlClient, SqlError } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import { type CommitFaults, type Doc, isIdSequence, isRowHint, noCommitFaults, StoreError, type Tx } from "./port.ts"
 import { type Batch, makeBatch } from "./pg-batch.ts"
 import { makeGroupCommit } from "./pg-group.ts"
+import { makeAttemptConnection } from "./pg-attempt-connection.ts"
 import { makeChainedConnections } from "./pg-chained.ts"
 import { type Attempt, covers, putAtOnce, type RawTx, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
-import { LOCK, lockParams, prefetchedOf, readable } from "./pg-prefetch.ts"
-import { GLOBAL_ROOT, type LockMode, type LockTable, lockOrder, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
+import { readable } from "./pg-prefetch.ts"
+import { GLOBAL_ROOT, type LockMode, type LockTable, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
 export const MAX_ATTEMPTS = 12
@@ -54,88 +55,7 @@ export const makeLockingTransact = (
   const chained = makeChainedConnections(sql)
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
 
-  const storeError = (operation: string) => (cause: SqlError.SqlError) =>
-    new StoreError({ message: `postgres store: ${operation} failed: ${cause.message}`, cause })
-
-  /**
-   * Runs `effect` on the attempt's connection once its transaction has begun, on a pooled one before; decided when it
-   * runs, not when it is built (an operation is often built before the lock that begins the transaction runs).
-   */
-  const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
-
-  /**
-   * The database's side of locks already held in this process, taken in `locks`' order; the same statement reads, once
-   * they are held, the partitions' counters and the rows the work said it wants (pg-prefetch.ts, E-318).
-   */
-  const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
-    if (locks.length === 0) return Effect.void
-    const wanted = attempt.wanted.splice(0)
-    const { names, params } = lockParams(locks, wanted)
-    return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
-      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), false)),
-      Effect.mapError(storeError("lock"))
-    )
-  }
-
-  /**
-   * Rows hinted once the transaction holds its locks (E-405): read together, by the lock function with no lock to
-   * take, before the first read that would otherwise go to the database alone. Kept whatever their partition: they
-   * were read in this transaction, just now, as the read they stand for would be.
-   */
-  const readWanted = (attempt: Attempt): Effect.Effect<void, StoreError> =>
-    Effect.suspend(() => {
-      if (attempt.wanted.length === 0 || attempt.conn === undefined) return Effect.void
-      const wanted = attempt.wanted.splice(0)
-      const { names, params } = lockParams([], wanted)
-      return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
-        Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), true)),
-        Effect.mapError(storeError("prefetch"))
-      )
-    })
-
-  /**
-   * A connection of the attempt's own inside a transaction (a kept one, or BEGIN on a pooled one: pg-chained.ts), then
-   * the advisory locks of every lock it holds in this process.
-   */
-  const begin = (attempt: Attempt): Effect.Effect<void, StoreError> =>
-    Effect.suspend(() =>
-      attempt.conn !== undefined
-        ? Effect.void
-        : Effect.gen(function* () {
-            // Its end registered with the attempt at once: the connection never goes back to the pool with a
-            // transaction open, whatever ends the attempt.
-            const tx = yield* Effect.uninterruptible(
-              Effect.tap(chained.take, (tx) =>
-                Scope.addFinalizer(
-                  attempt.scope,
-                  Effect.suspend(() => chained.release(tx, attempt.chained, attempt.open))
-                )
-              )
-            )
-            attempt.conn = tx.conn
-            attempt.tx = tx
-            attempt.open = true
-            yield* lockInDatabase(
-              attempt,
-              [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b))
-            )
-          })
-    )
-
-  const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
-    Effect.suspend(() => {
-      const tx = attempt.tx
-      if (tx === undefined) return Effect.void
-      return Effect.andThen(inTx(attempt, attempt.batch.flush), chained.commit(tx)).pipe(
-        Effect.tap((next) =>
-          Effect.sync(() => {
-            attempt.open = false
-            attempt.chained = next
-          })
-        )
-      )
-    })
+  const { storeError, inTx, lockInDatabase, readWanted, begin, commit } = makeAttemptConnection(sql, chained)
 
   /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
   const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
