@@ -214,7 +214,9 @@ export class WebhookDelivery extends Context.Service<
         store.transact((tx) => recordOutcomeIn(tx, deliveryId, attempt, result, sent))
 
       /** D-055: consecutive exhausted deliveries, reset by a success; the 20th disables the webhook. */
-      const countOutcome = Effect.fnUntraced(function* (tx: Tx, webhookId: string, ok: boolean) {
+      // A plain generator its callers delegate to (`yield* countOutcome(...)` in their own generator's body): not an
+      // effect of its own, which cost three steps per delivery (E-452).
+      const countOutcome = function* (tx: Tx, webhookId: string, ok: boolean) {
         const found = yield* Webhooks.getDocHere(tx, webhookId)
         if (Option.isNone(found)) return
         const webhook = found.value.body
@@ -223,7 +225,7 @@ export class WebhookDelivery extends Context.Service<
         // Most outcomes are a success after a success: nothing to write then (a write per delivery for nothing).
         if (failures === webhook.consecutiveFailures && status === webhook.status) return
         yield* tx.put(Webhooks.name, { ...found.value, body: { ...webhook, consecutiveFailures: failures, status } })
-      })
+      }
 
       /** Step 3: build the exact bytes, sign, send, trace, record. Runs outside every transaction. */
       const attemptNow = Effect.fnUntraced(
@@ -277,7 +279,9 @@ export class WebhookDelivery extends Context.Service<
           return
         }
         // An attempt a fault plan delays (or holds back so later ones overtake it) is asked once, then runs as booked.
-        const fault = held === true ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
+        // Asked only while a fault plan is in force (`busy`): a step and its answer per attempt otherwise (E-452).
+        const fault =
+          held === true || !faults.busy() ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
         if (fault?.fault === "delay" || fault?.fault === "reorder") {
           const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
           yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
