@@ -4,6 +4,7 @@
  * behind loses the oldest signals (a sliding buffer), since every signal only tells the page to read the state again.
  * While no console listens, publishing builds nothing: it runs on every request.
  */
+import { makeListeners } from "./listeners.ts"
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 
 export type ConsoleSignal =
@@ -26,19 +27,10 @@ export class ConsoleFeed extends Context.Service<
 >()("sokoni/ConsoleFeed") {
   static readonly make = Effect.gen(function* () {
     const signals = yield* PubSub.sliding<ConsoleSignal>(CONSOLE_BUFFER)
-    let listening = 0
-    const listen = Effect.acquireRelease(
-      Effect.sync(() => {
-        listening++
-      }),
-      () =>
-        Effect.sync(() => {
-          listening--
-        })
-    )
+    const { listen, heard } = makeListeners()
     return ConsoleFeed.of({
-      publish: (make) => (listening === 0 ? Effect.void : Effect.asVoid(PubSub.publish(signals, make()))),
-      heard: () => listening > 0,
+      publish: (make) => (heard() ? Effect.asVoid(PubSub.publish(signals, make())) : Effect.void),
+      heard,
       subscribe: Effect.andThen(listen, PubSub.subscribe(signals))
     })
   })

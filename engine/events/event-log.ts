@@ -6,6 +6,7 @@
  * `onAppend` hook that writes in the appending transaction; the stream only needs a wake-up once an event commits
  * (`onCommit`; app/stream.ts reads the log itself); others may `subscribe` to committed events.
  */
+import { makeListeners } from "./listeners.ts"
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import { EngineClock, isoAt } from "../sim/clock.ts"
 import { Entropy } from "../sim/random.ts"
@@ -71,16 +72,7 @@ export class EventLog extends Context.Service<
     const hooks: Array<AppendHook> = []
     // While nobody subscribes (every run without a console open), a committed event is not published: a publish to
     // a PubSub nobody reads still cost some ten steps per event (2% of a simulated week).
-    let listening = 0
-    const listen = Effect.acquireRelease(
-      Effect.sync(() => {
-        listening++
-      }),
-      () =>
-        Effect.sync(() => {
-          listening--
-        })
-    )
+    const { listen, heard } = makeListeners()
     const listeners: Array<(event: LoggedEvent) => void> = []
     /**
      * What runs once an event's transaction commits, in this order: the commit listeners, the trace's line, the
@@ -91,7 +83,7 @@ export class EventLog extends Context.Service<
       Effect.suspend(() => {
         for (const listener of listeners) listener(logged)
         const traced = trace.record(line)
-        return listening === 0 ? traced : Effect.andThen(traced, PubSub.publish(committed, logged))
+        return heard() ? Effect.andThen(traced, PubSub.publish(committed, logged)) : traced
       })
     const append = Effect.fnUntraced(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {

@@ -6,51 +6,19 @@
  *   STEPS_TOP=40 node scripts/bench/effect-steps.ts                and the most frequent steps of a trade, by kind
  * It counts through the fiber's tracer hook (`tracerContext`, Effect's internals of 4.0): a tool, not a test.
  */
-import { Effect } from "effect"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
+import { describeStep, installStepHook } from "./step-hook.ts"
 
 const PAIRS = Number(process.argv[2] ?? 200)
 const WARMUP = 100
 const TOP = Number(process.env.STEPS_TOP ?? 0)
 
-/** The keys Effect's primitives are read by: `<prefix>/identifier`, `/args`, `/evaluate`. */
-const keyOf = (suffix: string) => {
-  const sample = Effect.succeed(1) as unknown as Record<string, unknown>
-  const keys: Array<string> = []
-  for (const key in sample) keys.push(key)
-  const identifier = keys.find((k) => k.endsWith("/identifier"))
-  if (identifier === undefined) throw new Error("effect-steps: this version of Effect names its primitives otherwise")
-  return identifier.replace("/identifier", suffix)
-}
-const IDENTIFIER = keyOf("/identifier")
-const ARGS = keyOf("/args")
-const EVALUATE = keyOf("/evaluate")
-
-type Primitive = Record<string, unknown>
 let counting: Map<string, number> | undefined
-const describe = (step: Primitive) => {
-  const thunk = step[ARGS]
-  const source = typeof thunk === "function" ? ` ${String(thunk).replace(/\s+/g, " ").slice(0, 70)}` : ""
-  return `${String(step[IDENTIFIER])}${source}`
-}
-const hook = (step: Primitive, fiber: unknown) => {
-  if (counting !== undefined) {
-    const kind = TOP > 0 ? describe(step) : ""
-    counting.set(kind, (counting.get(kind) ?? 0) + 1)
-  }
-  return (step[EVALUATE] as (fiber: unknown) => unknown).call(step, fiber)
-}
-// Every fiber's context cache is set through its prototype: the hook rides on each one that has no tracer of its own.
-const fiberPrototype = Object.getPrototypeOf(Effect.runFork(Effect.void)) as object
-Object.defineProperty(fiberPrototype, "cache", {
-  configurable: true,
-  get(this: { stepsCache?: unknown }) {
-    return this.stepsCache
-  },
-  set(this: { stepsCache?: unknown }, cache: { tracerContext?: unknown }) {
-    this.stepsCache = cache.tracerContext === undefined ? { ...cache, tracerContext: hook } : cache
-  }
+installStepHook((step) => {
+  if (counting === undefined) return
+  const kind = TOP > 0 ? describeStep(step, 70) : ""
+  counting.set(kind, (counting.get(kind) ?? 0) + 1)
 })
 
 const host = await makeEngineHost(benchHostConfig({ store: "memory" }))

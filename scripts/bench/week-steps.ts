@@ -4,42 +4,23 @@
  *   node scripts/bench/week-steps.ts [orders, default 2000] [sub-accounts, default 200]
  *   STEPS_TOP=40 [STEPS_LABEL=desk.step] ...      and the most frequent steps by kind (of one label's steps)
  */
-import { Effect } from "effect"
+import { describeStep, installStepHook } from "./step-hook.ts"
 
 const ORDERS = process.argv[2] ?? "2000"
 const SUBS = process.argv[3] ?? "200"
 
-const sample = Effect.succeed(1) as unknown as Record<string, unknown>
-const keys: Array<string> = []
-for (const key in sample) keys.push(key)
-const identifier = keys.find((k) => k.endsWith("/identifier"))
-if (identifier === undefined) throw new Error("week-steps: this version of Effect names its primitives otherwise")
-const EVALUATE = identifier.replace("/identifier", "/evaluate")
-const ARGS = identifier.replace("/identifier", "/args")
 const TOP = Number(process.env.STEPS_TOP ?? 0)
 const kinds = new Map<string, number>()
 // Steps by what ran them, when an instrumented engine sets `globalThis.stepLabel` (not in the engine: a local patch).
 const byLabel = new Map<string, number>()
 let steps = 0
-const hook = (step: Record<string, unknown>, fiber: unknown) => {
+installStepHook((step) => {
   steps++
   const label = (globalThis as { stepLabel?: string }).stepLabel
   if (label !== undefined) byLabel.set(label, (byLabel.get(label) ?? 0) + 1)
   if (TOP > 0 && (process.env.STEPS_LABEL === undefined || process.env.STEPS_LABEL === label)) {
-    const thunk = step[ARGS]
-    const kind = `${String(step[identifier])}${typeof thunk === "function" ? ` ${String(thunk).replace(/\s+/g, " ").slice(0, 90)}` : ""}`
+    const kind = describeStep(step, 90)
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
-  }
-  return (step[EVALUATE] as (fiber: unknown) => unknown).call(step, fiber)
-}
-const fiberPrototype = Object.getPrototypeOf(Effect.runFork(Effect.void)) as object
-Object.defineProperty(fiberPrototype, "cache", {
-  configurable: true,
-  get(this: { stepsCache?: unknown }) {
-    return this.stepsCache
-  },
-  set(this: { stepsCache?: unknown }, cache: { tracerContext?: unknown }) {
-    this.stepsCache = cache.tracerContext === undefined ? { ...cache, tracerContext: hook } : cache
   }
 })
 process.on("exit", () => {
