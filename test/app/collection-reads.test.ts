@@ -83,7 +83,9 @@ describe("reads through a collection", () => {
           getDocHere: Option.none()
         })
 
-        const failures = yield* s.read((tx) => Effect.forEach(Object.values(readsOf(way(tx), "qt_bad")), (read) => Effect.flip(read)))
+        const failures = yield* s.read((tx) =>
+          Effect.forEach(Object.values(readsOf(way(tx), "qt_bad")) as ReadonlyArray<Effect.Effect<unknown, StoreError>>, (read) => Effect.flip(read))
+        )
         assert.strictEqual(failures.length, 6)
         for (const failure of failures) {
           assert.instanceOf(failure, StoreError)
