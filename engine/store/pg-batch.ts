@@ -38,6 +38,10 @@ interface Write {
 /** The key of a journal entry's row under which its postings go (not a column: json_populate_record skips it). */
 const POSTINGS_KEY = "@p"
 
+/** A JSON-text column's value in the row: the JSON itself when it is an object or array, else a string of it. */
+const jsonValue = (text: string | null): string =>
+  text !== null && (text.startsWith("{") || text.startsWith("[")) ? text : JSON.stringify(text)
+
 /**
  * A write's row as the apply function reads it: a put's row (with a journal entry's postings), else the op's own
  * fields (beside its kind, which goes in the kinds list). A JSON-text column of an object or array goes in as that
@@ -51,8 +55,7 @@ export const opText = (write: Pick<Write, "op" | "json">): string => {
   const text = JSON.stringify(op.r)
   const postings = op.p === undefined ? "" : `,"${POSTINGS_KEY}":${JSON.stringify(op.p)}`
   if (json === undefined && postings === "") return text
-  const value =
-    json === undefined ? "" : `,${JSON.stringify(json.column)}:${json.text !== null && (json.text.startsWith("{") || json.text.startsWith("[")) ? json.text : JSON.stringify(json.text)}`
+  const value = json === undefined ? "" : `,${JSON.stringify(json.column)}:${jsonValue(json.text)}`
   // A row is an object with its id and partition at least, so its text ends with the "}" the added keys go before.
   return `${text.slice(0, -1)}${postings}${value}}`
 }
