@@ -39,8 +39,7 @@ interface Write {
 const POSTINGS_KEY = "@p"
 
 /** A JSON-text column's value in the row: the JSON itself when it is an object or array, else a string of it. */
-const jsonValue = (text: string | null): string =>
-  text !== null && (text.startsWith("{") || text.startsWith("[")) ? text : JSON.stringify(text)
+const jsonValue = (text: string | null): string => (text !== null && (text.startsWith("{") || text.startsWith("[")) ? text : JSON.stringify(text))
 
 /**
  * A write's row as the apply function reads it: a put's row (with a journal entry's postings), else the op's own
