@@ -65,10 +65,15 @@ const lockBody = (): string => {
     END`
 }
 
+/**
+ * The lock function of this build, named by a hash of its text. Its reads are planned once per session
+ * (`force_generic_plan`, E-471): each takes its key from a JSON element, and PL/pgSQL's default planned them again
+ * on most calls.
+ */
 export const LOCK = (() => {
-  const body = lockBody()
+  const body = `SET plan_cache_mode = force_generic_plan AS $lock$ ${lockBody()} $lock$`
   const name = `sokoni_lock_${createHash("sha256").update(body).digest("hex").slice(0, 12)}`
-  const create = `CREATE OR REPLACE FUNCTION ${name}(locks json, names json, reads json) RETURNS json LANGUAGE plpgsql AS $lock$ ${body} $lock$`
+  const create = `CREATE OR REPLACE FUNCTION ${name}(locks json, names json, reads json) RETURNS json LANGUAGE plpgsql ${body}`
   return { name, call: `SELECT ${name}($1::json, $2::json, $3::json) AS found`, create }
 })()
 
