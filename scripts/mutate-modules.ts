@@ -2,7 +2,7 @@
  * Mutation testing in batches of modules, so a run that cannot finish in one sitting still leaves measured results
  * behind (E-270). A whole `npm run mutate` of engine/app and engine/http is thousands of mutants: hours on two cores.
  *
- *   node scripts/mutate-modules.ts [--batch 8] [--model-runs 30] [--dry] [--fresh] <file or glob>...
+ *   node scripts/mutate-modules.ts [--batch 8] [--model-runs 30] [--concurrency N] [--dry] [--fresh] <file or glob>...
  *   node scripts/mutate-modules.ts --merge-only
  *
  * Interrupted (Ctrl-C, or SIGINT/SIGTERM to Stryker), a batch keeps the mutants it tested in docs/mutation/partial/
@@ -230,7 +230,9 @@ if (import.meta.main) {
   }
   const batchSize = option(args, "--batch", 8)
   const modelRuns = option(args, "--model-runs", 30)
-  const patterns = args.filter((a, i) => !a.startsWith("--") && !["--batch", "--model-runs"].includes(args[i - 1] ?? ""))
+  // Stryker's test processes (the config's 2 by default): 1 on a machine shared with other work.
+  const concurrency = option(args, "--concurrency", 0)
+  const patterns = args.filter((a, i) => !a.startsWith("--") && !["--batch", "--model-runs", "--concurrency"].includes(args[i - 1] ?? ""))
   // In the order given (each glob's matches sorted): put the modules you most want measured first.
   const files = [...new Set(patterns.flatMap((p) => globSync(p).sort()))].filter((f) => f.endsWith(".ts"))
   const batches: Array<Array<string>> = []
@@ -266,7 +268,8 @@ if (import.meta.main) {
         "--dryRunTimeoutMinutes",
         "40",
         "--reporters",
-        "clear-text,progress"
+        "clear-text,progress",
+        ...(concurrency > 0 ? ["--concurrency", String(concurrency)] : [])
       ],
       { stdio: "inherit", env: { ...process.env, SOKONI_MODEL_RUNS: String(modelRuns) } }
     )

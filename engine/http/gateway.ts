@@ -3,7 +3,7 @@
  * (partner bases, sandbox root, public `/api/v1`, control API), matches a declared route, and runs the guards in the
  * order the design fixes: maintenance > (per source IP for operations without a key) > auth > rate limit > sandbox
  * force > faults > decode (read in the engine's dialect, http/dialect.ts) > idempotency > handler. Every failure leaves in the spec's envelope; a 5xx is never stored under an
- * Idempotency-Key; the exchange goes to the trace. It owns that order and nothing else: each guard, decoder and handler lives in its own module.
+ * Idempotency-Key; the exchange goes to the trace (exchange-trace.ts). It owns that order and nothing else: each guard, decoder and handler lives in its own module.
  */
 import { Context, Effect, Layer } from "effect"
 import { PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
@@ -14,10 +14,11 @@ import { addressAllowed } from "../domain/cidr.ts"
 import { ApiFailure, fail } from "../domain/errors.ts"
 import { ConsoleFeed } from "../events/console-feed.ts"
 import { EngineClock } from "../sim/clock.ts"
-import { lastFieldJson, Trace } from "../sim/trace.ts"
-import { isFailure, parseJsonBody } from "./body.ts"
+import { Trace } from "../sim/trace.ts"
+import { isFailure } from "./body.ts"
 import { Dialect, type DialectNote } from "./dialect.ts"
-import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, REMEMBERED_BODY_CHARS, withHeaders } from "./exchange.ts"
+import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
+import { makeExchangeTrace, observes } from "./exchange-trace.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
@@ -25,7 +26,6 @@ import { injectFault } from "./guards/faults.ts"
 import { Faults } from "../sim/faults.ts"
 import { limitFor, RateLimiter, rateHeaders, SOURCE_IP_LIMIT, sourceBucket } from "./guards/rate-limit.ts"
 import { forcedFailure, forcedHeaders } from "./guards/sandbox-force.ts"
-import { mayHoldSecret, redactSecrets } from "./redact.ts"
 import { RawBody, type Mount, type Route, StreamBody, WithStatus } from "./route.ts"
 import { makeRouter } from "./router.ts"
 
@@ -36,24 +36,6 @@ export const BASES: ReadonlyArray<{ readonly prefix: string; readonly environmen
 export const SANDBOX_ROOT = "/api/sandbox/v1"
 export const PUBLIC_ROOT = "/api/v1"
 export const CONTROL_ROOT = "/_sim"
-/** The console's own surface (E-382): watching the simulation neither enters its trace nor its console feed. */
-export const CONSOLE_ROOT = "/_sim/console"
-
-/** The header the console sends on every call: its reads (GET) only watch, and say so. */
-export const CONSOLE_HEADER = "x-sokoni-console"
-
-/**
- * Requests that only observe: neither recorded in the trace nor heard on the console's feed (E-382). The trace's
- * own reads, the console's surface, and every GET the console makes (findings, faults): watching the simulation must
- * not change its trace, nor wake the console that watches.
- */
-const CONSOLE_ROOT_SLASH = `${CONSOLE_ROOT}/`
-const observes = (request: EngineRequest) =>
-  request.path.startsWith("/_sim/trace") ||
-  request.path === CONSOLE_ROOT ||
-  request.path.startsWith(CONSOLE_ROOT_SLASH) ||
-  (request.method === "GET" && request.headers[CONSOLE_HEADER] !== undefined)
-
 /** Largest total of header names and values accepted (Node's own limit is set to the same in node-server.ts). */
 export const MAX_HEADER_BYTES = 16 * 1024
 
@@ -111,7 +93,6 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       >()
       const partners = yield* PartnerService
       const clock = yield* EngineClock
-      const trace = yield* Trace
       const limiter = yield* RateLimiter
       const maintenance = yield* Maintenance
       const idempotency = yield* Idempotency
@@ -119,7 +100,8 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
       const faults = yield* Faults
       // Consulted where the dialects differ: the legacy root, the body decoded, a missing key (http/dialect.ts).
       const dialect = yield* Dialect
-      const consoleFeed = yield* ConsoleFeed
+      // The trace line and the console's notice of each exchange (exchange-trace.ts).
+      const { traced } = makeExchangeTrace(yield* Trace, yield* ConsoleFeed)
       const routers = new Map<Mount, ReturnType<typeof makeRouter<Route<R>>>>()
       for (const mount of ["partner", "sandboxRoot", "public", "control"] as const) routers.set(mount, makeRouter(routes.filter((r) => r.mount === mount)))
 
@@ -332,63 +314,11 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return respond({ status: r.status, headers: { "content-type": "application/json", ...r.headers, "idempotent-replayed": "true" }, body: r.body })
       })
 
-      /**
-       * Answer values already scanned for credentials: a value answered again (the stock page of one second, 33 KB)
-       * is not scanned again. The same value always serialises to the same text (exchange.ts), so the verdict holds.
-       */
-      const scanned = new WeakMap<object, boolean>()
-      const holdsSecret = (text: string, value: unknown) => {
-        if (typeof value !== "object" || value === null || text.length < REMEMBERED_BODY_CHARS) return mayHoldSecret(text)
-        let secret = scanned.get(value)
-        if (secret === undefined) {
-          secret = mayHoldSecret(text)
-          scanned.set(value, secret)
-        }
-        return secret
-      }
-
-      /** What the trace keeps of a body: the JSON value, or the raw text when it is not (bounded) JSON. */
-      const traceValue = (text: string | undefined, value: unknown) => {
-        // Only a body that holds a credential is walked again (E-030): most hold none.
-        const secret = text !== undefined && holdsSecret(text, value)
-        if (value !== undefined) return secret ? redactSecrets(value) : value
-        const parsed = parseJsonBody(text)
-        const kept = isFailure(parsed) ? text : (parsed ?? null)
-        return secret ? redactSecrets(kept) : kept
-      }
-
-      /** The exchange's trace line; an answer kept as it is sent carries its body text, not serialised again. */
-      const httpLine = (sent: EngineRequest, response: EngineResponse): Record<string, unknown> => {
-        const kept = traceValue(response.body, response.value)
-        const line: Record<string, unknown> = {
-          kind: "http",
-          method: sent.method,
-          path: sent.path + sent.search,
-          request: traceValue(sent.body, undefined),
-          status: response.status,
-          response: kept
-        }
-        // `body` is exactly JSON.stringify(value) for an answer made by jsonResponse (exchange.ts), and only then.
-        // Set on the line itself, not on a copy of it: a symbol key is not one of its fields (trace.ts).
-        if (kept === response.value && typeof kept === "object" && kept !== null && typeof response.body === "string")
-          (line as { [lastFieldJson]?: string })[lastFieldJson] = response.body
-        return line
-      }
-
-      // Made once: these run on every request, and a closure made per request is garbage per request.
-      const traceFailed = (cause: unknown) => Effect.logError("could not record the exchange in the trace", cause)
+      // Made once: this runs on every request, and a closure made per request is garbage per request.
       const failed = (failure: ApiFailure | { readonly _tag: string }) =>
         failure instanceof ApiFailure
           ? Effect.succeed(errorResponse(failure))
           : Effect.logError("store failure in the gateway", failure).pipe(Effect.as(errorResponse(fail("INTERNAL_ERROR", "unexpected failure; safe to retry"))))
-
-      /** The exchange in the trace and on the console's feed, unless the request only observes (E-382). */
-      const traced = (sent: EngineRequest, request: EngineRequest, response: EngineResponse) => {
-        const recorded = Effect.catchCause(trace.record(httpLine(sent, response)), traceFailed)
-        const heard = consoleFeed.publish(() => ({ kind: "exchange", method: request.method, path: request.path, status: response.status }))
-        // No console listening (nearly always): publishing is `Effect.void`, not a step worth chaining.
-        return heard === Effect.void ? recorded : Effect.andThen(recorded, heard)
-      }
 
       /**
        * What follows every answer, in order: its audit record (a kept command's was written in its own transaction,

@@ -43,6 +43,8 @@ export interface Overlay {
   readonly tx: Tx
   readonly hooks: Array<Effect.Effect<void>>
   readonly commit: Effect.Effect<void>
+  /** `commit` made at once: folds the overlay into the committed state. */
+  readonly commitNow: () => void
   /** Where a nested unit starts, and how to undo what it did (a savepoint). */
   readonly mark: () => () => void
 }
@@ -281,6 +283,10 @@ class MemoryOverlay implements Overlay, Tx {
 
   afterCommit(effect: Effect.Effect<void>) {
     return Effect.sync(() => void this.hooks.push(effect))
+  }
+
+  commitNow() {
+    this.fold()
   }
 
   /** Folds the overlay into the committed state (the `commit` effect). */
