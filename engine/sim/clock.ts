@@ -22,7 +22,7 @@ export class EngineClock extends Context.Service<
     readonly now: Effect.Effect<number>
     /**
      * The clock read when called, for `yield* clock.nowHere()` in a generator's body: on the manual clock a finished
-     * effect, which the generator passes without a step of the runtime (two per read, some 45 reads per order of a
+     * effect, which the generator passes without a step of the runtime (one per read, some 33 reads per order of a
      * simulated week: E-461); `now` itself on the others. Yielded where it is called, as `putHere` (the at-once guard).
      */
     readonly nowHere: () => Effect.Effect<number>
