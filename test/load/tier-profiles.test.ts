@@ -45,6 +45,8 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
       const verdict = await proveOnce(tier, store, instances, windowSeconds, databaseUrl, shared)
       if (outcomeOf(verdict) !== "INCONCLUSIVE" || attempt === 3) return verdict
       await Promise.all(engines.splice(0).map((e) => e.stop()))
+      const counts = verdict.phases.map((p) => `${p.admitted} admitted, ${p.refused} refused`).join("; ")
+      console.log(`${tier}: the load never reached the limit with a ${windowSeconds} s window (${counts}); again with ${windowSeconds * 2} s`)
       windowSeconds *= 2
     }
   }
