@@ -267,7 +267,7 @@ export class WebhookDelivery extends Context.Service<
         if (Option.isNone(found)) return
         const d = found.value
         if (d.state === "delivered" || d.state === "failed" || d.attempts >= attempt) return
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const webhook = yield* Webhooks.getHere(tx, d.webhookId)
         if (Option.isNone(webhook)) return
         const atOnce = answersAtOnce(webhook.value)

@@ -210,7 +210,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         // What the audit and usage hook will need once the exchange is answered (app/audit.ts).
         seen.route = route
         seen.params = found?.params
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         seen.at = now
         if (where.mount !== "control") {
           const down = yield* maintenance.check(request.method, now, route?.operationId)

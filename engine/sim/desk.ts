@@ -291,7 +291,7 @@ export class ExecutionDesk extends Context.Service<
           if (policy instanceof ApiFailure) return yield* Effect.fail(policy)
           yield* Ref.set(state, { policy, unnamedUsed: 0 })
           if (policy.mode !== "scripted") return policy
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const named = queued.flatMap((o) => {
             const script = policy.scripts.find((x) => x.orderId === o.orderId)
             return script === undefined ? [] : [{ order: o, script }]

@@ -172,7 +172,7 @@ export class Scheduler extends Context.Service<
     // Untraced like the steps above: a traced Effect.fn captures a stack and opens a span on every call, and a
     // simulated week advances once per action (some 12,000 times).
     const advance = Effect.fnUntraced(function* (target: AdvanceTarget) {
-      const start = yield* clock.now
+      const start = yield* clock.nowHere()
       const to = yield* targetOf(start, target)
       if (to < start) return yield* Effect.fail(fail("VALIDATION_ERROR", `cannot move the clock back from ${isoAt(start)} to ${isoAt(to)}`))
       let jobsRun = 0
@@ -183,14 +183,14 @@ export class Scheduler extends Context.Service<
         const useTimer = timer !== undefined && timer.dueAt < jobDue
         const due = useTimer ? timer.dueAt : jobDue
         if (due > to) break
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         if (due > now) yield* clock.moveTo(due)
         if (useTimer) yield* runTimer(timer)
         else if (yield* runNext(due)) jobsRun++
         else yield* Effect.yieldNow
       }
       yield* clock.moveTo(to)
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       // A restart continues from here, not from where this process started (E-298).
       yield* writeClockMark(store, now, yield* Clock.currentTimeMillis)
       return { now, jobsRun }

@@ -90,7 +90,7 @@ export const placing = (d: TradingDeps) => {
     const { partition, account } = placer
     yield* tx.lockPartition(partition)
     yield* prefetch(tx, () => marketReads(partition, account, instrument, fields.quoteId, input.type))
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const accountState = yield* loadAccount(tx, partition, account, instrument)
     const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
     const state = {
@@ -109,7 +109,7 @@ export const placing = (d: TradingDeps) => {
 
   /** LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, looked at by its trigger job, expired by its deadline job. */
   const placeRestingOrder = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput, orderType: RestingType) {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const fields = yield* liftFailure(restingFields(orderType, input, now))
     const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
     const terms = yield* liftFailure(restingTerms(fields, findExchange(instrument.exchange), now))

@@ -53,7 +53,7 @@ export const quoting = (d: QuoteDeps) => {
     if (account !== "master" && Option.isNone(yield* d.store.read((tx) => Effect.option(findSubAccount(tx, principal.partition, account))))) {
       return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
     }
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const observation = yield* d.feed.observe(instrument, now)
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
     const quoteId = yield* d.entropy.id("qt")
