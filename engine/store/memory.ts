@@ -13,7 +13,7 @@ import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { type CommitFaults, noCommitFaults, type ReadTx, Store, type StoreError, type Tx } from "./port.ts"
 import { type Overlay, openOverlay } from "./memory-overlay.ts"
 import { makeTurn } from "./memory-turn.ts"
-import { docAt, eventsAfter, type MemoryState, makeMemoryState, partitionKey, sortAndPage } from "./memory-state.ts"
+import { bucketAt, docAt, eventsAfter, type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
 export { type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
@@ -118,8 +118,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     const committed: ReadTx = {
       get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(docAt(state.byId, collection, id))),
       getNow: (collection, id) => docAt(state.byId, collection, id),
-      list: (collection, options) =>
-        Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
+      list: (collection, options) => Effect.sync(() => sortAndPage((bucketAt(state, collection, options.partition) ?? new Map()).values(), options)),
       readEvents: (partition, afterPosition, limit) => Effect.sync(() => eventsAfter(state.events.get(partition), afterPosition, limit)),
       nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
     }
