@@ -46,6 +46,8 @@ export interface Overlay {
   readonly commit: Effect.Effect<void>
   /** `commit` made at once: folds the overlay into the committed state. */
   readonly commitNow: () => void
+  /** The first job in run order as this transaction sees it (`nextJob`'s answer, at once). */
+  readonly firstJob: () => Job | undefined
   /** Where a nested unit starts, and how to undo what it did (a savepoint). */
   readonly mark: () => () => void
 }
@@ -117,7 +119,7 @@ class MemoryOverlay implements Overlay, Tx {
   }
 
   /** The first job in run order: the committed queue's and this transaction's own, less what it deleted. */
-  private firstJob() {
+  firstJob() {
     const { deletedJobs } = this
     let first = this.state.jobs.first(deletedJobs.size === 0 ? undefined : (j) => deletedJobs.has(j.seq))
     for (const job of this.newJobs.values()) {
@@ -249,13 +251,15 @@ class MemoryOverlay implements Overlay, Tx {
     })
   }
 
+  scheduleJobNow(job: Omit<Job, "seq">) {
+    const scheduled: Job = { seq: nextIdOf(this.state, "jobs"), ...job }
+    this.own(JOBS)
+    this.newJobs.set(scheduled.seq, scheduled)
+    return scheduled
+  }
+
   scheduleJob(job: Omit<Job, "seq">) {
-    return Effect.sync(() => {
-      const scheduled: Job = { seq: nextIdOf(this.state, "jobs"), ...job }
-      this.own(JOBS)
-      this.newJobs.set(scheduled.seq, scheduled)
-      return scheduled
-    })
+    return Effect.sync(() => this.scheduleJobNow(job))
   }
 
   get nextJob() {
