@@ -129,7 +129,7 @@ export class AccountsService extends Context.Service<
         if (Option.isSome(yield* SubAccountKeys.get(tx, externalIdKey(partition, input.externalId)))) {
           return yield* Effect.fail(fail("CONFLICT", `externalId ${input.externalId} already belongs to a sub-account`, { param: "externalId" }))
         }
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const s: SubAccountRecord = {
           subAccountId: yield* entropy.id("usr"),
           partition,
@@ -221,7 +221,7 @@ export class AccountsService extends Context.Service<
     const summaryItem = (principal: Principal, requestedId: string) =>
       store.read((tx) =>
         Effect.gen(function* () {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const byId = yield* Effect.option(findSubAccount(tx, principal.partition, requestedId))
           const found = Option.isSome(byId) ? byId : yield* findByKey(tx, principal.partition, externalIdKey(principal.partition, requestedId))
           if (Option.isNone(found)) {
@@ -271,7 +271,7 @@ export class AccountsService extends Context.Service<
       }
       // Items are read one by one, not as one snapshot (spec: "read independently, not atomically").
       const accounts = yield* Effect.forEach(ids, (id) => summaryItem(principal, id))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const response: Schemas["WalletSummaryResponse"] = {
         accounts,
         count: accounts.length,

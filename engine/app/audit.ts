@@ -256,7 +256,7 @@ export class AuditTrail extends Context.Service<
     const record: (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>) => Effect.Effect<void> =
       Effect.fnUntraced(
         function* (request: EngineRequest, seen: Observed, response: EngineResponse, route: NonNullable<Observed["route"]>) {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const principal = seen.principal
           const params = seen.params ?? {}
           const common: Common = {

@@ -108,7 +108,7 @@ export class OrderBlotter extends Context.Service<
       const symbol = query.symbol?.toUpperCase()
       const scope = `blotter|${principal.partition}|${wanted ?? ""}|${symbol ?? ""}|${from ?? ""}|${to ?? ""}`
       const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const docs = yield* store.read((tx) => Orders.listDocs(tx, { partition: principal.partition, after, limit: 100_000, order: "desc" }))
       const result = scanBlotter(
         docs.map((d) => ({ sortKey: d.sortKey, order: d.body })),

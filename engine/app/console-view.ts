@@ -109,7 +109,7 @@ export class ConsoleView extends Context.Service<ConsoleView, { readonly world: 
     const streams = yield* StreamService
 
     const world = Effect.fn("ConsoleView.world")(function* (limit: number) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const read = yield* store.read((tx) =>
         Effect.gen(function* () {
           const partners = (yield* Partners.list(tx, "global", { limit: MAX_PARTNERS, order: "desc" })).toReversed()

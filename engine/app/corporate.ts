@@ -152,7 +152,7 @@ export class CorporateService extends Context.Service<
 
     const listDividends = Effect.fn("CorporateService.listDividends")(function* (query: DividendQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const { keep, filters } = yield* dividendFilter(query, now)
       const scope = scopeOf("dividends", partition, filters)
       const page = yield* liftFailure(pageOf((yield* declared(now)).filter(keep), dividendKey, "desc", { scope, cursor: query.cursor, limit }))
@@ -165,7 +165,7 @@ export class CorporateService extends Context.Service<
 
     const dividendCalendar = Effect.fn("CorporateService.dividendCalendar")(function* (query: CalendarQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const { keep, filters } = yield* dividendFilter(query, now)
       const all = query.all === true
       // Without all=true: not withdrawn, and paid today or later (D-096).
@@ -184,7 +184,7 @@ export class CorporateService extends Context.Service<
     })
 
     const getDividend = Effect.fn("CorporateService.getDividend")(function* (dividendId: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const found = (yield* declared(now)).find((d) => d.dividendId === dividendId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `dividend ${dividendId} was not found`))
       return dividendToWire(found, now)
@@ -193,7 +193,7 @@ export class CorporateService extends Context.Service<
     const dividendHistory = Effect.fn("CorporateService.dividendHistory")(function* (symbol: string, limit: number | undefined) {
       const max = yield* liftFailure(checkLimit(limit, 20, 100))
       const instrument = yield* liftFailure(symbols.resolve(symbol))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const dividends = (yield* declared(now))
         .filter((d) => ofListing(d.symbol, instrument))
         .slice(0, max)
@@ -208,7 +208,7 @@ export class CorporateService extends Context.Service<
       const instrument = yield* liftFailure(symbolFilter(symbols.resolve, query.symbol, exchange))
       yield* liftFailure(rangeCheck(query.from, query.to))
       const { actionType, status, from, to } = query
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = (yield* announced(now)).filter(
         (a) =>
           (exchange === undefined || a.exchange === exchange) &&
@@ -228,7 +228,7 @@ export class CorporateService extends Context.Service<
     })
 
     const getAction = Effect.fn("CorporateService.getAction")(function* (actionId: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const found = (yield* announced(now)).find((a) => a.actionId === actionId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `corporate action ${actionId} was not found`))
       return actionToWire(found, now)

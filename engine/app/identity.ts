@@ -47,7 +47,7 @@ export class IdentityProvider extends Context.Service<
     const { privateKey, publicKey } = signingKeyOf(entropy.seed)
 
     const issue = Effect.fn("IdentityProvider.issue")(function* (identity: Identity) {
-      const seconds = Math.floor((yield* clock.now) / 1000)
+      const seconds = Math.floor((yield* clock.nowHere()) / 1000)
       return yield* Effect.promise(() =>
         new SignJWT({ email: identity.email, email_verified: identity.emailVerified })
           .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
@@ -63,7 +63,7 @@ export class IdentityProvider extends Context.Service<
     const verify = Effect.fn("IdentityProvider.verify")(function* (authorization: string | undefined) {
       const token = bearerOf(authorization)
       if (token === undefined) return yield* Effect.fail(fail("AUTH_MISSING", "send an identity-provider ID token as `Authorization: Bearer <ID token>`"))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const verified = yield* Effect.tryPromise({
         try: () => jwtVerify(token, publicKey, { issuer: IDP_ISSUER, audience: IDP_AUDIENCE, algorithms: ["EdDSA"], currentDate: new Date(now) }),
         catch: () => fail("AUTH_INVALID", "the ID token is invalid or expired")

@@ -69,7 +69,7 @@ export class IntelService extends Context.Service<
       const limit = yield* liftFailure(checkLimit(query.limit, 20, 100))
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
       const instrument = yield* liftFailure(symbolFilter(symbols.resolve, query.symbol, exchange))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = published(now).filter(
         (a) => (exchange === undefined || a.exchange === exchange) && (instrument === undefined || mentions(a, instrument))
       )
@@ -83,7 +83,7 @@ export class IntelService extends Context.Service<
     })
 
     const getArticle = Effect.fn("IntelService.getArticle")(function* (idOrSlug: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const found = published(now).find((a) => a.id === idOrSlug || a.slug === idOrSlug)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `article ${idOrSlug} was not found`))
       return articleToWire(found)
@@ -92,7 +92,7 @@ export class IntelService extends Context.Service<
     const companyNews = Effect.fn("IntelService.companyNews")(function* (symbol: string, query: NewsQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 20, 100))
       const instrument = yield* liftFailure(symbols.resolve(symbol))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = published(now).filter((a) => mentions(a, instrument) && (query.type === undefined || a.category === query.type))
       const scope = scopeOf("company-news", partition, [instrument.symbol, query.type])
       const page = yield* liftFailure(pageOf(matching, articleKey, "desc", { scope, cursor: query.cursor, limit }))

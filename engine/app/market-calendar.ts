@@ -196,7 +196,7 @@ export class MarketCalendarService extends Context.Service<
 
     const status = Effect.fn("MarketCalendarService.status")(function* (query: { readonly exchange?: string | undefined }) {
       const chosen = yield* liftFailure(exchangesFor(query.exchange))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const map: Partial<Record<ExchangeCode, Schemas["ExchangeStatus"]>> = {}
       for (const e of chosen) map[e.code] = exchangeStatus(e, now)
       const answer: Schemas["MarketStatusResponse"] = {
@@ -210,7 +210,7 @@ export class MarketCalendarService extends Context.Service<
 
     const exchanges = Effect.fn("MarketCalendarService.exchanges")(function* (query: { readonly exchange?: string | undefined }) {
       const chosen = yield* liftFailure(exchangesFor(query.exchange))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const data = [...chosen].sort(byCode).map((e) => exchangeInfo(e, now))
       const answer: Schemas["ExchangeListResponse"] = { data, count: data.length }
       return answer
@@ -218,7 +218,7 @@ export class MarketCalendarService extends Context.Service<
 
     const holidays = Effect.fn("MarketCalendarService.holidays")(function* (query: HolidaysQuery) {
       const chosen = yield* liftFailure(exchangesFor(query.exchange))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const window = yield* liftFailure(holidayWindow(now, query.from, query.to))
       const items: Array<Schemas["Holiday"]> = []
       for (const e of [...chosen].sort(byCode)) {
@@ -244,7 +244,7 @@ export class MarketCalendarService extends Context.Service<
       Effect.gen(function* () {
         const found = yield* MarketWatch.get(tx, WATCH_ID)
         if (Option.isNone(found) || !found.value.running) return
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const partitions = yield* subscribedPartitions(tx)
         if (partitions.length === 0) {
           yield* MarketWatch.put(tx, WATCH_ID, GLOBAL, WATCH_ID, { ...found.value, running: false })
@@ -266,7 +266,7 @@ export class MarketCalendarService extends Context.Service<
         }
         const next = nextBoundary(now)
         yield* MarketWatch.put(tx, WATCH_ID, GLOBAL, WATCH_ID, { running: true, phases, dueAt: next })
-        yield* scheduler.schedule(tx, WATCH_JOB, next, { dueAt: next })
+        yield* scheduler.scheduleHere(tx, WATCH_JOB, next, { dueAt: next })
       })
     )
 

@@ -153,7 +153,7 @@ export class MarketViews extends Context.Service<
       if (query.symbol !== undefined && query.symbols !== undefined) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", "give symbol or symbols, not both", { param: "symbols", params: ["symbol", "symbols"] }))
       }
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       if (query.symbol !== undefined) {
         const lookup = symbols.lookup(query.symbol, exchange)
         if (lookup._tag === "InvalidFormat") {
@@ -202,14 +202,14 @@ export class MarketViews extends Context.Service<
         exchange: (exchange ?? null) as Schemas["MoversResponse"]["exchange"],
         movers: [...ranked],
         count: ranked.length,
-        asOf: isoAt(yield* clock.now)
+        asOf: isoAt(yield* clock.nowHere())
       }
       return answer
     })
 
     const snapshot = Effect.fn("MarketViews.snapshot")(function* (query: { readonly symbols?: string | undefined; readonly exchange?: string | undefined }) {
       const exchange = yield* liftFailure(exchangeFilter(query.exchange))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       if (query.symbols === undefined) {
         if (exchange === undefined) {
           return yield* Effect.fail(fail("MISSING_PARAM", "symbols or exchange is required", { param: "symbols", params: ["symbols", "exchange"] }))

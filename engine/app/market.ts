@@ -76,7 +76,7 @@ export class MarketService extends Context.Service<
       if (query.exchange !== undefined && !EXCHANGES.some((e) => e.code === query.exchange?.toUpperCase())) {
         return yield* Effect.fail(fail("UNKNOWN_EXCHANGE", `exchange ${query.exchange} is not recognised`, { param: "exchange" }))
       }
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const second = Math.floor(now / 1000)
       if (second !== pagesSecond) {
         pages.clear()

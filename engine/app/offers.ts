@@ -181,7 +181,7 @@ export class OfferService extends Context.Service<
       yield* liftFailure(patternCheck(query.currency, CURRENCY, "currency", "an ISO 4217 code (upper case)"))
       const { country, currency, status } = query
       const exchangeCountry = exchange === undefined ? undefined : findExchange(exchange)?.suffix
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = bonds.filter(
         (b) =>
           (exchangeCountry === undefined || b.country === exchangeCountry) &&
@@ -202,7 +202,7 @@ export class OfferService extends Context.Service<
     const getBond = Effect.fn("OfferService.getBond")(function* (bondId: string) {
       const found = bonds.find((b) => b.bondId === bondId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `bond ${bondId} was not found`))
-      return bondToWire(found, yield* clock.now)
+      return bondToWire(found, yield* clock.nowHere())
     })
 
     const listFunds = Effect.fn("OfferService.listFunds")(function* (query: FundQuery, partition: string) {
@@ -211,7 +211,7 @@ export class OfferService extends Context.Service<
       yield* liftFailure(patternCheck(query.country, COUNTRY, "country", "an ISO 3166-1 alpha-2 code (upper case)"))
       yield* liftFailure(patternCheck(query.currency, CURRENCY, "currency", "an ISO 4217 code (upper case)"))
       const { country, currency, status } = query
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = funds.filter(
         (f) =>
           (fundType === undefined || f.fundType === fundType) &&
@@ -231,13 +231,13 @@ export class OfferService extends Context.Service<
     const getFund = Effect.fn("OfferService.getFund")(function* (fundId: string) {
       const found = funds.find((f) => f.fundId === fundId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `fund ${fundId} was not found`))
-      return yield* fundToWire(found, yield* clock.now)
+      return yield* fundToWire(found, yield* clock.nowHere())
     })
 
     const listOpportunities = Effect.fn("OfferService.listOpportunities")(function* (query: OpportunityQuery, partition: string) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
       const { opportunityType, status } = query
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = opportunities.filter(
         (o) =>
           (opportunityType === undefined || o.opportunityType === opportunityType) &&
@@ -255,7 +255,7 @@ export class OfferService extends Context.Service<
     const getOpportunity = Effect.fn("OfferService.getOpportunity")(function* (opportunityId: string) {
       const found = opportunities.find((o) => o.opportunityId === opportunityId)
       if (found === undefined) return yield* Effect.fail(fail("NOT_FOUND", `opportunity ${opportunityId} was not found`))
-      return opportunityToWire(found, yield* clock.now)
+      return opportunityToWire(found, yield* clock.nowHere())
     })
 
     /** Every entry of the directory at `now`, by asset class (in the enum's order), then name, then ID. */
@@ -292,7 +292,7 @@ export class OfferService extends Context.Service<
       }
       const { assetClass, country, currency } = query
       const search = query.search?.toLowerCase()
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = directory(now).filter(
         (a) =>
           (assetClass === undefined || a.assetClass === assetClass) &&

@@ -99,7 +99,7 @@ export class PortalAccountService extends Context.Service<
       })
 
     const upgrade = Effect.fn("PortalAccountService.upgrade")(function* (identity: Identity, input: UpgradeInput) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const { partner, application } = yield* partnerOfIdentity(tx, identity)
@@ -113,7 +113,7 @@ export class PortalAccountService extends Context.Service<
     })
 
     const revoke = Effect.fn("PortalAccountService.revoke")(function* (identity: Identity, rawKey: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const keyHash = hashKey(rawKey)
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
@@ -139,7 +139,7 @@ export class PortalAccountService extends Context.Service<
     })
 
     const issueLiveKey = Effect.fn("PortalAccountService.issueLiveKey")(function* (partnerId: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const raw = yield* entropy.secret(KEY_PREFIX.production)
       const key = activeKey(partnerId, "production", { raw, hash: hashKey(raw) }, now)
       return yield* store.transact((tx) =>

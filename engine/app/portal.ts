@@ -128,7 +128,7 @@ export class PortalService extends Context.Service<
     const apply = Effect.fn("PortalService.apply")(function* (identity: Identity, input: ApplyInput) {
       const refused = refuseApply(identity.emailVerified)
       if (refused !== undefined) return yield* Effect.fail(refused)
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const current = yield* applicationOf(tx, identity.uid)
@@ -143,7 +143,7 @@ export class PortalService extends Context.Service<
     })
 
     const approve = Effect.fn("PortalService.approve")(function* (applicationId: string) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const application = yield* liftFailure(acceptReview(Option.getOrUndefined(yield* Applications.get(tx, applicationId)), applicationId))
@@ -171,7 +171,7 @@ export class PortalService extends Context.Service<
     })
 
     const register = Effect.fn("PortalService.register")(function* (identity: Identity, input: { readonly businessName: string; readonly email: string }) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const found = yield* applicationOf(tx, identity.uid)
@@ -188,7 +188,7 @@ export class PortalService extends Context.Service<
     })
 
     const session = Effect.fn("PortalService.session")(function* (identity: Identity) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const partnerId = (yield* applicationOf(tx, identity.uid))?.partnerId ?? null
@@ -205,7 +205,7 @@ export class PortalService extends Context.Service<
 
     const clientCredentials = Effect.fn("PortalService.clientCredentials")(function* (input: ClientCredentials) {
       const secret = yield* liftFailure(checkGrant(input))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const key = Option.getOrUndefined(yield* ApiKeys.get(tx, hashKey(secret)))
@@ -220,7 +220,7 @@ export class PortalService extends Context.Service<
     })
 
     const setOAuth = Effect.fn("PortalService.setOAuth")(function* (partnerId: string, enabled: boolean) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const plan = yield* liftFailure(decideOAuth(yield* partnerOf(tx, partnerId), { partnerId, enabled }, now))

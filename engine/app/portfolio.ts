@@ -162,7 +162,7 @@ export class PortfolioService extends Context.Service<
 
     const portfolio = Effect.fn("PortfolioService.portfolio")(function* (principal: Principal, account: string) {
       const state = yield* store.read((tx) => read(tx, principal.partition, account))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const positions: Array<Schemas["Holding"]> = []
       let totalCents = 0
       for (const h of state.holdings) {

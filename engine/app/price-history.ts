@@ -111,7 +111,7 @@ export class PriceHistoryService extends Context.Service<
       const instrument = yield* liftFailure(symbols.resolve(symbol, query.exchange))
       const interval = query.interval ?? "1d"
       const intraday = INTRADAY.includes(interval)
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const today = Math.floor(now / DAY_MS) * DAY_MS
       const window = yield* liftFailure(
         resolveWindow(query, today, intraday ? DEFAULT_INTRADAY_DAYS : DEFAULT_DAILY_DAYS, intraday ? MAX_INTRADAY_DAYS : MAX_DAILY_DAYS)
@@ -153,7 +153,7 @@ export class PriceHistoryService extends Context.Service<
     const history = Effect.fn("PriceHistoryService.history")(function* (symbol: string, asked: HistoryPeriod, exchange?: string) {
       const instrument = yield* liftFailure(symbols.resolve(symbol, exchange))
       const period = asked === "1M" ? "1MO" : asked
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const today = Math.floor(now / DAY_MS) * DAY_MS
       const { bars, asOf } = yield* barsOf(instrument, { from: periodFrom(period, today), to: today }, "1d", now)
       const answer: Schemas["PriceHistoryResponse"] = {
@@ -172,7 +172,7 @@ export class PriceHistoryService extends Context.Service<
       const instrument = yield* liftFailure(symbols.resolve(query.symbol, query.exchange))
       const timeframe = query.timeframe ?? "1D"
       const interval: CandleInterval = timeframe === "1D" ? "1d" : timeframe === "1W" ? "1w" : "1mo"
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const window = yield* liftFailure(resolveWindow(query, Math.floor(now / DAY_MS) * DAY_MS, MAX_OHLCV_DAYS, MAX_OHLCV_DAYS))
       const { bars } = yield* barsOf(instrument, window, interval, now)
       const requestId = `req_${String(++requests).padStart(4, "0")}`

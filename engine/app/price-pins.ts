@@ -33,7 +33,7 @@ export class PricePins extends Context.Service<
       if (price4 === undefined || price > MAX_PIN_PRICE) {
         return yield* Effect.fail(fail("VALIDATION_ERROR", `price must be above 0 and at most ${MAX_PIN_PRICE}, with at most 4 decimals`, { param: "price" }))
       }
-      const setAt = yield* clock.now
+      const setAt = yield* clock.nowHere()
       const pinned = yield* feed.pin(instrument, price4)
       // Kept with the request's writes, so a restarted engine's feed holds it too (E-298).
       yield* rememberPin(store, instrument, pinned.index, pinned.price)

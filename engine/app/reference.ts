@@ -214,7 +214,7 @@ export class ReferenceService extends Context.Service<
         }
         wanted = new Set(codes)
       }
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const matching = FX_CURRENCIES.filter((c) => wanted === undefined || wanted.has(c))
       const scope = scopeOf("fx", partition, [wanted === undefined ? undefined : [...wanted].sort().join(",")])
       const page = yield* liftFailure(pageOf(matching, (c) => c, "asc", { scope, cursor: query.cursor, limit }))
@@ -232,7 +232,7 @@ export class ReferenceService extends Context.Service<
       if (code === FX_BASE || rate === undefined) {
         return yield* Effect.fail(fail("NOT_FOUND", code === FX_BASE ? "USD is the base of every rate, not a quoted currency" : `no FX rate for ${code}`))
       }
-      return fxRateAt(code, rate, yield* clock.now)
+      return fxRateAt(code, rate, yield* clock.nowHere())
     })
 
     return ReferenceService.of({ getStock, listEtfs, getEtf, listCompanies, getCompany, listTickers, listFxRates, getFxRate })

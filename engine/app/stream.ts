@@ -216,7 +216,7 @@ export class StreamService extends Context.Service<
               c.beats = 0
             }
             const page = yield* store.read((tx) => tx.readEvents(c.partition, c.cursor, PAGE))
-            const cutting = c.cut !== undefined && (c.cut.healsAt === undefined || (yield* clock.now) < c.cut.healsAt)
+            const cutting = c.cut !== undefined && (c.cut.healsAt === undefined || (yield* clock.nowHere()) < c.cut.healsAt)
             for (const event of page) {
               c.cursor = event.position
               if (c.names === undefined || c.names.has(event.name)) {
@@ -250,7 +250,7 @@ export class StreamService extends Context.Service<
         })
 
       const openStream = Effect.fn("StreamService.open")(function* (principal: Principal, options: OpenOptions) {
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const sandbox = principal.environment === "sandbox"
         // A live start: after the log's end as it stands now (the first read comes after registering, so a commit in
         // between is not missed).

@@ -11,6 +11,7 @@ import {
   findK6,
   LIMITS,
   partnerKey,
+  outcomeOf,
   profileFor,
   runProfile,
   sharedBucketCredentials,
@@ -106,7 +107,9 @@ const runLoad = Command.make(
     )
     for (const line of describeVerdict(flags.tier, verdict)) yield* Console.log(line)
     yield* Console.log(`report: ${out}/summary.html`)
-    if (!verdict.ok) process.exitCode = 1
+    // 3, not 1: a run whose load never reached the limit is no evidence against the target (outcomeOf)
+    const outcome = outcomeOf(verdict)
+    if (outcome !== "PASS") process.exitCode = outcome === "FAIL" ? 1 : 3
   }, Effect.scoped)
 ).pipe(Command.withDescription("Prove a tier's rate limit exactly under load with k6"))
 

@@ -89,7 +89,7 @@ export class EventLog extends Context.Service<
       const logged = yield* tx.appendEvent(partition, {
         eventId: yield* entropy.id("evt"),
         name,
-        timestamp: yield* clock.now,
+        timestamp: yield* clock.nowHere(),
         payload
       })
       for (const hook of hooks) yield* hook(tx, logged)

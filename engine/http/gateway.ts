@@ -140,6 +140,11 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
               : jsonResponse(route.successStatus, value)
 
       /** Runs the handler; business failures become envelopes, anything else a 500 that is logged, never stored. */
+      /** A keyed command's rows read with its lock: the audit record's, then the handler's own (E-472). */
+      const readsWith = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal) => () => [
+        ...audit.reads(principal.partition),
+        ...(route.readsAhead?.(input, principal, context) ?? [])
+      ]
       const invoke = (route: Route<R>, input: Parameters<Route<R>["run"]>[0], principal: Principal | undefined, request: EngineRequest) =>
         route.run(input, principal, request).pipe(
           Effect.map((value) => success(route, value)),
@@ -205,7 +210,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         // What the audit and usage hook will need once the exchange is answered (app/audit.ts).
         seen.route = route
         seen.params = found?.params
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         seen.at = now
         if (where.mount !== "control") {
           const down = yield* maintenance.check(request.method, now, route?.operationId)
@@ -296,7 +301,7 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
             run: Effect.suspend(() => invoke(route, input, principal, request)),
             outside: OUTSIDE_TRANSACTION.has(route.operationId),
             record: recordIn(seen, request),
-            reads: () => audit.reads(principal.partition)
+            reads: route.readsAhead === undefined ? () => audit.reads(principal.partition) : readsWith(route, input, principal)
           })
         )
         if (executed._tag === "Failure") {

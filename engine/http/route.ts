@@ -6,12 +6,12 @@
  * missing required field fails `npm run typecheck`, and wire objects are built in literals annotated with their
  * contract type, so an extra field fails it too.
  */
-import type { Effect, Schema, Stream } from "effect"
+import type { Context, Effect, Schema, Stream } from "effect"
 import { CONTROL_OPERATIONS, PARTNER_OPERATIONS } from "../contract/catalogue.gen.ts"
 import type { ControlOperationId, ControlResponseBody, OperationId, ResponseBody } from "../contract/wire.ts"
 import type { Environment, Principal } from "../app/principal.ts"
 import type { ApiFailure } from "../domain/errors.ts"
-import type { StoreError } from "../store/port.ts"
+import type { Hint, StoreError } from "../store/port.ts"
 import { type ContractValidator, contractValidator } from "../contract/request-validator.ts"
 import { bodyShapeProblem, decodeBody, isFailure, parseJsonBody } from "./body.ts"
 import type { EngineRequest } from "./exchange.ts"
@@ -54,6 +54,11 @@ export interface Route<R> {
   readonly successStatus: number
   readonly decode: (request: EngineRequest, params: Readonly<Record<string, string>>) => Decoded | ApiFailure
   readonly run: (input: Decoded, principal: Principal | undefined, request: EngineRequest) => Effect.Effect<unknown, ApiFailure | StoreError, R>
+  /**
+   * The rows the handler's transaction will read, for a store that reads ahead: asked (only by such a store) when the
+   * keyed command's transaction is about to lock, so they are read with the lock (E-472). Absent: none named.
+   */
+  readonly readsAhead?: ((input: Decoded, principal: Principal, context: Context.Context<R>) => ReadonlyArray<Hint>) | undefined
 }
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -107,7 +112,8 @@ const build = <R>(
   successStatus: number,
   inputs: Inputs<ParamSpec, ParamSpec, BodySchema | undefined>,
   run: Route<R>["run"],
-  checked = true
+  checked = true,
+  readsAhead?: Route<R>["readsAhead"]
 ): Route<R> => {
   const row = rowOf(operationId)
   const auth = authOf(row)
@@ -125,7 +131,8 @@ const build = <R>(
     statuses: row.statuses,
     successStatus,
     decode,
-    run
+    run,
+    readsAhead
   }
 }
 
@@ -210,9 +217,20 @@ export const partnerRoute = <
     readonly handle: (
       input: HandlerInput<PS, QS, B> & { readonly principal: Principal }
     ) => Effect.Effect<ResponseBody<Op, S> | OtherSuccess<Op>, ApiFailure | StoreError, R>
+    /** The rows `handle`'s transaction will read (Route.readsAhead), from the handler's services. */
+    readonly readsAhead?: (input: HandlerInput<PS, QS, B> & { readonly principal: Principal }, context: Context.Context<R>) => ReadonlyArray<Hint>
   }
-): Route<R> =>
-  build<R>(operationId, status, spec, (input, principal) => spec.handle({ ...(input as HandlerInput<PS, QS, B>), principal: principal as Principal }))
+): Route<R> => {
+  const ahead = spec.readsAhead
+  return build<R>(
+    operationId,
+    status,
+    spec,
+    (input, principal) => spec.handle({ ...(input as HandlerInput<PS, QS, B>), principal: principal as Principal }),
+    true,
+    ahead === undefined ? undefined : (input, principal, context) => ahead({ ...(input as HandlerInput<PS, QS, B>), principal }, context)
+  )
+}
 
 /** A partner-contract operation without an API key (public status, portal tokens verified by the handler). */
 export const publicRoute = <

@@ -51,6 +51,25 @@ export interface Verdict {
   readonly checksPassed: number
   readonly checksFailed: number
   readonly thresholdsFailed: ReadonlyArray<string>
+  /**
+   * Every burst met a 429, so the load really reached the limit and the counts prove it. A burst without one on a slow
+   * machine (or against a slow target) proves nothing either way unless it admitted more than the limit.
+   */
+  readonly saturated: boolean
+}
+
+export type Outcome = "PASS" | "FAIL" | "INCONCLUSIVE"
+
+/**
+ * FAIL only on evidence: a burst admitted more than the limit, a wrong status or header, or a burst that reached the
+ * limit (a 429) with the wrong count. A burst that never met a 429 and admitted no more than the limit is not evidence
+ * of a wrong limiter: the offered load fell short of it (INCONCLUSIVE; a longer window offers the same requests slower).
+ */
+export const outcomeOf = (v: Verdict): Outcome => {
+  if (v.ok) return "PASS"
+  const over = v.phases.some((p) => p.admitted > v.limit)
+  const wrong = v.unexpected > 0 || v.checksFailed > 0
+  return over || wrong || v.saturated ? "FAIL" : "INCONCLUSIVE"
 }
 
 /** k6 from $K6, then `go env GOPATH`/bin (where CI's `go install` puts it), then PATH. */
@@ -109,7 +128,8 @@ export const runProfile = (options: {
     child.on("close", () => {
       const file = join(options.out, "summary.json")
       if (!existsSync(file)) return reject(new Error(`k6 wrote no summary (${file})`))
-      resolve(JSON.parse(readFileSync(file, "utf8")) as Verdict)
+      const read = JSON.parse(readFileSync(file, "utf8")) as Omit<Verdict, "saturated">
+      resolve({ ...read, saturated: read.phases.every((p) => p.refused > 0) })
     })
   })
 }
@@ -205,10 +225,21 @@ export const sharedBucketCredentials = async (
 }
 
 /** One line per burst and the verdict, as `sokoni load run` prints them. */
-export const describeVerdict = (tier: string, v: Verdict): ReadonlyArray<string> => [
-  ...v.phases.map(
-    (p) => `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${p.admitted === v.limit ? "exact" : "WRONG"}), ${p.refused} refused with 429`
-  ),
-  `  checks ${v.checksPassed} passed, ${v.checksFailed} failed; unexpected statuses ${v.unexpected}`,
-  `${v.ok ? "PASS" : "FAIL"} ${tier}: limit ${v.limit} per ${v.windowSeconds} s window across ${v.instances} process(es) and ${v.credentials} credential(s)${v.ok ? "" : `; failed: ${v.thresholdsFailed.join(", ")}`}`
-]
+export const describeVerdict = (tier: string, v: Verdict): ReadonlyArray<string> => {
+  const outcome = outcomeOf(v)
+  const scope = `limit ${v.limit} per ${v.windowSeconds} s window across ${v.instances} process(es) and ${v.credentials} credential(s)`
+  const why =
+    outcome === "FAIL"
+      ? `; failed: ${v.thresholdsFailed.join(", ")}`
+      : outcome === "INCONCLUSIVE"
+        ? `; a burst met no 429, so the offered load never reached the limit (the machine or the target was too slow): rerun with a longer --window-seconds`
+        : ""
+  return [
+    ...v.phases.map((p) => `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${burstWord(p, v.limit)}), ${p.refused} refused with 429`),
+    `  checks ${v.checksPassed} passed, ${v.checksFailed} failed; unexpected statuses ${v.unexpected}`,
+    `${outcome} ${tier}: ${scope}${why}`
+  ]
+}
+
+const burstWord = (p: Verdict["phases"][number], limit: number) =>
+  p.admitted === limit ? "exact" : p.admitted < limit && p.refused === 0 ? "limit not reached" : "WRONG"

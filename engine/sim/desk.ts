@@ -291,7 +291,7 @@ export class ExecutionDesk extends Context.Service<
           if (policy instanceof ApiFailure) return yield* Effect.fail(policy)
           yield* Ref.set(state, { policy, unnamedUsed: 0 })
           if (policy.mode !== "scripted") return policy
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const named = queued.flatMap((o) => {
             const script = policy.scripts.find((x) => x.orderId === o.orderId)
             return script === undefined ? [] : [{ order: o, script }]
@@ -322,7 +322,7 @@ export class ExecutionDesk extends Context.Service<
         })
         const { policy } = yield* Ref.get(state)
         for (const planned of planFor(policy, order, script)) {
-          yield* scheduler.schedule(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
+          yield* scheduler.scheduleHere(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
             orderId: order.orderId,
             step: planned.step
           } satisfies DeskStepJob)

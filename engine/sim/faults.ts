@@ -257,7 +257,7 @@ export class Faults extends Context.Service<
       const wait = (ms: number) =>
         Effect.gen(function* () {
           const done = yield* Deferred.make<void>()
-          const cancel = yield* scheduler.timer((yield* clock.now) + ms, Deferred.succeed(done, undefined).pipe(Effect.asVoid))
+          const cancel = yield* scheduler.timer((yield* clock.nowHere()) + ms, Deferred.succeed(done, undefined).pipe(Effect.asVoid))
           // A client that goes away (an interrupted request) leaves no timer behind.
           yield* Deferred.await(done).pipe(Effect.onInterrupt(() => cancel))
         })
@@ -281,7 +281,7 @@ export class Faults extends Context.Service<
           return Effect.as(Effect.forEach(said, findings.record, { discard: true }), m)
         })
 
-      if (initial !== undefined) install(initial, yield* clock.now)
+      if (initial !== undefined) install(initial, yield* clock.nowHere())
       return Faults.of({
         view: viewNow,
         set: (plan) =>

@@ -326,7 +326,7 @@ export class MarketFeed extends Context.Service<
       MarketFeed,
       Effect.gen(function* () {
         const clock = yield* EngineClock
-        const memory = yield* feedMemory(yield* clock.now)
+        const memory = yield* feedMemory(yield* clock.nowHere())
         return yield* MarketFeed.make(seed, memory.origin, clock.now, { replay: memory })
       })
     )

@@ -2,18 +2,18 @@
  * The memory adapter of the store port: the embedded default, no server needed. Owns: in-process state and its
  * copy-on-commit transactions. Does not own: durability (a restart loses everything, by design of this adapter).
  *
- * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions are serialised
- * by a one-permit semaphore: the postgres adapter runs transactions of different partitions at the same time
- * (E-320), which one event loop could not make faster here, and one at a time is one of the orders it may give.
- * So `lockPartition` has nothing to do. Id sequences (`nextId`, job seqs) are not rolled back, as PG sequences are
- * not (E-321). A `transact` or
- * `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
+ * A transaction writes into an overlay; commit folds the overlay into the base maps. Transactions run one at a time
+ * (a turn, memory-turn.ts; a one-permit semaphore when commit faults are injected): the postgres adapter runs
+ * transactions of different partitions at the same time (E-320), which one event loop could not make faster here,
+ * and one at a time is one of the orders it may give. So `lockPartition` has nothing to do. Id sequences (`nextId`,
+ * job seqs) are not rolled back, as PG sequences are not (E-321). A `transact` or `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
  * it fails, so a request's handler, its Idempotency-Key receipt and its audit record commit as one.
  */
-import { Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Semaphore } from "effect"
 import { type CommitFaults, noCommitFaults, type ReadTx, Store, type StoreError, type Tx } from "./port.ts"
 import { type Overlay, openOverlay } from "./memory-overlay.ts"
-import { docAt, eventsAfter, type MemoryState, makeMemoryState, partitionKey, sortAndPage } from "./memory-state.ts"
+import { makeTurn } from "./memory-turn.ts"
+import { bucketAt, docAt, eventsAfter, type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
 export { type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
@@ -31,6 +31,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     const state = options.state ?? makeMemoryState()
     const faults = options.faults ?? noCommitFaults
     const lock = yield* Semaphore.make(1)
+    const turn = makeTurn()
 
     /** The transaction open in this fiber on THIS store, if any: a `transact` inside it joins it (E-289). */
     const open = Context.Reference<Overlay | undefined>(`sokoni/store/memory/open/${instances++}`, { defaultValue: () => undefined })
@@ -45,20 +46,46 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
       }
       return all
     }
-    /**
-     * The commit and what follows it, in order: the injected faults around the fold, then the after-commit hooks.
-     * Without faults (every run but the crash tests) it is one step, not four: a command's transaction pays it (E-348).
-     */
-    const settle: (overlay: Overlay) => Effect.Effect<void, StoreError> =
-      faults === noCommitFaults
-        ? (overlay) => Effect.andThen(overlay.commit, runHooks(overlay))
-        : (overlay) => faults.beforeCommit.pipe(Effect.andThen(overlay.commit), Effect.andThen(faults.afterCommit), Effect.andThen(runHooks(overlay)))
+    /** The commit and what follows it, in order: the injected faults around the fold, then the after-commit hooks. */
+    const settle = (overlay: Overlay): Effect.Effect<void, StoreError> =>
+      faults.beforeCommit.pipe(Effect.andThen(overlay.commit), Effect.andThen(faults.afterCommit), Effect.andThen(runHooks(overlay)))
 
-    const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
+    /**
+     * A transaction of its own. Without faults it takes its turn (memory-turn.ts) inside the one frame that settles
+     * it: at once, with no step, when no other transaction holds or waits for it, as in every transaction of a
+     * simulated week. The frame is an exit hook (an interruption skips a recovery frame, not an exit hook): on
+     * success it commits, runs the hooks and gives the turn back; on any failure it gives the turn back, if taken
+     * (E-460). Like any exit hook it runs uninterruptibly, so a committed transaction's hooks always run.
+     */
+    const fresh = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
+      if (faults !== noCommitFaults) return freshWithFaults(work)
+      const overlay = openOverlay(state)
+      // Already inside a suspend: `work` is called here, not in a suspend of its own (one step less per command).
+      const run = () => Effect.provideService(work(overlay.tx), open, overlay)
+      return Effect.onExitPrimitive(
+        Effect.suspend(() => (turn.tryTake(overlay) ? run() : Effect.flatMap(turn.wait(overlay), run))),
+        (exit) => {
+          if (exit._tag === "Failure") return void turn.release(overlay)
+          try {
+            overlay.commitNow()
+          } catch (defect) {
+            turn.release(overlay)
+            throw defect
+          }
+          if (overlay.hooks.length === 0) return void turn.release(overlay)
+          // The hooks run within the turn, as they did under the semaphore: the next transaction comes after them.
+          return Effect.ensuring(
+            runHooks(overlay),
+            Effect.sync(() => turn.release(overlay))
+          )
+        }
+      )
+    }
+
+    const freshWithFaults = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) =>
       lock.withPermit(
         Effect.suspend(() => {
           const overlay = openOverlay(state)
-          // Already inside a suspend: `work` is called here, not in a suspend of its own (one step less per command).
           return Effect.flatMap(Effect.provideService(work(overlay.tx), open, overlay), (result) => Effect.as(settle(overlay), result))
         })
       )
@@ -91,8 +118,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     const committed: ReadTx = {
       get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(docAt(state.byId, collection, id))),
       getNow: (collection, id) => docAt(state.byId, collection, id),
-      list: (collection, options) =>
-        Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
+      list: (collection, options) => Effect.sync(() => sortAndPage((bucketAt(state, collection, options.partition) ?? new Map()).values(), options)),
       readEvents: (partition, afterPosition, limit) => Effect.sync(() => eventsAfter(state.events.get(partition), afterPosition, limit)),
       nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
     }
@@ -102,7 +128,13 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
         return work(overlay === undefined ? committed : overlay.tx)
       })
 
-    return Store.of({ kind: "memory", transact, read })
+    // `read((tx) => tx.nextJob)` at once: the fiber running the caller is the one whose open transaction counts.
+    const nextJobNow = () => {
+      const overlay = Fiber.getCurrent()?.getRef(open)
+      return overlay === undefined ? state.jobs.first() : overlay.firstJob()
+    }
+
+    return Store.of({ kind: "memory", transact, read, nextJobNow })
   })
 
 export const makeMemoryStore = makeMemoryStoreWith({})

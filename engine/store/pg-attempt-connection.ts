@@ -27,12 +27,14 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
    * The database's side of locks already held in this process, taken in `locks`' order; the same statement reads, once
    * they are held, the partitions' counters and the rows the work said it wants (pg-prefetch.ts, E-318).
    */
-  const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>): Effect.Effect<void, StoreError> => {
+  const lockInDatabase = (attempt: Attempt, locks: ReadonlyArray<readonly [string, LockMode]>, first = false): Effect.Effect<void, StoreError> => {
     if (locks.length === 0) return Effect.void
     const wanted = attempt.wanted.splice(0)
     const { names, params } = lockParams(locks, wanted)
+    // The first lock statement's rows are the command's reads named before it locked (E-472), all of them kept: read
+    // in this transaction, before anything of the work ran, as the reads they stand for would be, only earlier.
     return inTx(attempt, sql.unsafe<{ readonly found: unknown }>(LOCK.call, params)).pipe(
-      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), false)),
+      Effect.map((rows) => attempt.batch.learn(prefetchedOf(rows[0]?.found, names, wanted), first)),
       Effect.mapError(storeError("lock"))
     )
   }
@@ -77,7 +79,8 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
             attempt.open = true
             const locks = lockInDatabase(
               attempt,
-              [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b))
+              [...attempt.held.heldNow()].sort(([a], [b]) => lockOrder(a, b)),
+              true
             )
             yield* tx.waited ? Effect.catch(locks, (error) => firstStatementFailed(attempt, error)) : locks
           })

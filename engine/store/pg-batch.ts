@@ -35,18 +35,28 @@ interface Write {
   readonly json?: { readonly column: string; readonly text: string | null }
 }
 
+/** The key of a journal entry's row under which its postings go (not a column: json_populate_record skips it). */
+const POSTINGS_KEY = "@p"
+
+/** A JSON-text column's value in the row: the JSON itself when it is an object or array, else a string of it. */
+const jsonValue = (text: string | null): string => (text !== null && (text.startsWith("{") || text.startsWith("[")) ? text : JSON.stringify(text))
+
 /**
- * A write as the apply function's JSON. A JSON-text column of an object or array goes in as that JSON itself: no
- * escaping here nor unescaping in the database (json_populate_record gives a text column a nested value's text as
- * written). Other values (a string, a number, null, none) stay strings, as their text must come back exactly.
+ * A write's row as the apply function reads it: a put's row (with a journal entry's postings), else the op's own
+ * fields (beside its kind, which goes in the kinds list). A JSON-text column of an object or array goes in as that
+ * JSON itself: no escaping here nor unescaping in the database (json_populate_record gives a text column a nested
+ * value's text as written, E-437). Other values (a string, a number, null, none) stay strings, as their text must
+ * come back exactly.
  */
 export const opText = (write: Pick<Write, "op" | "json">): string => {
-  const text = JSON.stringify(write.op)
-  const json = write.json
-  if (json === undefined) return text
-  const value = json.text !== null && (json.text.startsWith("{") || json.text.startsWith("[")) ? json.text : JSON.stringify(json.text)
-  // `op.r` is the op's last key and holds other columns, so the text ends with its "}" and the op's.
-  return `${text.slice(0, -2)},${JSON.stringify(json.column)}:${value}}}`
+  const { op, json } = write
+  if (op.r === undefined) return JSON.stringify(op)
+  const text = JSON.stringify(op.r)
+  const postings = op.p === undefined ? "" : `,"${POSTINGS_KEY}":${JSON.stringify(op.p)}`
+  if (json === undefined && postings === "") return text
+  const value = json === undefined ? "" : `,${JSON.stringify(json.column)}:${jsonValue(json.text)}`
+  // A row is an object with its id and partition at least, so its text ends with the "}" the added keys go before.
+  return `${text.slice(0, -1)}${postings}${value}}`
 }
 
 interface Marker {
@@ -62,55 +72,79 @@ export type Seen = { readonly _tag: "written"; readonly doc: Doc } | { readonly 
 
 const ALL_TABLES: ReadonlyArray<Table> = [...TYPED_TABLES, DOCUMENTS]
 
-/** The body of the apply function: one static statement per kind of write, so each keeps its plan between calls. */
+/** A write's kind, as the apply function's kinds list names it (no kind holds a comma). */
+const kindOf = (write: Write): string => write.op.k as string
+
+/** The PL/pgSQL variable a table's rows are read into (its row type): `v_orders`, `v_documents`, ... */
+const rowVar = (table: string) => `v_${table}`
+
+/**
+ * The body of the apply function: one static statement per kind of write, so each keeps its plan between calls.
+ * Each row is parsed once (E-470): into a variable of its table's row type, whose fields the statement takes as
+ * parameters, not a function scan of the row; the kinds come as a separate list, so no op is parsed to find its kind.
+ */
 const applyBody = (): string => {
   const branches: Array<string> = []
+  const variables: Array<string> = []
+  const fill = (table: string) => `${rowVar(table)} := json_populate_record(NULL::${table}, r);`
   for (const table of ALL_TABLES) {
-    const { columns, values, conflict, updates } = upsertParts(table, (column) => `x.${column}`)
-    const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")})
-        SELECT ${values.join(", ")} FROM json_populate_record(NULL::${table.name}, op->'r') AS x
-        ON CONFLICT ${conflict} DO UPDATE SET ${updates}`
-    const put =
+    variables.push(`${rowVar(table.name)} ${table.name};`)
+    const { columns, values, conflict, updates } = upsertParts(table, (column) => `${rowVar(table.name)}.${column}`)
+    const upsert = `INSERT INTO ${table.name} AS t (${columns.join(", ")}) VALUES (${values.join(", ")})
+        ON CONFLICT ${conflict} DO UPDATE SET ${updates};`
+    // The entry as written (an update keeps the id, partition and seq it was given): its postings follow it.
+    const postings =
       table === LEDGER_ENTRIES
-        ? `WITH entry AS (${upsert} RETURNING id, partition, seq)
+        ? `
         INSERT INTO ledger_postings (entry_id, partition, seq, account, cents)
-        SELECT entry.id, entry.partition, entry.seq, p.account, p.cents
-        FROM entry, json_to_recordset(op->'p') AS p(account text, cents bigint)`
-        : upsert
-    branches.push(`WHEN 'put:${table.name}' THEN ${put};`)
-    const collection = table.collection === undefined ? "collection = op->>'c' AND " : ""
-    const rows = `SELECT id FROM ${table.name} WHERE ${collection}partition = op->>'p' AND keep_until <= (op->>'u')::bigint
-        ORDER BY keep_until, id COLLATE "C" LIMIT (op->>'l')::bigint`
+        SELECT ${rowVar(table.name)}.id, ${rowVar(table.name)}.partition, ${rowVar(table.name)}.seq, p.account, p.cents
+        FROM json_to_recordset(r->'${POSTINGS_KEY}') AS p(account text, cents bigint);`
+        : ""
+    branches.push(`WHEN 'put:${table.name}' THEN ${fill(table.name)}
+        ${upsert}${postings}`)
+    const collection = table.collection === undefined ? "collection = r->>'c' AND " : ""
+    const rows = `SELECT id FROM ${table.name} WHERE ${collection}partition = r->>'p' AND keep_until <= (r->>'u')::bigint
+        ORDER BY keep_until, id COLLATE "C" LIMIT (r->>'l')::bigint`
     branches.push(`WHEN 'drop:${table.name}' THEN DELETE FROM ${table.name} WHERE ${collection}id IN (${rows});`)
   }
-  branches.push(`WHEN 'event' THEN INSERT INTO events (partition, position, event_id, name, timestamp, payload)
-        SELECT x.partition, x.position, x.event_id, x.name, x.timestamp, x.payload FROM json_populate_record(NULL::events, op->'r') AS x;`)
-  branches.push(`WHEN 'counter' THEN INSERT INTO counters (name, value) VALUES (op->>'n', (op->>'v')::bigint)
+  variables.push(`${rowVar("events")} events;`, `${rowVar("jobs")} jobs;`)
+  const event = rowVar("events")
+  branches.push(`WHEN 'event' THEN ${fill("events")}
+        INSERT INTO events (partition, position, event_id, name, timestamp, payload)
+        VALUES (${event}.partition, ${event}.position, ${event}.event_id, ${event}.name, ${event}.timestamp, ${event}.payload);`)
+  branches.push(`WHEN 'counter' THEN INSERT INTO counters (name, value) VALUES (r->>'n', (r->>'v')::bigint)
         ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`)
-  branches.push(`WHEN 'deleteJob' THEN DELETE FROM jobs WHERE seq = (op->>'s')::bigint;`)
-  branches.push(`WHEN 'job' THEN INSERT INTO jobs (seq, kind, due_at, payload, partition)
-        SELECT x.seq, x.kind, x.due_at, x.payload, x.partition FROM json_populate_record(NULL::jobs, op->'r') AS x;`)
-  return `DECLARE op json;
+  branches.push(`WHEN 'deleteJob' THEN DELETE FROM jobs WHERE seq = (r->>'s')::bigint;`)
+  const job = rowVar("jobs")
+  branches.push(`WHEN 'job' THEN ${fill("jobs")}
+        INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (${job}.seq, ${job}.kind, ${job}.due_at, ${job}.payload, ${job}.partition);`)
+  return `DECLARE r json; kinds text[] := string_to_array(k, ','); i int := 0;
+      ${variables.join(" ")}
     BEGIN
-      FOR op IN SELECT value FROM json_array_elements(ops) LOOP
-        CASE op->>'k'
+      FOR r IN SELECT value FROM json_array_elements(rows) LOOP
+        i := i + 1;
+        CASE kinds[i]
           ${branches.join("\n          ")}
         END CASE;
       END LOOP;
     END`
 }
 
-/** The apply function of this build: named by a hash of its text, so a change of the tables' columns makes another. */
+/**
+ * The apply function of this build: named by a hash of its text, so a change of the tables' columns makes another.
+ * Its statements are planned once per session (`force_generic_plan`, E-470): with parameters that are a row's
+ * fields, PL/pgSQL's default planned most of them again on every call (a custom plan never looked dearer).
+ */
 export const APPLY = (() => {
-  const body = applyBody()
+  const body = `SET plan_cache_mode = force_generic_plan AS $apply$ ${applyBody()} $apply$`
   const name = `sokoni_apply_${createHash("sha256").update(body).digest("hex").slice(0, 12)}`
-  const create = `CREATE OR REPLACE FUNCTION ${name}(ops json) RETURNS void LANGUAGE plpgsql AS $apply$ ${body} $apply$`
-  return { name, call: `SELECT ${name}($1::json)`, create }
+  const create = `CREATE OR REPLACE FUNCTION ${name}(k text, rows json) RETURNS void LANGUAGE plpgsql ${body}`
+  return { name, call: `SELECT ${name}($1::text, $2::json)`, create }
 })()
 
 /** Creates the apply function unless it exists (pg-functions.ts). */
 export const ensureApplyFunction = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError.SqlError> =>
-  ensureFunction(sql, "sokoni_apply", `${APPLY.name}(json)`, APPLY.create)
+  ensureFunction(sql, "sokoni_apply", `${APPLY.name}(text,json)`, APPLY.create)
 
 export interface Batch {
   /** False for an attempt that writes at once (`eager`): every method below then has nothing to do. */
@@ -189,7 +223,7 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
   }
 
   const send = (writes: ReadonlyArray<Write>) =>
-    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [`[${writes.map(opText).join(",")}]`]))
+    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [writes.map(kindOf).join(","), `[${writes.map(opText).join(",")}]`]))
 
   const sendAll = Effect.suspend(() => {
     const pending = entries

@@ -30,7 +30,7 @@ import { makeGroupCommit } from "./pg-group.ts"
 import { makeAttemptConnection } from "./pg-attempt-connection.ts"
 import { makeChainedConnections } from "./pg-chained.ts"
 import { type Attempt, covers, putAtOnce, type RawTx, representable, restore, RUN_AGAIN, RunAgain, retryable, runAgainError, seenOf } from "./pg-attempt.ts"
-import { readable } from "./pg-prefetch.ts"
+import { answered, readable } from "./pg-prefetch.ts"
 import { GLOBAL_ROOT, type LockMode, type LockTable, lockRootOf, locksFor, makeHeldLocks } from "./partition-locks.ts"
 
 /** Attempts of one transaction before it fails: restarts converge in two or three (each adds the lock it missed). */
@@ -198,7 +198,7 @@ export const makeLockingTransact = (
           if (!attempt.batch.deferring) return
           for (const hint of keys) {
             const texts = isRowHint(hint) ? hint : [hint.collection, hint.list.partition]
-            if (texts.every(representable) && readable(hint)) attempt.wanted.push(hint)
+            if (texts.every(representable) && readable(hint) && !answered(attempt.batch, hint)) attempt.wanted.push(hint)
           }
         })
     }

@@ -11,6 +11,7 @@ import type { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { ensureFunction } from "./pg-functions.ts"
 import { DOCUMENTS, type Table, TYPED_TABLES, tableOf } from "./pg-tables.ts"
+import type { Batch } from "./pg-batch.ts"
 import { type Hint, isRowHint, type ListOptions } from "./port.ts"
 
 /**
@@ -65,10 +66,15 @@ const lockBody = (): string => {
     END`
 }
 
+/**
+ * The lock function of this build, named by a hash of its text. Its reads are planned once per session
+ * (`force_generic_plan`, E-471): each takes its key from a JSON element, and PL/pgSQL's default planned them again
+ * on most calls.
+ */
 export const LOCK = (() => {
-  const body = lockBody()
+  const body = `SET plan_cache_mode = force_generic_plan AS $lock$ ${lockBody()} $lock$`
   const name = `sokoni_lock_${createHash("sha256").update(body).digest("hex").slice(0, 12)}`
-  const create = `CREATE OR REPLACE FUNCTION ${name}(locks json, names json, reads json) RETURNS json LANGUAGE plpgsql AS $lock$ ${body} $lock$`
+  const create = `CREATE OR REPLACE FUNCTION ${name}(locks json, names json, reads json) RETURNS json LANGUAGE plpgsql ${body}`
   return { name, call: `SELECT ${name}($1::json, $2::json, $3::json) AS found`, create }
 })()
 
@@ -112,6 +118,16 @@ const MAX_LIST_LIMIT = 10_000
 /** The hints the lock statement can read: rows, and lists with a limit it can bind. */
 export const readable = (hint: Hint): boolean =>
   isRowHint(hint) || (Number.isSafeInteger(hint.list.limit) && hint.list.limit > 0 && hint.list.limit <= MAX_LIST_LIMIT && hint.list.after === undefined)
+
+/**
+ * True when the attempt already knows what `hint` names (a row read or written, known missing, or a list kept): a
+ * command whose reads were named before its lock names them again after it (E-472), and they are not read twice.
+ */
+export const answered = (batch: Batch, hint: Hint): boolean => {
+  if (!isRowHint(hint)) return batch.listed(listKey(hint.collection, hint.list)) !== undefined
+  const seen = batch.seen(tableOf(hint[0]).name, hint[0], hint[1])._tag
+  return seen === "written" || seen === "absent"
+}
 
 /** The lock statement's parameters for `locks` (already in lock order) and the rows `wanted`. */
 export const lockParams = (locks: ReadonlyArray<readonly [string, string]>, wanted: ReadonlyArray<Wanted>) => {

@@ -4,9 +4,13 @@
  * machine where CPU figures swing (E-425); what a step costs is in the CPU profile, not here.
  *   node scripts/bench/effect-steps.ts [pairs, default 200]       totals
  *   STEPS_TOP=40 node scripts/bench/effect-steps.ts                and the most frequent steps of a trade, by kind
+ *   STEPS_STORE=postgres node scripts/bench/effect-steps.ts        on a database it creates and drops on the server of
+ *                                                                  $DATABASE_URL (default local), named $SOKONI_DB_PREFIX<pid>
  * It counts through the fiber's tracer hook (`tracerContext`, Effect's internals of 4.0): a tool, not a test.
  */
+import { execFileSync } from "node:child_process"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
+import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 import { describeStep, installStepHook } from "./step-hook.ts"
 
@@ -21,7 +25,12 @@ installStepHook((step) => {
   counting.set(kind, (counting.get(kind) ?? 0) + 1)
 })
 
-const host = await makeEngineHost(benchHostConfig({ store: "memory" }))
+const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const database = process.env.STEPS_STORE === "postgres" ? `${process.env.SOKONI_DB_PREFIX ?? "sokoni_steps_"}${process.pid}` : undefined
+if (database !== undefined) execFileSync("psql", [ADMIN_URL, "-qc", `CREATE DATABASE ${database}`])
+const host = await makeEngineHost(
+  benchHostConfig(database === undefined ? { store: "memory" } : { store: "postgres", databaseUrl: databaseUrlFor(ADMIN_URL, database) })
+)
 const call = callerOf(host)
 const { key, symbol } = await benchPartner(call)
 const quotes = new Map<string, number>()
@@ -36,6 +45,7 @@ for (let i = 0; i < WARMUP + PAIRS; i++) {
   counting = undefined
 }
 await host.stop()
+if (database !== undefined) execFileSync("psql", [ADMIN_URL, "-qc", `DROP DATABASE ${database} WITH (FORCE)`])
 const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0) / PAIRS
 console.log(`effect steps: quote ${total(quotes).toFixed(1)}, trade ${total(trades).toFixed(1)} (${PAIRS} pairs)`)
 if (TOP > 0) for (const [kind, count] of [...trades].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${(count / PAIRS).toFixed(2).padStart(7)} ${kind}`)

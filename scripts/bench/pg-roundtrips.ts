@@ -3,6 +3,8 @@
  * `handle` called directly, its store connected through a TCP proxy that counts what the driver asks the server
  * (a Sync or a simple Query is one round trip). Used to judge the adapter's write path (docs/performance.md).
  *   node scripts/bench/pg-roundtrips.ts [pairs, default 300] [admin URL, default $DATABASE_URL or local]
+ * With SOKONI_PG_FUNCTIONS=1 the database tracks its PL/pgSQL functions (`track_functions = pl`) and the run ends with
+ * the server's time per call of each, warm-up included (the store's sessions report it when they end).
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
@@ -86,6 +88,8 @@ const port = (proxy.address() as { port: number }).port
 const database = `${process.env.SOKONI_DB_PREFIX ?? "sokoni_rt_"}${process.pid}`
 const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", statement])
 psql(`CREATE DATABASE ${database}`)
+const FUNCTIONS = process.env.SOKONI_PG_FUNCTIONS === "1"
+if (FUNCTIONS) psql(`ALTER DATABASE ${database} SET track_functions = 'pl'`)
 const url = new URL(databaseUrlFor(ADMIN_URL, database))
 // SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
 if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
@@ -123,6 +127,22 @@ const pairs = async (count: number, tag: string) => {
   totals.wallMs = performance.now() - started
   return totals
 }
+/** Server time per call of each tracked function (ms), and per pair; read once the store's sessions have ended. */
+function printFunctions(pairs: number) {
+  const query = `SELECT funcname, calls, round((self_time / calls)::numeric, 4), round((total_time / calls)::numeric, 4),
+    round((total_time / ${pairs})::numeric, 4) FROM pg_stat_user_functions WHERE calls > 0 ORDER BY total_time DESC`
+  const url = databaseUrlFor(ADMIN_URL, database)
+  // A session reports its counts when it ends; the store's have just been closed.
+  for (let tries = 0; tries < 50; tries++) {
+    const out = execFileSync("psql", [url, "-AtF", " ", "-c", query]).toString().trim()
+    if (out.includes("sokoni_apply")) {
+      console.log(`function calls self-ms/call total-ms/call total-ms/pair\n${out}`)
+      return
+    }
+    execFileSync("sleep", ["0.2"])
+  }
+  console.log("no function statistics reported")
+}
 const accepted = (t: { accepted: number }) => void t.accepted++
 
 /** SOKONI_PG_CONCURRENCY=n: n loops at once (one partner), as the bench's connections; totals are summed. */
@@ -144,6 +164,7 @@ if (LOOPS > 1) {
   )
   await host.stop()
   proxy.close()
+  if (FUNCTIONS) printFunctions(n + WARMUP)
   psql(`DROP DATABASE ${database} WITH (FORCE)`)
   process.exit(0)
 }
@@ -158,5 +179,6 @@ if (TRACE) console.log(traced.join("\n"))
 console.log("messages:", JSON.stringify(Object.fromEntries(counts)))
 await host.stop()
 proxy.close()
+if (FUNCTIONS) printFunctions(PAIRS + WARMUP)
 psql(`DROP DATABASE ${database} WITH (FORCE)`)
 process.exit(0)

@@ -119,7 +119,10 @@ describe("principal cache (memory)", () => {
  */
 const serviceOnSteppedClock = () => {
   let now = MONDAY_OPEN
-  const clock = Layer.succeed(EngineClock, EngineClock.of({ mode: "system", now: Effect.sync(() => now), moveTo: () => Effect.void }))
+  const clock = Layer.succeed(
+    EngineClock,
+    EngineClock.of({ mode: "system", now: Effect.sync(() => now), nowHere: () => Effect.sync(() => now), moveTo: () => Effect.void })
+  )
   const seams = Layer.mergeAll(MemoryStoreLayer, clock, Entropy.layer(1), Trace.layer)
   const runtime = ManagedRuntime.make(Layer.provideMerge(PartnerService.layer, Layer.provideMerge(EventLog.layer, seams)))
   const authenticate = (key: string) =>

@@ -12,6 +12,7 @@ import {
   defaultWindowSeconds,
   findK6,
   LIMITS,
+  outcomeOf,
   partnerKey,
   profileFor,
   runProfile,
@@ -33,9 +34,31 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
   const engines: Array<StartedEngine> = []
   afterAll(() => Promise.all(engines.map((e) => e.stop())))
 
+  /**
+   * On a busy machine k6 (or the engine) may not offer the limit within a burst: no 429, fewer admitted. That run is
+   * no evidence either way (outcomeOf: INCONCLUSIVE), so it is run again with the window doubled, which offers the same
+   * requests at half the rate; any run that is evidence (a 429, or more admitted than the limit) is the verdict.
+   */
   const prove = async (tier: (typeof TIERS)[number], store: "memory" | "postgres", instances: number, databaseUrl?: string, shared = false) => {
-    // the window the CLI would choose: long enough that k6 can offer 2.5x the limit while other tests run
-    const windowSeconds = defaultWindowSeconds(LIMITS[tier])
+    let windowSeconds = defaultWindowSeconds(LIMITS[tier])
+    for (let attempt = 1; ; attempt++) {
+      const verdict = await proveOnce(tier, store, instances, windowSeconds, databaseUrl, shared)
+      if (outcomeOf(verdict) !== "INCONCLUSIVE" || attempt === 3) return verdict
+      await Promise.all(engines.splice(0).map((e) => e.stop()))
+      const counts = verdict.phases.map((p) => `${p.admitted} admitted, ${p.refused} refused`).join("; ")
+      console.log(`${tier}: the load never reached the limit with a ${windowSeconds} s window (${counts}); again with ${windowSeconds * 2} s`)
+      windowSeconds *= 2
+    }
+  }
+
+  const proveOnce = async (
+    tier: (typeof TIERS)[number],
+    store: "memory" | "postgres",
+    instances: number,
+    windowSeconds: number,
+    databaseUrl: string | undefined,
+    shared: boolean
+  ) => {
     const started = await Promise.all(Array.from({ length: instances }, () => startEngineProcess({ windowSeconds, adminToken: ADMIN, store, databaseUrl })))
     engines.push(...started)
     const partner = await partnerKey((started[0] as StartedEngine).base, ADMIN, tier)
@@ -51,7 +74,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
   }
 
   for (const tier of TIERS) {
-    it(`admits exactly ${LIMITS[tier]} per window in each burst (${tier})`, { timeout: 120_000 }, async () => {
+    it(`admits exactly ${LIMITS[tier]} per window in each burst (${tier})`, { timeout: 300_000 }, async () => {
       const verdict = await prove(tier, "memory", 1)
       expect(verdict.phases.map((p) => p.admitted)).toEqual([LIMITS[tier], LIMITS[tier]])
       expect(verdict.phases.every((p) => p.refused > 0)).toBe(true)
@@ -61,14 +84,14 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     })
   }
 
-  it("counts a full key, a data key and an OAuth token of one partner against one limit (starter)", { timeout: 120_000 }, async () => {
+  it("counts a full key, a data key and an OAuth token of one partner against one limit (starter)", { timeout: 300_000 }, async () => {
     const verdict = await prove("starter", "memory", 1, undefined, true)
     expect(verdict.credentials).toBe(3)
     expect(verdict.phases.map((p) => p.admitted)).toEqual([100, 100])
     expect(verdict.ok).toBe(true)
   })
 
-  it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { ...onPostgres, timeout: 120_000 }, async () => {
+  it.skipIf(adminUrl === undefined)("holds the starter limit across two engine processes on one PostgreSQL", { ...onPostgres, timeout: 300_000 }, async () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const url = await Effect.runPromise(Effect.provideService(withTemporaryDatabase(adminUrl as string), Scope.Scope, scope))
@@ -82,7 +105,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     }
   })
 
-  it("fails against a limiter that admits the limit plus one, naming the burst", { timeout: 120_000 }, async () => {
+  it("fails against a limiter that admits the limit plus one, naming the burst", { timeout: 300_000 }, async () => {
     // A stand-in API with a sliding window that lets limit + 1 through: everything else about its answers is right.
     const limit = 20
     const hits: Array<number> = []
@@ -111,6 +134,7 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
       })
       expect(verdict.phases.map((p) => p.admitted)).toEqual([limit + 1, limit + 1])
       expect(verdict.ok).toBe(false)
+      expect(outcomeOf(verdict)).toBe("FAIL")
       expect(verdict.thresholdsFailed).toEqual(expect.arrayContaining(["admitted{phase:one}", "admitted{phase:two}"]))
     } finally {
       await new Promise((resolve) => server.close(resolve))

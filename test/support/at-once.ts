@@ -6,11 +6,11 @@
  * call (`const saveOrder = (tx, o) => Orders.putHere(...)`) is one too, and so are its calls.
  */
 
-/** The primitives; `.` before one is a collection's (app/docs.ts). */
-export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere"] as const
+/** The primitives; `.` before one is a collection's (app/docs.ts), the clock's (`nowHere`) or the scheduler's. */
+export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere", "nowHere", "scheduleHere", "peekHere"] as const
 
 /** Where the primitives are defined (by name, in object literals and as exports), not called. */
-export const DEFINED_IN = ["engine/store/port.ts", "engine/app/docs.ts"]
+export const DEFINED_IN = ["engine/store/port.ts", "engine/app/docs.ts", "engine/sim/clock.ts"]
 
 export interface SourceFile {
   readonly path: string
@@ -25,8 +25,8 @@ const wrapperAt = (text: string, at: number): string | undefined => {
   return /const (\w+) = \([^()]*\)(?::[^=]*)? =>\s*(?:\w+\.)?$/.exec(before)?.[1]
 }
 
-/** `yield* ` right before `at` (a collection's `X.` between). */
-const yieldedAt = (text: string, at: number): boolean => /yield\* (?:\w+\.)?$/.test(text.slice(Math.max(0, at - 80), at))
+/** `yield* ` right before `at` (a collection's `X.`, a service's `clock.` or `d.clock.` between). */
+const yieldedAt = (text: string, at: number): boolean => /yield\* (?:\w+\.){0,2}$/.test(text.slice(Math.max(0, at - 80), at))
 
 const scannedOf = (files: ReadonlyArray<SourceFile>) => files.filter((f) => !DEFINED_IN.includes(f.path))
 

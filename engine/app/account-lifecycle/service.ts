@@ -58,7 +58,7 @@ export class AccountLifecycleService extends Context.Service<
         Effect.gen(function* () {
           const s = yield* findSubAccount(tx, principal.partition, id)
           const { blockers } = s.status === "closed" ? { blockers: [] } : yield* accountPosition(tx, s)
-          return yield* writePlan(tx, yield* liftFailure(decideClose(s, blockers, yield* clock.now)))
+          return yield* writePlan(tx, yield* liftFailure(decideClose(s, blockers, yield* clock.nowHere())))
         })
       )
     })
@@ -76,7 +76,7 @@ export class AccountLifecycleService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const s = yield* findSubAccount(tx, principal.partition, id)
-          return yield* writePlan(tx, yield* liftFailure(decideKyc(s, assertion, "partner", yield* clock.now)))
+          return yield* writePlan(tx, yield* liftFailure(decideKyc(s, assertion, "partner", yield* clock.nowHere())))
         })
       )
     })
@@ -85,7 +85,7 @@ export class AccountLifecycleService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const s = yield* anySubAccount(tx, id)
-          const wire = yield* writePlan(tx, yield* liftFailure(decideKyc(s, assertion, "compliance", yield* clock.now)))
+          const wire = yield* writePlan(tx, yield* liftFailure(decideKyc(s, assertion, "compliance", yield* clock.nowHere())))
           const answer: ControlResponseBody<"overrideSimSubAccountKyc", 200> = { ...wire, overriddenByAdmin: true }
           return answer
         })

@@ -35,7 +35,7 @@ export class InvoiceService extends Context.Service<
     /** Every invoice of the partner, newest period first. */
     const all = Effect.fnUntraced(function* (principal: Principal) {
       if (!isInvoiced(principal.environment)) return []
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       // This process's counts first, so the month's requests are exact for a single engine.
       yield* usage.flushNow
       const { partner, hours } = yield* store.read((tx) =>

@@ -153,7 +153,7 @@ export class UsageMeter extends Context.Service<
       })
 
     const report = Effect.fn("UsageMeter.report")(function* (principal: Principal, query: UsageQuery) {
-      const window = yield* liftFailure(usageWindow(query, yield* clock.now))
+      const window = yield* liftFailure(usageWindow(query, yield* clock.nowHere()))
       // This process's counts first, so a single engine answers exactly what it served.
       yield* flushNow
       const { hours, seen } = yield* store.read((tx) =>

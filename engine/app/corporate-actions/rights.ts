@@ -99,7 +99,7 @@ export class Rights extends Context.Service<
       yield* liftFailure(takeUpUnits(input.units))
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const plan = yield* liftFailure(decideTakeUp(yield* takeUpState(tx, actionId, input), input.units, now))
           if (plan.credit !== undefined) yield* postEntry(tx, plan.credit.partition, plan.credit.entry)
           yield* putEntitlement(tx, plan.entitlement)
@@ -114,7 +114,7 @@ export class Rights extends Context.Service<
       Effect.gen(function* () {
         const found = yield* SimActions.get(tx, actionId)
         if (Option.isNone(found) || found.value.completedAt !== null) return
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         for (const partition of yield* partnerPartitions(tx, true)) {
           const docs = yield* Entitlements.listDocs(tx, { partition, after: `${actionId}|`, limit: 1_000_000, order: "asc" })
           for (const doc of docs) {

@@ -62,7 +62,7 @@ export class CorporateActions extends Context.Service<
         Effect.gen(function* () {
           // A global step (E-320): the unit-change seq it takes must not interleave with any partition's fills.
           yield* tx.lockPartition("global")
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const listingStatus = yield* listings.statusIn(tx, instrument)
           const delisted = refuseDelisted(instrument, listingStatus)
           if (delisted !== undefined) return yield* Effect.fail(delisted)
@@ -74,7 +74,7 @@ export class CorporateActions extends Context.Service<
       const rescale = outcome.rescale
       const repriced: PinResult | undefined = rescale === undefined ? undefined : yield* feed.rescale(instrument, rescale.ratioFrom, rescale.ratioTo)
       if (repriced !== undefined && rescale !== undefined) yield* rememberRescale(store, instrument, repriced.index, rescale.ratioFrom, rescale.ratioTo)
-      return raiseAnswer({ actionType: input.actionType, actionId, instrument }, outcome, repriced, yield* clock.now)
+      return raiseAnswer({ actionType: input.actionType, actionId, instrument }, outcome, repriced, yield* clock.nowHere())
     })
 
     return CorporateActions.of({ raise })

@@ -75,7 +75,7 @@ export const symbolChangeJob =
       const listing = symbols.listingOf(String(action.details.oldSymbol))
       const newSymbol = listing === undefined ? undefined : dueSymbolChange(action, yield* symbols.symbolIn(tx, listing))
       if (listing === undefined || newSymbol === undefined) return
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       yield* applySymbolChange(symbols, tx, listing, newSymbol, action.actionId, now)
       yield* saveAction(tx, { ...action, completedAt: now })
     })

@@ -48,7 +48,7 @@ export class DeviceService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const s = yield* findSubAccount(tx, principal.partition, id)
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const { same } = yield* liftFailure(acceptDevice(s, yield* devicesOf(tx, principal.partition, id), input))
           // The same push token is the same device: refreshed, not added (a new device's id is drawn only here).
           const device = decideDevice(id, same, input, now, { deviceId: same?.deviceId ?? (yield* entropy.id("dev")) })

@@ -47,7 +47,7 @@ export class IncidentService extends Context.Service<
     const declare = Effect.fn("IncidentService.declare")(function* (input: DeclareIncident) {
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const incidentId = yield* entropy.id("inc")
           return yield* writePlan(tx, decideDeclare(yield* allPartners(tx), input, now, { incidentId }))
         })
@@ -57,7 +57,7 @@ export class IncidentService extends Context.Service<
     const resolve = Effect.fn("IncidentService.resolve")(function* (id: string) {
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const found = Option.getOrUndefined(yield* Incidents.get(tx, id))
           const plan = yield* liftFailure(decideResolve(yield* allPartners(tx), found, id, now))
           return yield* writePlan(tx, plan)

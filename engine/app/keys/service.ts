@@ -49,7 +49,7 @@ export class KeyService extends Context.Service<
     const rotate = Effect.fn("KeyService.rotateDataKey")(function* (principal: Principal) {
       const refused = refuseDataKey(principal.keyKind)
       if (refused !== undefined) return yield* Effect.fail(refused)
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       // Drawn once the caller may have a key, where the service always drew it (E-350).
       const raw = yield* entropy.secret(KEY_PREFIX.data)
       const key = { raw, hash: hashKey(raw) }

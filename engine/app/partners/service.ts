@@ -81,7 +81,7 @@ export class PartnerService extends Context.Service<
     const events = yield* EventLog
 
     const bootstrap = Effect.fn("PartnerService.bootstrap")(function* (input: BootstrapInput) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const partnerId = yield* entropy.id("ptn")
       const sandboxRaw = yield* entropy.secret(KEY_PREFIX.sandbox)
       const liveRaw = yield* entropy.secret(KEY_PREFIX.production)
@@ -130,7 +130,7 @@ export class PartnerService extends Context.Service<
       const sandboxOnProduction = environment === "production" && raw.startsWith(KEY_PREFIX.sandbox) && planted.has("sandbox-key-on-production")
       const refused = refusePrefix(raw, environment, sandboxOnProduction)
       if (refused !== undefined) return yield* Effect.fail(refused)
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       // Access tokens expire on the engine clock, so they are read each time rather than cached.
       if (raw.startsWith(KEY_PREFIX.token)) return yield* tokenPrincipal(raw, environment, now)
       const keyHash = hashKey(raw)
@@ -151,7 +151,7 @@ export class PartnerService extends Context.Service<
         Effect.gen(function* () {
           const refused = acceptCredit(Option.getOrUndefined(yield* PartnerDocs.get(tx, partnerId)), partnerId)
           if (refused !== undefined) return yield* Effect.fail(refused)
-          const balance = yield* creditWallet(tx, partition, cents, yield* clock.now)
+          const balance = yield* creditWallet(tx, partition, cents, yield* clock.nowHere())
           const { event, answer } = confirmCredit(cents, balance)
           yield* events.append(tx, partition, event.name, event.data)
           return answer

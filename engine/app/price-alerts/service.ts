@@ -77,7 +77,7 @@ export class PriceAlertService extends Context.Service<
       if (refused !== undefined) return yield* Effect.fail(refused)
       const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange)).pipe(Effect.mapError((e) => unlistedSymbol(e, input)))
       const threshold = yield* liftFailure(alertThreshold(input, instrument))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const observed = yield* feed.observe(instrument, now)
       const command = { partition: principal.partition, input, instrument, threshold, currency: findExchange(instrument.exchange)?.currency ?? "USD" }
       return yield* store.transact((tx) =>
@@ -86,7 +86,7 @@ export class PriceAlertService extends Context.Service<
           if (tooMany !== undefined) return yield* Effect.fail(tooMany)
           const plan = decideCreateAlert(command, observed.price, now, nextRefresh(now), { alertId: yield* entropy.id("alt") })
           yield* save(tx, plan.alert)
-          yield* scheduler.schedule(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
+          yield* scheduler.scheduleHere(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
           return plan.answer
         })
       )
@@ -126,7 +126,7 @@ export class PriceAlertService extends Context.Service<
         const found = yield* PriceAlerts.get(tx, alertId)
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const instrument = symbols.listingOf(alert.symbol)
         const exchange = findExchange(alert.exchange)
         const inSession = instrument !== undefined && exchange !== undefined && isOpen(exchange, now - DELAY_SECONDS * 1000)
@@ -134,7 +134,7 @@ export class PriceAlertService extends Context.Service<
         const plan = decideEvaluation(alert, observed, now, nextRefresh(now))
         if (plan.updated !== undefined) yield* save(tx, plan.updated)
         if (plan.event !== undefined) yield* events.append(tx, alert.partition, plan.event.name, plan.event.data)
-        if (plan.job !== undefined) yield* scheduler.schedule(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
+        if (plan.job !== undefined) yield* scheduler.scheduleHere(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
       })
     )
 

@@ -76,7 +76,7 @@ export class ReportService extends Context.Service<
     const book = (tx: Tx, job: ReportJob) => scheduler.schedule(tx, job.kind, job.dueAt, job.payload)
 
     const request = Effect.fn("ReportService.request")(function* (principal: Principal, body: ReportRequest) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       yield* liftFailure(reportPeriod(body, now))
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
@@ -100,7 +100,7 @@ export class ReportService extends Context.Service<
 
     const get = Effect.fn("ReportService.get")(function* (principal: Principal, reportId: string) {
       const report = yield* find(principal, reportId)
-      return reportToWire(report, yield* clock.now)
+      return reportToWire(report, yield* clock.nowHere())
     })
 
     const list = Effect.fn("ReportService.list")(function* (
@@ -108,7 +108,7 @@ export class ReportService extends Context.Service<
       query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
     ) {
       const limit = yield* liftFailure(checkLimit(query.limit, 50, 200))
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       const reports = yield* store.read((tx) => ReportDocs.list(tx, principal.partition))
       const scope = scopeOf("reports", principal.partition, [])
       const page = yield* liftFailure(pageOf(reports, (r) => timeSortKey(r.createdAt, r.reportId), "desc", { scope, cursor: query.cursor, limit }))
@@ -122,7 +122,7 @@ export class ReportService extends Context.Service<
         const found = yield* ReportDocs.get(tx, reportId)
         if (Option.isNone(found)) return
         const report = found.value
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const plan = decideStep(report, step, now)
         if (plan.kind === "write") {
           yield* ReportDocs.put(tx, plan.report)

@@ -28,7 +28,7 @@ export class SandboxService extends Context.Service<
       if (refused !== undefined) return yield* Effect.fail(refused)
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const plan = decideReset(principal.partition)
           yield* tx.deletePartition(plan.wipe)
           const balance = yield* seedWallet(tx, plan.wipe, plan.seed.account, plan.seed.cents, now)

@@ -50,7 +50,7 @@ export class SettingsService extends Context.Service<
       const checked = yield* liftFailure(checkSettingsPatch(patch))
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
-          const plan = yield* liftFailure(decideSettingsUpdate(yield* loadSettings(tx, principal), checked, yield* clock.now))
+          const plan = yield* liftFailure(decideSettingsUpdate(yield* loadSettings(tx, principal), checked, yield* clock.nowHere()))
           yield* PartnerSettingsDocs.put(tx, principal.partition, "global", principal.partition, plan.settings)
           return plan.answer
         })

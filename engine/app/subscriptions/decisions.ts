@@ -77,7 +77,7 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
       }
       yield* saveSubscription(tx, r)
       if (plan.allotJob !== undefined) {
-        yield* d.scheduler.schedule(tx, SUBSCRIPTION_ALLOT_JOB, plan.allotJob.dueAt, {
+        yield* d.scheduler.scheduleHere(tx, SUBSCRIPTION_ALLOT_JOB, plan.allotJob.dueAt, {
           subscriptionId: plan.allotJob.subscriptionId
         } satisfies SubscriptionAllotJob)
       }
@@ -108,7 +108,7 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
     const command = { partition: principal.partition, account, markupBps: principal.markupBps, input, terms }
     return yield* d.store.transact((tx) =>
       Effect.gen(function* () {
-        const now = yield* d.clock.now
+        const now = yield* d.clock.nowHere()
         const subAccount = account === MASTER ? null : yield* findSubAccount(tx, principal.partition, account)
         const externalId = yield* liftFailure(acceptSubscription(subAccount, terms, now))
         const subscriptionId = yield* d.entropy.id("sub")
@@ -122,14 +122,14 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
   /** Allots `allotted` cents (all by default) in `tx`. */
   const allotIn = (tx: Tx, r: SubscriptionRecord, allotted: number) =>
     Effect.gen(function* () {
-      const now = yield* d.clock.now
+      const now = yield* d.clock.nowHere()
       const plan = yield* liftFailure(decideAllot(r, allotted, yield* unitsOf(r, allotted), now))
       return yield* writePlan(tx, plan, now)
     })
 
   const declineIn = (tx: Tx, r: SubscriptionRecord, status: "REJECTED" | "CANCELLED", code: string, reason: string) =>
     Effect.gen(function* () {
-      const now = yield* d.clock.now
+      const now = yield* d.clock.nowHere()
       return yield* writePlan(tx, yield* liftFailure(decideDecline(r, status, code, reason, now)), now)
     })
 

@@ -32,7 +32,7 @@ export const desking = (d: TradingDeps) => {
    */
   // Generators made once per service (Effect.fnUntraced), not per call: see sim/scheduler.ts.
   const fillIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, request: FillRequest, loaded?: OrderRecord) {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const order = loaded ?? (yield* findOrder(tx, orderId))
     const price = yield* liftFailure(fillPrice(order, request))
     const ids = { reportId: yield* d.entropy.id("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
@@ -51,7 +51,7 @@ export const desking = (d: TradingDeps) => {
 
   /** Rejects inside `tx` (control API, desk jobs); a settlement failure (`unwind`) is a rejection that reverses the fills. */
   const rejectIn = Effect.fnUntraced(function* (tx: Tx, orderId: string, code: string, reason: string, unwind = false, loaded?: OrderRecord) {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const order = loaded ?? (yield* findOrder(tx, orderId))
     const funds = unwind ? yield* unwindFunds(tx, order) : undefined
     const plan = yield* liftFailure(decideReject(order, code, reason, now, funds))
@@ -87,7 +87,7 @@ export const desking = (d: TradingDeps) => {
 
   /** PENDING and PARTIALLY_FILLED orders of every partner, oldest first: what the desk has to decide. */
   const deskQueue = Effect.gen(function* () {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const orders = yield* d.store.read((tx) =>
       Effect.gen(function* () {
         const entries = yield* tx.list(DESK_QUEUE, { partition: "global", limit: 100_000, order: "asc" })

@@ -43,7 +43,7 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       Effect.fnUntraced(function* (tx: Tx, payload: typeof TriggerPayload.Type) {
         const order = yield* loadOrder(tx, payload.orderId)
         if (order === undefined || order.status !== "WORKING") return
-        const now = yield* d.clock.now
+        const now = yield* d.clock.nowHere()
         const price = yield* delayedPrice(order, now)
         const available = price !== undefined && order.side === "BUY" ? yield* walletBalance(tx, order.partition, order.account) : 0
         const plan = yield* liftFailure(decideTrigger(order, { price, available, nextLook: nextRefresh(now) }, now))
@@ -57,7 +57,7 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
       Effect.fnUntraced(function* (tx: Tx, job: typeof ExpirePayload.Type) {
         const order = yield* loadOrder(tx, job.orderId)
         if (order === undefined) return
-        const now = yield* d.clock.now
+        const now = yield* d.clock.nowHere()
         const plan = yield* liftFailure(decideExpire(order, job, now))
         yield* writePlan(d, tx, order.partition, plan, now)
       })
@@ -82,7 +82,7 @@ export const registerTradingJobs = (d: TradingDeps, desk: ReturnType<typeof desk
         const order = yield* loadOrder(tx, orderId)
         if (order === undefined || !awaitsDesk(order)) return
         const marketPrice =
-          step.action === "fill" && step.price === "market" ? yield* d.desk.marketPrice(d.symbols.listingOf(order.symbol), yield* d.clock.now) : undefined
+          step.action === "fill" && step.price === "market" ? yield* d.desk.marketPrice(d.symbols.listingOf(order.symbol), yield* d.clock.nowHere()) : undefined
         const action = deskStepAction(order, step, SETTLEMENT_FAILED_CODE, marketPrice)
         // The order just read in this transaction is handed on, not read again.
         if (action._tag === "Reject") yield* desk.rejectIn(tx, orderId, action.code, action.reason, action.unwind, order)

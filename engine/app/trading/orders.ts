@@ -45,7 +45,7 @@ export const ordering = (d: TradingDeps) => {
     const scope = `orders|${principal.partition}|${account}`
     const after = query.cursor === undefined ? undefined : yield* liftFailure(decodeCursor(scope, query.cursor))
     const symbol = query.symbol?.toUpperCase()
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     return yield* d.store.read((tx) =>
       Effect.gen(function* () {
         // a sub-account's orders stay readable whatever its status; an unknown or foreign id is 404
@@ -78,7 +78,7 @@ export const ordering = (d: TradingDeps) => {
         fail("FORBIDDEN", "GET /orders/{orderId} is not available in the sandbox (spec: sandbox unsupported); use GET /orders or GET /test-tools/orders")
       )
     }
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const order = yield* d.store.read((tx) => findOrder(tx, orderId))
     if (order.partition !== principal.partition) return yield* Effect.fail(fail("NOT_FOUND", `order ${orderId} was not found`))
     return orderToWire(order, now)
@@ -88,7 +88,7 @@ export const ordering = (d: TradingDeps) => {
   const cancel = Effect.fn("TradingService.cancel")(function* (principal: Principal, orderId: string) {
     return yield* d.store.transact((tx) =>
       Effect.gen(function* () {
-        const now = yield* d.clock.now
+        const now = yield* d.clock.nowHere()
         const order = yield* findOrder(tx, orderId)
         const plan = yield* liftFailure(decideCancel(order, principal.partition, now))
         return yield* writePlan(d, tx, order.partition, plan, now)
@@ -98,7 +98,7 @@ export const ordering = (d: TradingDeps) => {
 
   /** Replace (D-035, D-284): only on the sub-account path ("master" is no sub-account, so /users/master finds nothing). */
   const replace = Effect.fn("TradingService.replace")(function* (principal: Principal, account: string, orderId: string, input: ReplaceRequest) {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     return yield* d.store.transact((tx) =>
       Effect.gen(function* () {
         const subAccount = yield* findSubAccount(tx, principal.partition, account)

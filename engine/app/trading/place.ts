@@ -7,7 +7,7 @@
 import { Effect, Option } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
 import { type Exchange, findExchange } from "../../domain/calendar.ts"
-import { type ApiFailure, liftFailure } from "../../domain/errors.ts"
+import { ApiFailure, liftFailure } from "../../domain/errors.ts"
 import type { Instrument } from "../../domain/instruments.ts"
 import type { RestingType, Side } from "../../domain/order.ts"
 import type { TradeInput } from "../../domain/trading/commands.ts"
@@ -90,7 +90,7 @@ export const placing = (d: TradingDeps) => {
     const { partition, account } = placer
     yield* tx.lockPartition(partition)
     yield* prefetch(tx, () => marketReads(partition, account, instrument, fields.quoteId, input.type))
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const accountState = yield* loadAccount(tx, partition, account, instrument)
     const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
     const state = {
@@ -109,7 +109,7 @@ export const placing = (d: TradingDeps) => {
 
   /** LIMIT, STOP, STOP_LIMIT (D-031, D-280): no quote; WORKING at once, looked at by its trigger job, expired by its deadline job. */
   const placeRestingOrder = Effect.fnUntraced(function* (principal: Principal, account: string, input: TradeInput, orderType: RestingType) {
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const fields = yield* liftFailure(restingFields(orderType, input, now))
     const instrument = yield* liftFailure(d.symbols.resolve(input.symbol, input.exchange))
     const terms = yield* liftFailure(restingTerms(fields, findExchange(instrument.exchange), now))
@@ -141,5 +141,17 @@ export const placing = (d: TradingDeps) => {
     return orderType === "MARKET" ? placeMarketOrder(principal, account, input) : placeRestingOrder(principal, account, input, orderType as RestingType)
   }
 
-  return { trade } satisfies Record<string, (...args: never) => Effect.Effect<Schemas["Order"], ApiFailure | StoreError>>
+  /**
+   * The rows a MARKET order's transaction will read, named before its partition is locked, so the lock statement
+   * that begins the transaction reads them (E-472); none for another order type, or a request its checks refuse.
+   */
+  const readsAhead = (principal: Principal, account: string, input: TradeInput): ReadonlyArray<Hint> => {
+    if ((input.orderType ?? "MARKET") !== "MARKET") return []
+    const fields = marketFields(input)
+    const instrument = d.symbols.resolve(input.symbol, input.exchange)
+    if (fields instanceof ApiFailure || instrument instanceof ApiFailure) return []
+    return marketReads(principal.partition, account, instrument, fields.quoteId, input.type)
+  }
+
+  return { trade, readsAhead }
 }

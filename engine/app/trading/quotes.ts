@@ -42,7 +42,7 @@ export const quoting = (d: QuoteDeps) => {
     yield* tx.lockPartition(principal.partition)
     // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
     yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
-    const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
+    const expiry = yield* d.scheduler.scheduleHere(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
     yield* Quotes.putHere(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
   })
 
@@ -53,7 +53,7 @@ export const quoting = (d: QuoteDeps) => {
     if (account !== "master" && Option.isNone(yield* d.store.read((tx) => Effect.option(findSubAccount(tx, principal.partition, account))))) {
       return yield* Effect.fail(fail("NOT_FOUND", `sub-account ${account} was not found`, { param: "subAccountId" }))
     }
-    const now = yield* d.clock.now
+    const now = yield* d.clock.nowHere()
     const observation = yield* d.feed.observe(instrument, now)
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
     const quoteId = yield* d.entropy.id("qt")

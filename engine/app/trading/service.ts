@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Schemas } from "../../contract/wire.ts"
 import type { ApiFailure } from "../../domain/errors.ts"
 import type { FillRequest, OrderListQuery, ReplaceRequest, TradeInput } from "../../domain/trading/commands.ts"
-import type { StoreError, Tx } from "../../store/port.ts"
+import type { Hint, StoreError, Tx } from "../../store/port.ts"
 import type { Principal } from "../principal.ts"
 import { tradingDeps } from "./deps.ts"
 import { desking } from "./desk.ts"
@@ -28,6 +28,8 @@ export class TradingService extends Context.Service<
   TradingService,
   {
     readonly trade: (principal: Principal, account: string, input: TradeInput) => Failing<Schemas["Order"]>
+    /** The rows `trade` will read, for a store that reads ahead (`Tx.prefetch`): asked before its transaction locks. */
+    readonly readsAhead: (principal: Principal, account: string, input: TradeInput) => ReadonlyArray<Hint>
     readonly listOrders: (principal: Principal, account: string, query: OrderListQuery) => Failing<Schemas["OrderList"]>
     readonly getOrder: (principal: Principal, orderId: string) => Failing<Schemas["Order"]>
     readonly deskQueue: Effect.Effect<ReadonlyArray<Schemas["Order"]>, StoreError>
@@ -46,12 +48,12 @@ export class TradingService extends Context.Service<
 >()("sokoni/TradingService") {
   static readonly make = Effect.gen(function* () {
     const deps = yield* tradingDeps
-    const { trade } = placing(deps)
+    const { trade, readsAhead } = placing(deps)
     const { listOrders, getOrder, cancel, replace } = ordering(deps)
     const desk = desking(deps)
     yield* registerTradingJobs(deps, desk)
     const { deskQueue, deskFill, deskReject, deskFailSettlement, rejectOpenIn } = desk
-    return TradingService.of({ trade, listOrders, getOrder, deskQueue, deskFill, deskReject, deskFailSettlement, cancel, replace, rejectOpenIn })
+    return TradingService.of({ trade, readsAhead, listOrders, getOrder, deskQueue, deskFill, deskReject, deskFailSettlement, cancel, replace, rejectOpenIn })
   })
 
   static readonly layer = Layer.effect(TradingService, TradingService.make)

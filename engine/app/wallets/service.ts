@@ -51,7 +51,7 @@ export class WalletService extends Context.Service<
     const events = yield* EventLog
 
     const master = Effect.fn("WalletService.master")(function* (principal: Principal) {
-      const now = yield* clock.now
+      const now = yield* clock.nowHere()
       return yield* store.read((tx) =>
         Effect.gen(function* () {
           const p = principal.partition

@@ -29,7 +29,7 @@ export const transferring = (d: TransferDeps) => {
       const amounts = yield* liftFailure(transferAmounts(request))
       return yield* d.store.transact((tx) =>
         Effect.gen(function* () {
-          const now = yield* d.clock.now
+          const now = yield* d.clock.nowHere()
           const p = principal.partition
           const subAccount = yield* findSubAccount(tx, p, id)
           const state = {

@@ -76,7 +76,7 @@ export class WebhookService extends Context.Service<
           const refused = refuseMoreWebhooks(existing.length)
           if (refused !== undefined) return yield* Effect.fail(refused)
           const webhookId = yield* entropy.id("wh")
-          const now = yield* clock.now
+          const now = yield* clock.nowHere()
           const plan = decideCreateWebhook({ partition: principal.partition, input: checked }, now, { webhookId })
           return yield* writePlan(tx, plan, now)
         })
@@ -94,7 +94,7 @@ export class WebhookService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const plan = yield* liftFailure(decideUpdateWebhook(yield* loadWebhook(tx, id), { partition: principal.partition, id, input: checked }))
-          return yield* writePlan(tx, plan, yield* clock.now)
+          return yield* writePlan(tx, plan, yield* clock.nowHere())
         })
       )
     })
@@ -103,7 +103,7 @@ export class WebhookService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const plan = yield* liftFailure(decideDeleteWebhook(yield* loadWebhook(tx, id), { partition: principal.partition, id }))
-          return yield* writePlan(tx, plan, yield* clock.now)
+          return yield* writePlan(tx, plan, yield* clock.nowHere())
         })
       )
     })
@@ -115,7 +115,7 @@ export class WebhookService extends Context.Service<
           const webhook = yield* liftFailure(ownedWebhook(yield* loadWebhook(tx, id), principal.partition, id))
           const eventId = yield* entropy.id("evt")
           const deliveryId = yield* entropy.id("dlv")
-          const prepared = decideTestDelivery(webhook, { sandbox: isSandboxPartition(principal.partition) }, yield* clock.now, { eventId, deliveryId })
+          const prepared = decideTestDelivery(webhook, { sandbox: isSandboxPartition(principal.partition) }, yield* clock.nowHere(), { eventId, deliveryId })
           const r = prepared.record
           yield* Deliveries.put(tx, r.deliveryId, deliveryPartition(r.partition, r.webhookId), timeSortKey(r.createdAt, r.deliveryId), r)
           return { webhook, prepared }

@@ -222,7 +222,7 @@ export const controlRoutes = [
         const clock = yield* EngineClock
         if (at !== undefined && clock.mode === "system")
           return yield* fail("CONFLICT", "the clock is in system mode: a new world starts at the real time, without `at`")
-        const now = yield* clock.now
+        const now = yield* clock.nowHere()
         const plan = yield* EngineReset.use((r) => r.schedule({ at, seed: body.seed, now }))
         return { now: isoAt(plan.at), seed: plan.seed, mode: clock.mode }
       })

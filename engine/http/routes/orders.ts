@@ -4,7 +4,7 @@
  * mirrors the contract's TradeRequest (types, enums case-exact); business rules (quote binding, funds, market hours)
  * are TradingService's. Decoding only.
  */
-import { Schema } from "effect"
+import { Context, Schema } from "effect"
 import { OrderBlotter } from "../../app/blotter.ts"
 import { PortfolioService } from "../../app/portfolio.ts"
 import { TradingService } from "../../app/trading/service.ts"
@@ -44,7 +44,8 @@ export const ReplaceBody = Schema.Struct({
 export const orderRoutes = [
   partnerRoute("placeTrade", 202, {
     body: TradeBody,
-    handle: ({ body, principal }) => TradingService.use((t) => t.trade(principal, "master", body))
+    handle: ({ body, principal }) => TradingService.use((t) => t.trade(principal, "master", body)),
+    readsAhead: ({ body, principal }, context) => Context.get(context, TradingService).readsAhead(principal, "master", body)
   }),
   partnerRoute("listOrders", 200, {
     query: {
@@ -60,7 +61,8 @@ export const orderRoutes = [
   partnerRoute("placeSubAccountTrade", 202, {
     params: { userId: required(text) },
     body: TradeBody,
-    handle: ({ params, body, principal }) => TradingService.use((t) => t.trade(principal, params.userId, body))
+    handle: ({ params, body, principal }) => TradingService.use((t) => t.trade(principal, params.userId, body)),
+    readsAhead: ({ params, body, principal }, context) => Context.get(context, TradingService).readsAhead(principal, params.userId, body)
   }),
   partnerRoute("listSubAccountOrders", 200, {
     params: { userId: required(text) },

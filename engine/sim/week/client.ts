@@ -95,7 +95,7 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
       if (key !== undefined) headers["x-api-key"] = key
       if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey
       const request: EngineRequest = { method, path, query: new URLSearchParams(search), search, headers, body: requestBody, remoteAddress: "127.0.0.1" }
-      const sentAt = isoAt(yield* clock.now)
+      const sentAt = isoAt(yield* clock.nowHere())
       const sentSeq = ++tick
       const response = yield* gateway.handle(request)
       counters.requests += 1
@@ -109,7 +109,7 @@ export const makeClient = (history: Array<HistoryEntry>, receivers: SimReceivers
         history.push({
           kind: "exchange",
           sentAt,
-          answeredAt: isoAt(yield* clock.now),
+          answeredAt: isoAt(yield* clock.nowHere()),
           sentSeq,
           answeredSeq: ++tick,
           caller: `${path.includes("/sandbox/") ? "sandbox" : "production"}:…${(key ?? "").slice(-4)}`,

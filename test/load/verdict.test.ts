@@ -1,0 +1,95 @@
+/**
+ * What a k6 tier run proves (engine/load/run.ts `outcomeOf`, `describeVerdict`): a failure only on evidence, and a run
+ * whose bursts never reached the limit called inconclusive with what to do, not a failure of the target's limiter.
+ */
+import { describe, expect, it } from "vitest"
+import { describeVerdict, outcomeOf, type Verdict } from "../../engine/load/run.ts"
+
+const verdict = (phases: ReadonlyArray<readonly [admitted: number, refused: number]>, rest: Partial<Verdict> = {}): Verdict => {
+  const limit = 500
+  const counted = phases.map(([admitted, refused], i) => ({ phase: i === 0 ? "one" : "two", admitted, refused }))
+  const ok = counted.every((p) => p.admitted === limit && p.refused > 0)
+  return {
+    ok,
+    limit,
+    windowSeconds: 5,
+    instances: 1,
+    credentials: 1,
+    phases: counted,
+    unexpected: 0,
+    checksPassed: 10,
+    checksFailed: 0,
+    thresholdsFailed: ok ? [] : ["admitted{phase:one}"],
+    saturated: counted.every((p) => p.refused > 0),
+    ...rest
+  }
+}
+
+describe("a tier run's outcome", () => {
+  it("passes when every burst admitted exactly the limit and met a 429", () => {
+    expect(
+      outcomeOf(
+        verdict([
+          [500, 750],
+          [500, 750]
+        ])
+      )
+    ).toBe("PASS")
+  })
+
+  it("is inconclusive when a burst met no 429 and stayed under the limit: the load fell short", () => {
+    const slow = verdict([
+      [176, 0],
+      [436, 0]
+    ])
+    expect(outcomeOf(slow)).toBe("INCONCLUSIVE")
+    const lines = describeVerdict("growth", slow)
+    expect(lines[0]).toContain("176 admitted of limit 500 (limit not reached), 0 refused")
+    expect(lines.at(-1)).toMatch(/^INCONCLUSIVE growth: .*rerun with a longer --window-seconds$/)
+  })
+
+  it("fails on more admitted than the limit, even without a 429", () => {
+    expect(
+      outcomeOf(
+        verdict([
+          [501, 0],
+          [400, 0]
+        ])
+      )
+    ).toBe("FAIL")
+  })
+
+  it("fails when a burst met a 429 with the wrong count admitted", () => {
+    const short = verdict([
+      [499, 700],
+      [500, 700]
+    ])
+    expect(outcomeOf(short)).toBe("FAIL")
+    expect(describeVerdict("growth", short)[0]).toContain("(WRONG)")
+  })
+
+  it("fails on a wrong status or a failed check even when the load fell short", () => {
+    expect(
+      outcomeOf(
+        verdict(
+          [
+            [100, 0],
+            [100, 0]
+          ],
+          { unexpected: 1 }
+        )
+      )
+    ).toBe("FAIL")
+    expect(
+      outcomeOf(
+        verdict(
+          [
+            [100, 0],
+            [100, 0]
+          ],
+          { checksFailed: 2 }
+        )
+      )
+    ).toBe("FAIL")
+  })
+})
