@@ -266,7 +266,7 @@ export class MarketCalendarService extends Context.Service<
         }
         const next = nextBoundary(now)
         yield* MarketWatch.put(tx, WATCH_ID, GLOBAL, WATCH_ID, { running: true, phases, dueAt: next })
-        yield* scheduler.schedule(tx, WATCH_JOB, next, { dueAt: next })
+        yield* scheduler.scheduleHere(tx, WATCH_JOB, next, { dueAt: next })
       })
     )
 

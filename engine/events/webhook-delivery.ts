@@ -150,7 +150,7 @@ export class WebhookDelivery extends Context.Service<
         for (const webhook of hooks) {
           if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
           const deliveryId = yield* entropy.id("dlv")
-          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
+          const job = yield* scheduler.scheduleHere(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
           yield* putDelivery(tx, {
             deliveryId,
             webhookId: webhook.id,
@@ -274,7 +274,7 @@ export class WebhookDelivery extends Context.Service<
         // The previous attempt may still be on the wire (a slow real endpoint): wait until it is surely over. A
         // simulated send is never in flight when a job runs, so there `sending` means its outcome was lost.
         if (!atOnce && d.state === "sending" && d.lastAttemptAt !== null && now < d.lastAttemptAt + SETTLE_AFTER_MS) {
-          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
+          const job = yield* scheduler.scheduleHere(tx, ATTEMPT_JOB, d.lastAttemptAt + SETTLE_AFTER_MS, payload)
           yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
           return
         }
@@ -283,14 +283,14 @@ export class WebhookDelivery extends Context.Service<
         const fault =
           held === true || !faults.busy() ? undefined : yield* faults.forDelivery({ partnerId: partnerOfPartition(d.partition), deliveryId, attempt, now })
         if (fault?.fault === "delay" || fault?.fault === "reorder") {
-          const job = yield* scheduler.schedule(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
+          const job = yield* scheduler.scheduleHere(tx, ATTEMPT_JOB, now + fault.holdMs, { deliveryId, attempt, held: true })
           yield* putDelivery(tx, { ...d, nextAttemptAt: job.dueAt, nextJobSeq: job.seq })
           return
         }
         const last = attempt >= MAX_ATTEMPTS
         const next = last
-          ? yield* scheduler.schedule(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
-          : yield* scheduler.schedule(tx, ATTEMPT_JOB, now + (retryDelays[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
+          ? yield* scheduler.scheduleHere(tx, SETTLE_JOB, now + SETTLE_AFTER_MS, { deliveryId, attempt })
+          : yield* scheduler.scheduleHere(tx, ATTEMPT_JOB, now + (retryDelays[attempt - 1] ?? 0), { deliveryId, attempt: attempt + 1 })
         const sending: DeliveryDoc = {
           ...d,
           attempts: attempt,

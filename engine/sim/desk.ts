@@ -322,7 +322,7 @@ export class ExecutionDesk extends Context.Service<
         })
         const { policy } = yield* Ref.get(state)
         for (const planned of planFor(policy, order, script)) {
-          yield* scheduler.schedule(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
+          yield* scheduler.scheduleHere(tx, DESK_STEP_JOB, now + planned.afterSeconds * 1000, {
             orderId: order.orderId,
             step: planned.step
           } satisfies DeskStepJob)

@@ -46,6 +46,11 @@ export class Scheduler extends Context.Service<
   {
     readonly schedule: (tx: Tx, kind: string, dueAt: number, payload: unknown) => Effect.Effect<Job, StoreError>
     /**
+     * `schedule` made when called where the store can (`Tx.scheduleJobNow`): a finished effect then, which a generator
+     * passes without a step (E-463). Yielded where it is called, as `putHere` (the at-once guard).
+     */
+    readonly scheduleHere: (tx: Tx, kind: string, dueAt: number, payload: unknown) => Effect.Effect<Job, StoreError>
+    /**
      * Registers the handler of `kind`. Each job's stored payload is checked against `payload` (app/job-payloads.ts)
      * before the handler sees it: one that does not fit fails as a StoreError naming the job, which goes to deadJobs.
      */
@@ -89,6 +94,10 @@ export class Scheduler extends Context.Service<
     // A hint only, read without the write lock: which job (or timer) comes next. Whether a job runs is decided by
     // its claim inside the transaction that runs it (`runNext`).
     const peek = store.read((tx) => tx.nextJob)
+    /** `peek` read when called, without a step where the store can (`Store.nextJobNow`); yielded where it is called. */
+    const nextJobNow = store.nextJobNow
+    const peekHere = (): Effect.Effect<Option.Option<Job>, StoreError> =>
+      nextJobNow === undefined ? peek : Effect.succeed(Option.fromUndefinedOr(nextJobNow()))
     // One driver of this process at a time (the background loop's pass or an advance): an advance then reports every
     // job of its span, and the loop does not run ahead of the clock the advance is moving. Other processes are kept
     // off by the claim alone.
@@ -149,7 +158,7 @@ export class Scheduler extends Context.Service<
     const runUpTo: (upTo: number) => Effect.Effect<number, StoreError> = Effect.fnUntraced(function* (upTo: number) {
       let ran = 0
       while (true) {
-        const next = yield* peek
+        const next = yield* peekHere()
         const timer = nextTimer()
         const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
         if (timer !== undefined && timer.dueAt < jobDue && timer.dueAt <= upTo) {
@@ -177,7 +186,7 @@ export class Scheduler extends Context.Service<
       if (to < start) return yield* Effect.fail(fail("VALIDATION_ERROR", `cannot move the clock back from ${isoAt(start)} to ${isoAt(to)}`))
       let jobsRun = 0
       while (true) {
-        const next = yield* peek
+        const next = yield* peekHere()
         const timer = nextTimer()
         const jobDue = Option.isSome(next) ? next.value.dueAt : Number.POSITIVE_INFINITY
         const useTimer = timer !== undefined && timer.dueAt < jobDue
@@ -198,6 +207,8 @@ export class Scheduler extends Context.Service<
 
     return Scheduler.of({
       schedule: (tx, kind, dueAt, payload) => tx.scheduleJob({ kind, dueAt, payload }),
+      scheduleHere: (tx, kind, dueAt, payload) =>
+        tx.scheduleJobNow === undefined ? tx.scheduleJob({ kind, dueAt, payload }) : Effect.succeed(tx.scheduleJobNow({ kind, dueAt, payload })),
       register,
       runDue: driving.withPermits(1)(Effect.flatMap(clock.now, runUpTo)),
       advance: (target) => driving.withPermits(1)(advance(target)),

@@ -7,7 +7,7 @@ import { type Doc, isIdSequence, type Job, type ListOptions, type LoggedEvent, S
 import { getOrCreate } from "../domain/maps.ts"
 import { compareJobs } from "./job-queue.ts"
 import { makeKeepQueue } from "./keep-queue.ts"
-import { docAt, eventsAfter, type MemoryState, nextIdOf, partitionKey, sortAndPage } from "./memory-state.ts"
+import { bucketAt, docAt, eventsAfter, type MemoryState, nextIdOf, partitionKey, sortAndPage } from "./memory-state.ts"
 
 /** The bits of `owned` in an overlay, one per structure it writes. */
 const PUTS = 1
@@ -36,6 +36,7 @@ const NO_CONSUMED: Map<string, number> = new Map()
 const WHOLE = Symbol("whole")
 type PutEntry = { collection: string; doc: Doc }
 const newDocMap = () => new Map<string, Doc>()
+const newBuckets = () => new Map<string, Map<string, Doc>>()
 const newLog = (): Array<LoggedEvent> => []
 
 /** A write transaction's own changes, on top of the committed state until its commit folds them in. */
@@ -45,6 +46,8 @@ export interface Overlay {
   readonly commit: Effect.Effect<void>
   /** `commit` made at once: folds the overlay into the committed state. */
   readonly commitNow: () => void
+  /** The first job in run order as this transaction sees it (`nextJob`'s answer, at once). */
+  readonly firstJob: () => Job | undefined
   /** Where a nested unit starts, and how to undo what it did (a savepoint). */
   readonly mark: () => () => void
 }
@@ -116,7 +119,7 @@ class MemoryOverlay implements Overlay, Tx {
   }
 
   /** The first job in run order: the committed queue's and this transaction's own, less what it deleted. */
-  private firstJob() {
+  firstJob() {
     const { deletedJobs } = this
     let first = this.state.jobs.first(deletedJobs.size === 0 ? undefined : (j) => deletedJobs.has(j.seq))
     for (const job of this.newJobs.values()) {
@@ -155,7 +158,7 @@ class MemoryOverlay implements Overlay, Tx {
 
   list(collection: string, options: ListOptions) {
     return Effect.sync(() => {
-      const committed = this.isWiped(options.partition) ? undefined : this.state.docs.get(partitionKey(collection, options.partition))
+      const committed = this.isWiped(options.partition) ? undefined : bucketAt(this.state, collection, options.partition)
       // Nothing committed in the list (an event's webhooks, most often none): its own writes alone, no map to merge in.
       if ((committed === undefined || committed.size === 0) && this.dropped.size === 0) return sortAndPage(this.ownIn(collection, options.partition), options)
       const merged = new Map(committed ?? [])
@@ -257,13 +260,15 @@ class MemoryOverlay implements Overlay, Tx {
     })
   }
 
+  scheduleJobNow(job: Omit<Job, "seq">) {
+    const scheduled: Job = { seq: nextIdOf(this.state, "jobs"), ...job }
+    this.own(JOBS)
+    this.newJobs.set(scheduled.seq, scheduled)
+    return scheduled
+  }
+
   scheduleJob(job: Omit<Job, "seq">) {
-    return Effect.sync(() => {
-      const scheduled: Job = { seq: nextIdOf(this.state, "jobs"), ...job }
-      this.own(JOBS)
-      this.newJobs.set(scheduled.seq, scheduled)
-      return scheduled
-    })
+    return Effect.sync(() => this.scheduleJobNow(job))
   }
 
   get nextJob() {
@@ -303,11 +308,12 @@ class MemoryOverlay implements Overlay, Tx {
     const { state } = this
     const { byId } = state
     if (this.wiped.length > 0) {
-      for (const [key, bucket] of state.docs) {
-        const [collection = "", partition = ""] = key.split("\u0000")
-        if (!this.isWiped(partition)) continue
-        for (const id of bucket.keys()) byId.get(collection)?.delete(id)
-        state.docs.delete(key)
+      for (const [collection, buckets] of state.docs) {
+        for (const [partition, bucket] of [...buckets]) {
+          if (!this.isWiped(partition)) continue
+          for (const id of bucket.keys()) byId.get(collection)?.delete(id)
+          buckets.delete(partition)
+        }
       }
       for (const [partition, log] of [...state.events]) {
         if (!this.isWiped(partition)) continue
@@ -320,20 +326,20 @@ class MemoryOverlay implements Overlay, Tx {
     this.dropped.forEach(({ collection, partition }, key) => {
       const id = key.slice(collection.length + 1)
       byId.get(collection)?.delete(id)
-      state.docs.get(partitionKey(collection, partition))?.delete(id)
+      bucketAt(state, collection, partition)?.delete(id)
     })
     this.consumed.forEach((count, queueKey) => void state.keeps.get(queueKey)?.removeFirst(count))
     this.putDocs.forEach(({ collection, doc }) => {
       const ids = getOrCreate(byId, collection, newDocMap)
       const previous = ids.get(doc.id)
       ids.set(doc.id, doc)
-      const bucketKey = partitionKey(collection, doc.partition)
       // A new keepUntil joins its partition's queue; an unchanged one is already there.
       if (doc.keepUntil !== undefined && (previous === undefined || previous.keepUntil !== doc.keepUntil || previous.partition !== doc.partition))
-        getOrCreate(state.keeps, bucketKey, makeKeepQueue).add({ keepUntil: doc.keepUntil, id: doc.id })
+        getOrCreate(state.keeps, partitionKey(collection, doc.partition), makeKeepQueue).add({ keepUntil: doc.keepUntil, id: doc.id })
+      const buckets = getOrCreate(state.docs, collection, newBuckets)
       // A document that changes partition leaves its old bucket (as a postgres row would).
-      if (previous !== undefined && previous.partition !== doc.partition) state.docs.get(partitionKey(collection, previous.partition))?.delete(doc.id)
-      getOrCreate(state.docs, bucketKey, newDocMap).set(doc.id, doc)
+      if (previous !== undefined && previous.partition !== doc.partition) buckets.get(previous.partition)?.delete(doc.id)
+      getOrCreate(buckets, doc.partition, newDocMap).set(doc.id, doc)
     })
     this.counters.forEach((value, name) => void state.counters.set(name, value))
     for (const e of this.newEvents) {

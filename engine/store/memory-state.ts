@@ -18,7 +18,11 @@ export const sortAndPage = (docs: Iterable<Doc>, options: ListOptions): Readonly
 
 /** The committed state of a memory store: what survives a simulated crash and restart (E-290). */
 export interface MemoryState {
-  readonly docs: Map<string, Map<string, Doc>>
+  /**
+   * collection -> partition -> id -> doc, for lists: nested, so a commit finds a document's bucket without building a
+   * `collection\u0000partition` key (a new string to flatten and hash per document written: E-462).
+   */
+  readonly docs: Map<string, Map<string, Map<string, Doc>>>
   readonly counters: Map<string, number>
   readonly events: Map<string, Array<LoggedEvent>>
   readonly jobs: JobQueue
@@ -42,6 +46,9 @@ export const makeMemoryState = (): MemoryState => ({
   keeps: new Map(),
   eventIds: new Map()
 })
+
+/** The committed documents of `partition` in `collection`, if any. */
+export const bucketAt = (state: MemoryState, collection: string, partition: string): Map<string, Doc> | undefined => state.docs.get(collection)?.get(partition)
 
 export const docAt = (byId: MemoryState["byId"], collection: string, id: string): Doc | undefined => byId.get(collection)?.get(id)
 

@@ -9,11 +9,11 @@
  * job seqs) are not rolled back, as PG sequences are not (E-321). A `transact` or `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
  * it fails, so a request's handler, its Idempotency-Key receipt and its audit record commit as one.
  */
-import { Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Semaphore } from "effect"
 import { type CommitFaults, noCommitFaults, type ReadTx, Store, type StoreError, type Tx } from "./port.ts"
 import { type Overlay, openOverlay } from "./memory-overlay.ts"
 import { makeTurn } from "./memory-turn.ts"
-import { docAt, eventsAfter, type MemoryState, makeMemoryState, partitionKey, sortAndPage } from "./memory-state.ts"
+import { bucketAt, docAt, eventsAfter, type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
 export { type MemoryState, makeMemoryState, sortAndPage } from "./memory-state.ts"
 
@@ -118,8 +118,7 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
     const committed: ReadTx = {
       get: (collection, id) => Effect.sync(() => Option.fromUndefinedOr(docAt(state.byId, collection, id))),
       getNow: (collection, id) => docAt(state.byId, collection, id),
-      list: (collection, options) =>
-        Effect.sync(() => sortAndPage((state.docs.get(partitionKey(collection, options.partition)) ?? new Map()).values(), options)),
+      list: (collection, options) => Effect.sync(() => sortAndPage((bucketAt(state, collection, options.partition) ?? new Map()).values(), options)),
       readEvents: (partition, afterPosition, limit) => Effect.sync(() => eventsAfter(state.events.get(partition), afterPosition, limit)),
       nextJob: Effect.sync(() => Option.fromUndefinedOr(state.jobs.first()))
     }
@@ -129,7 +128,13 @@ export const makeMemoryStoreWith = (options: MemoryStoreOptions) =>
         return work(overlay === undefined ? committed : overlay.tx)
       })
 
-    return Store.of({ kind: "memory", transact, read })
+    // `read((tx) => tx.nextJob)` at once: the fiber running the caller is the one whose open transaction counts.
+    const nextJobNow = () => {
+      const overlay = Fiber.getCurrent()?.getRef(open)
+      return overlay === undefined ? state.jobs.first() : overlay.firstJob()
+    }
+
+    return Store.of({ kind: "memory", transact, read, nextJobNow })
   })
 
 export const makeMemoryStore = makeMemoryStoreWith({})

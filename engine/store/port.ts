@@ -126,6 +126,8 @@ export interface Tx {
   readonly appendEvent: (partition: string, event: NewEvent) => Effect.Effect<LoggedEvent, StoreError>
   readonly readEvents: (partition: string, afterPosition: number, limit: number) => Effect.Effect<ReadonlyArray<LoggedEvent>, StoreError>
   readonly scheduleJob: (job: NewJob) => Effect.Effect<Job, StoreError>
+  /** `scheduleJob` made at once by an adapter that holds the jobs in memory (the memory store); see `scheduleHere`. Optional. */
+  readonly scheduleJobNow?: (job: NewJob) => Job
   /** The earliest job (by dueAt, then seq), if any. */
   readonly nextJob: Effect.Effect<Option.Option<Job>, StoreError>
   /**
@@ -239,6 +241,12 @@ export class Store extends Context.Service<
      * alone as it would be alone; what it answers is what `transact` would. Optional (`transactIn`).
      */
     readonly transactGrouped?: <A, E, R>(partition: string, work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+    /**
+     * What `read((tx) => tx.nextJob)` answers, given at once by an adapter that holds the jobs in memory (the memory
+     * store: the calling fiber's open transaction's view, or the committed queue): the scheduler's look at the next
+     * job costs no step then (E-463). Optional; called only where that read would run.
+     */
+    readonly nextJobNow?: () => Job | undefined
   }
 >()("sokoni/Store") {}
 

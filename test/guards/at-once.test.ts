@@ -23,6 +23,9 @@ describe("reads and writes made when called", () => {
     // The clock read when called (E-461), on a service or a dependency record's service.
     expect(notYieldedAtOnce(file("const f = function* () { const now = yield* d.clock.nowHere() }"))).toEqual([])
     expect(notYieldedAtOnce(file("const later = Effect.map(clock.nowHere(), isoAt)"))).toEqual(["engine/app/x.ts:1 nowHere"])
+    // A job booked when called (E-463).
+    expect(notYieldedAtOnce(file("const g = function* () { yield* w.scheduler.scheduleHere(tx, k, 1, p) }"))).toEqual([])
+    expect(notYieldedAtOnce(file("const later = Effect.andThen(check, scheduler.scheduleHere(tx, k, 1, p))"))).toEqual(["engine/app/x.ts:1 scheduleHere"])
     const wrapped = "const save = (tx: Tx, o: O) => Orders.putHere(tx, o)\nconst g = function* () { yield* save(tx, o) }\nconst h = Effect.zip(save(tx, o), x)"
     expect(notYieldedAtOnce(file(wrapped))).toEqual(["engine/app/x.ts:3 save"])
   })

@@ -6,8 +6,8 @@
  * call (`const saveOrder = (tx, o) => Orders.putHere(...)`) is one too, and so are its calls.
  */
 
-/** The primitives; `.` before one is a collection's (app/docs.ts) or the clock's (`nowHere`, sim/clock.ts). */
-export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere", "nowHere"] as const
+/** The primitives; `.` before one is a collection's (app/docs.ts), the clock's (`nowHere`) or the scheduler's. */
+export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere", "nowHere", "scheduleHere", "peekHere"] as const
 
 /** Where the primitives are defined (by name, in object literals and as exports), not called. */
 export const DEFINED_IN = ["engine/store/port.ts", "engine/app/docs.ts", "engine/sim/clock.ts"]

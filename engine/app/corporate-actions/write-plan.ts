@@ -44,6 +44,6 @@ export const writeActionPlan = (w: ActionWriters, tx: Tx, instrument: Instrument
     if (plan.rename !== undefined && plan.action !== undefined) {
       yield* applySymbolChange(w.symbols, tx, instrument, plan.rename.newSymbol, plan.action.actionId, now)
     }
-    for (const job of plan.jobs) yield* w.scheduler.schedule(tx, job.kind, job.dueAt, job.payload)
+    for (const job of plan.jobs) yield* w.scheduler.scheduleHere(tx, job.kind, job.dueAt, job.payload)
     return plan.outcome
   })

@@ -86,7 +86,7 @@ export class PriceAlertService extends Context.Service<
           if (tooMany !== undefined) return yield* Effect.fail(tooMany)
           const plan = decideCreateAlert(command, observed.price, now, nextRefresh(now), { alertId: yield* entropy.id("alt") })
           yield* save(tx, plan.alert)
-          yield* scheduler.schedule(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
+          yield* scheduler.scheduleHere(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
           return plan.answer
         })
       )
@@ -134,7 +134,7 @@ export class PriceAlertService extends Context.Service<
         const plan = decideEvaluation(alert, observed, now, nextRefresh(now))
         if (plan.updated !== undefined) yield* save(tx, plan.updated)
         if (plan.event !== undefined) yield* events.append(tx, alert.partition, plan.event.name, plan.event.data)
-        if (plan.job !== undefined) yield* scheduler.schedule(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
+        if (plan.job !== undefined) yield* scheduler.scheduleHere(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
       })
     )
 

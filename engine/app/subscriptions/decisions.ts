@@ -77,7 +77,7 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
       }
       yield* saveSubscription(tx, r)
       if (plan.allotJob !== undefined) {
-        yield* d.scheduler.schedule(tx, SUBSCRIPTION_ALLOT_JOB, plan.allotJob.dueAt, {
+        yield* d.scheduler.scheduleHere(tx, SUBSCRIPTION_ALLOT_JOB, plan.allotJob.dueAt, {
           subscriptionId: plan.allotJob.subscriptionId
         } satisfies SubscriptionAllotJob)
       }

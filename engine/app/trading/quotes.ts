@@ -42,7 +42,7 @@ export const quoting = (d: QuoteDeps) => {
     yield* tx.lockPartition(principal.partition)
     // The partner's quotes past their keep go as new ones come: the collection stays at what its window holds.
     yield* pruneExpired(tx, Quotes.name, principal.partition, now, QUOTES_DROPPED_PER_ISSUE)
-    const expiry = yield* d.scheduler.schedule(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
+    const expiry = yield* d.scheduler.scheduleHere(tx, QUOTE_EXPIRE_JOB, plan.expiryJob.dueAt, { quoteId })
     yield* Quotes.putHere(tx, quoteId, principal.partition, timeSortKey(now, quoteId), { ...plan.quote, expiryJob: expiry.seq })
   })
 

@@ -37,7 +37,7 @@ export const writePlan = Effect.fnUntraced(function* <A>(w: Writers, tx: Tx, par
     if (expiryJob !== undefined) yield* discardJob(tx, expiryJob)
   }
   if (plan.order !== undefined) yield* saveOrder(tx, plan.order)
-  for (const job of plan.jobs) yield* w.scheduler.schedule(tx, job.kind, job.dueAt, job.payload)
+  for (const job of plan.jobs) yield* w.scheduler.scheduleHere(tx, job.kind, job.dueAt, job.payload)
   for (const event of plan.events) yield* w.events.append(tx, partition, event.name, event.data)
   if (plan.toDesk !== undefined) {
     const order = plan.toDesk
