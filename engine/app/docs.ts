@@ -4,7 +4,7 @@
  * checking the body against its collection's shape where one is given (doc-shapes.ts).
  */
 import { Effect, Exit, Option, type Schema } from "effect"
-import { joinFlat } from "../domain/strings.ts"
+import { joinFlat, shared } from "../domain/strings.ts"
 import type { EntryKind, Posting, TransactionType } from "../domain/ledger.ts"
 import type { OrderRecord, Side } from "../domain/order.ts"
 import type { ActionRecord } from "../domain/reference/corporate-actions.ts"
@@ -207,7 +207,8 @@ export const externalIdKey = (partition: string, externalId: string) => `${parti
 export const uidKey = (partition: string, uid: string) => `${partition}|uid|${uid}`
 
 /** The child partition of one sub-account's rows (devices, wallet history): wiped with its parent. */
-export const accountPartition = (partition: string, subAccountId: string) => joinFlat([partition, subAccountId], "/")
+/** Shared (E-485): each of a sub-account's wallet transactions keeps it for good. */
+export const accountPartition = (partition: string, subAccountId: string) => shared(joinFlat([partition, subAccountId], "/"))
 
 /** A push-notification device of a sub-account (D-028); the token is kept, only its last 8 characters are shown. */
 export type DeviceDoc = DeviceRecord

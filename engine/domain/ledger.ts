@@ -20,6 +20,7 @@
 import type { Cents } from "./money.ts"
 import type { Side } from "./order.ts"
 import type { Movements } from "./order-transitions.ts"
+import { joinFlat, shared } from "./strings.ts"
 
 export const MASTER = "master"
 export const FEES = "fees"
@@ -28,8 +29,9 @@ export const SEEDED = "equity:seed"
 export const CREDITED = "equity:credit"
 export const ISSUER = "equity:issuer"
 
-export const walletAccount = (account: string) => `wallet:${account}`
-export const escrowAccount = (account: string) => `escrow:${account}`
+// Shared (E-485): every posting names one, and a journal keeps its postings for good.
+export const walletAccount = (account: string) => shared(joinFlat(["wallet:", account]))
+export const escrowAccount = (account: string) => shared(joinFlat(["escrow:", account]))
 /** Cash held for the account's PENDING asset subscriptions (D-271): apart from order escrow, so each is checkable. */
 export const subscriptionEscrowAccount = (account: string) => `escrow:${account}:subscriptions`
 
@@ -128,7 +130,9 @@ export const compact = (postings: ReadonlyArray<Posting>): ReadonlyArray<Posting
   sums.forEach((cents, account) => {
     if (cents !== 0) kept.push({ account, cents })
   })
-  return kept
+  // A copy of its exact length: an array pushed into from empty has room for 17, and a journal entry keeps its
+  // postings for good, 120 bytes of empty slots an order (E-487).
+  return kept.slice()
 }
 
 export const sumOf = (postings: ReadonlyArray<Posting>): Cents => postings.reduce((sum, p) => sum + p.cents, 0)

@@ -8,6 +8,23 @@
  */
 export const joinFlat = (parts: ReadonlyArray<string>, separator = ""): string => parts.join(separator)
 
+/** How many texts `shared` remembers before it starts over. */
+const SHARED_MAX = 4096
+const sharedTexts = new Map<string, string>()
+/**
+ * One copy of a text that many kept documents repeat (a sub-account's partition on each of its wallet transactions, a
+ * ledger account's name on each posting), instead of one per document, as `isoAt` does for instants (E-485). It is
+ * forgotten all at once past 4,096 texts (names of partners and accounts long gone go with it), which only costs a
+ * copy per document again. Give it a flat string (`joinFlat`): the one it keeps is the first it is given.
+ */
+export const shared = (text: string): string => {
+  const known = sharedTexts.get(text)
+  if (known !== undefined) return known
+  if (sharedTexts.size >= SHARED_MAX) sharedTexts.clear()
+  sharedTexts.set(text, text)
+  return text
+}
+
 const ISO_SLOTS = 4
 const isoMs: Array<number> = new Array<number>(ISO_SLOTS).fill(Number.NaN)
 const isoText: Array<string> = new Array<string>(ISO_SLOTS).fill("")

@@ -3,11 +3,11 @@
  * in the order they may be dropped. Owns that order only; the memory adapter checks each entry against the document
  * it names (a document rewritten with another `keepUntil` leaves a stale entry, skipped when reached).
  *
- * Why buckets of one instant read from a moving head: a collection's `keepUntil` grows with the clock (a quote's TTL,
- * a stored answer's 24 h), so a new instant almost always goes at the end and leaves from the front, both O(1) here;
- * an instant out of order is placed by binary search. Within one instant the ids are only appended, and sorted when
- * the bucket is first read: on a clock that stands still (a manual one) every entry shares one instant, and keeping
- * it sorted on each add was a splice into the middle of the whole queue, O(n) per quote (E-346).
+ * Why arrays read from a moving head: a collection's `keepUntil` grows with the clock (a quote's TTL, a stored
+ * answer's 24 h), so a new entry almost always goes at the end and leaves from the front, both O(1) here; an instant
+ * out of order is placed by binary search. Within the last instant the ids are only appended, and sorted when first
+ * read: on a clock that stands still (a manual one) every entry shares one instant, and keeping it sorted on each add
+ * was a splice into the middle of the whole queue, O(n) per quote (E-346).
  */
 
 export interface KeepEntry {
@@ -27,106 +27,106 @@ export interface KeepQueue {
   readonly size: () => number
 }
 
-/** The ids of one instant; `ids[start..]` are still queued, in id order once `sorted`. */
-interface Bucket {
-  readonly keepUntil: number
-  ids: Array<string>
-  start: number
-  sorted: boolean
-}
-
-/** Consumed slots are cut off once they are most of their array and more than this many. */
+/** Consumed slots are cut off once they are most of their arrays and more than this many. */
 const COMPACT_AFTER = 1024
 
 /**
  * Ties on the instant are common (quotes issued in one instant of a manual clock): they go by id in code units, as the
  * PostgreSQL adapter drops them (`ORDER BY keep_until, id COLLATE "C"`), so both stores drop the same documents
  * (E-299). `Array.prototype.sort` without a comparator orders strings by UTF-16 code units, as `<` does.
+ *
+ * Two parallel arrays, not an object per entry or per instant (E-482): an instant is a double in `instants` (unboxed in
+ * a double array) and its id a slot in `ids`, about 14 bytes an entry where a bucket per distinct instant (its object,
+ * its boxed instant, its array and that array's store) kept some 75 and three to four objects, and a flood of
+ * quotes on a clock that moves has a distinct instant per quote. Entries are in instant order; within an instant in
+ * id order, but for the last instant's run, which is appended to as it comes and sorted when it is first read or
+ * removed from, or when a later instant closes it (E-346: a clock that stands still appends every quote to one run).
  */
-const sortBucket = (bucket: Bucket) => {
-  bucket.ids = bucket.ids.slice(bucket.start).sort()
-  bucket.start = 0
-  bucket.sorted = true
-}
-
-const appendTo = (bucket: Bucket, id: string) => {
-  const last = bucket.ids[bucket.ids.length - 1]
-  if (bucket.sorted && last !== undefined && bucket.ids.length > bucket.start && id < last) bucket.sorted = false
-  bucket.ids.push(id)
-}
-
 export const makeKeepQueue = (): KeepQueue => {
-  let buckets: Array<Bucket> = []
+  let instants: Array<number> = []
+  let ids: Array<string> = []
   let head = 0
-  let count = 0
+  /** The last instant's run starts at `tailStart` and is out of id order. */
+  let tailDirty = false
+  let tailStart = 0
 
-  /** The bucket of `keepUntil` at or after the head: found or placed by binary search (an instant out of order). */
-  const bucketOf = (keepUntil: number): Bucket => {
+  /** The first index at or after the head whose instant is `keepUntil` or later. */
+  const lowerBound = (keepUntil: number) => {
     let low = head
-    let high = buckets.length
+    let high = instants.length
     while (low < high) {
       const mid = (low + high) >>> 1
-      if ((buckets[mid] as Bucket).keepUntil < keepUntil) low = mid + 1
+      if ((instants[mid] as number) < keepUntil) low = mid + 1
       else high = mid
     }
-    const found = buckets[low]
-    if (found !== undefined && found.keepUntil === keepUntil) return found
-    const bucket: Bucket = { keepUntil, ids: [], start: 0, sorted: true }
-    buckets.splice(low, 0, bucket)
-    return bucket
+    return low
+  }
+
+  const sortTail = () => {
+    if (!tailDirty) return
+    const run = ids.slice(tailStart).sort()
+    for (let i = 0; i < run.length; i++) ids[tailStart + i] = run[i] as string
+    tailDirty = false
+  }
+
+  /** An instant before the last one: placed by binary search among runs that are all in id order. */
+  const insertBefore = (entry: KeepEntry) => {
+    let low = head
+    let high = instants.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      const at = instants[mid] as number
+      if (at < entry.keepUntil || (at === entry.keepUntil && (ids[mid] as string) <= entry.id)) low = mid + 1
+      else high = mid
+    }
+    instants.splice(low, 0, entry.keepUntil)
+    ids.splice(low, 0, entry.id)
+    if (tailDirty) tailStart++
   }
 
   const add = (entry: KeepEntry) => {
-    const last = buckets.length > head ? buckets[buckets.length - 1] : undefined
-    if (last === undefined || last.keepUntil < entry.keepUntil) buckets.push({ keepUntil: entry.keepUntil, ids: [entry.id], start: 0, sorted: true })
-    else appendTo(last.keepUntil === entry.keepUntil ? last : bucketOf(entry.keepUntil), entry.id)
-    count++
+    const last = instants.length - 1
+    if (last < head || (instants[last] as number) < entry.keepUntil) {
+      // A later instant closes the last run: it is put in id order before it stops being the last.
+      sortTail()
+      instants.push(entry.keepUntil)
+      ids.push(entry.id)
+    } else if (instants[last] === entry.keepUntil) {
+      if (!tailDirty && (ids[last] as string) > entry.id) {
+        tailDirty = true
+        tailStart = lowerBound(entry.keepUntil)
+      }
+      instants.push(entry.keepUntil)
+      ids.push(entry.id)
+    } else insertBefore(entry)
   }
 
   const due = (offset: number, upTo: number): KeepEntry | undefined => {
-    if (offset < 0 || offset >= count) return undefined
-    let left = offset
-    for (let i = head; i < buckets.length; i++) {
-      const bucket = buckets[i] as Bucket
-      const size = bucket.ids.length - bucket.start
-      if (left < size) {
-        if (bucket.keepUntil > upTo) return undefined
-        if (!bucket.sorted) sortBucket(bucket)
-        return { keepUntil: bucket.keepUntil, id: bucket.ids[bucket.start + left] as string }
-      }
-      left -= size
-    }
-    return undefined
+    const at = head + offset
+    if (offset < 0 || at >= instants.length) return undefined
+    const keepUntil = instants[at] as number
+    if (keepUntil > upTo) return undefined
+    if (tailDirty && at >= tailStart) sortTail()
+    return { keepUntil, id: ids[at] as string }
   }
 
   const removeFirst = (removed: number) => {
-    let left = Math.min(removed, count)
-    count -= left
-    while (left > 0 && head < buckets.length) {
-      const bucket = buckets[head] as Bucket
-      const size = bucket.ids.length - bucket.start
-      if (left < size) {
-        // What is removed is what `due` read, in id order.
-        if (!bucket.sorted) sortBucket(bucket)
-        bucket.start += left
-        if (bucket.start > COMPACT_AFTER && bucket.start * 2 > bucket.ids.length) {
-          bucket.ids = bucket.ids.slice(bucket.start)
-          bucket.start = 0
-        }
-        left = 0
-      } else {
-        left -= size
-        head++
-      }
-    }
-    if (head === buckets.length) {
-      buckets = []
+    if (removed <= 0) return
+    // What is removed is what `due` read, in id order.
+    if (tailDirty && head + removed > tailStart) sortTail()
+    head = Math.min(head + removed, instants.length)
+    if (head === instants.length) {
+      instants = []
+      ids = []
       head = 0
-    } else if (head > COMPACT_AFTER && head * 2 > buckets.length) {
-      buckets = buckets.slice(head)
+      tailDirty = false
+    } else if (head > COMPACT_AFTER && head * 2 > instants.length) {
+      instants = instants.slice(head)
+      ids = ids.slice(head)
+      tailStart -= head
       head = 0
     }
   }
 
-  return { add, due, removeFirst, size: () => count }
+  return { add, due, removeFirst, size: () => instants.length - head }
 }

@@ -233,7 +233,16 @@ class MemoryOverlay implements Overlay, Tx {
       if ((loggedIn !== undefined && !this.isWiped(loggedIn)) || this.newEvents.some((e) => e.eventId === event.eventId)) {
         return Effect.fail(new StoreError({ message: `memory store: appendEvent: eventId ${JSON.stringify(event.eventId)} is already in the log` }))
       }
-      const logged: LoggedEvent = { position: this.nextSeqSync(`log:${partition}`), partition, ...event }
+      // Its fields named, not spread: a spread left four of six in a property array of their own, 40 bytes and an
+      // object more for every event the log keeps (E-483). Same fields, same order.
+      const logged: LoggedEvent = {
+        position: this.nextSeqSync(`log:${partition}`),
+        partition,
+        eventId: event.eventId,
+        name: event.name,
+        timestamp: event.timestamp,
+        payload: event.payload
+      }
       this.own(EVENTS)
       this.newEvents.push(logged)
       return Effect.succeed(logged)

@@ -3,6 +3,7 @@
  * events), operator top-ups, a sub-account's transactions (bounds, types, pages) and the sandbox reset.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { accountPartition } from "../../engine/app/docs.ts"
 import { startEngine } from "./harness.ts"
 import { eventWatcher, partnerOf, storeDocs } from "./accounts-kit.ts"
 
@@ -282,6 +283,9 @@ describe("wallets", () => {
   describe("POST /reset (sandbox root)", () => {
     it("wipes the partner's sandbox data, re-seeds 100000, keeps the key, production and other partners untouched", async () => {
       await p.deposit(id, 40)
+      // A sub-account's own rows (its wallet history) live in a child partition of the sandbox's: wiped with it.
+      const history = () => storeDocs(engine, "walletTxns", accountPartition(p.partition("sandbox"), id))
+      expect(await history()).toHaveLength(1)
       const live = await p.createUser("production")
       const other = await partnerOf(engine)
       const theirs = await other.createUser()
@@ -302,6 +306,7 @@ describe("wallets", () => {
       // the journal restarts from the seed; the externalId is free again
       const journal = await storeDocs(engine, "journal", p.partition("sandbox"))
       expect(journal.map((d) => (d.body as { kind: string }).kind)).toEqual(["SEED"])
+      expect(await history()).toEqual([])
       expect((await p.sb("POST", "/users", { externalId: "cust-9" })).status).toBe(201)
     })
 

@@ -67,6 +67,17 @@ export const processed = (status: number): boolean => status < 500 || status ===
 export const IN_FLIGHT_MESSAGE = "a request with this Idempotency-Key is still in flight"
 export const REUSED_MESSAGE = "this Idempotency-Key was used for a different request; use a new key for a new operation"
 
+/**
+ * The headers almost every stored answer has, kept once for all of them rather than an object per answer for 24 h
+ * (E-484). Frozen: a replay copies them into its answer and nothing writes a stored answer's headers.
+ */
+const JSON_ONLY: Readonly<Record<string, string>> = Object.freeze({ "content-type": "application/json" })
+const keptHeaders = (headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> => {
+  let names = 0
+  for (const name in headers) if (++names > 1 || name !== "content-type") return headers
+  return names === 1 && headers["content-type"] === JSON_ONLY["content-type"] ? JSON_ONLY : headers
+}
+
 /** What `execute` did: replayed the key's stored answer, or ran the command (kept its answer or rolled it back). */
 export type Executed = { readonly _tag: "Replay"; readonly record: IdempotencyDoc } | { readonly _tag: "Ran"; readonly response: EngineResponse }
 
@@ -116,6 +127,8 @@ export class Idempotency extends Context.Service<
 >()("sokoni/Idempotency") {
   static readonly make = Effect.gen(function* () {
     const store = yield* Store
+    // A tree of its parts, not flat: both parts are kept anyway (the partition everywhere, the key by the audit record),
+    // so the tree's 32 bytes cost less than a flat copy's 72 (E-485, measured with scripts/bench/kept-pair.ts).
     const recordId = (partition: string, key: string) => `${partition}|${key}`
     /** Keys whose request is running in this process. */
     const held = new Set<string>()
@@ -135,7 +148,7 @@ export class Idempotency extends Context.Service<
       const record: IdempotencyDoc = {
         fingerprint: command.fingerprint,
         status: response.status,
-        headers: response.headers,
+        headers: keptHeaders(response.headers),
         body: response.body,
         storedAt: command.now
       }
