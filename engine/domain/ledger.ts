@@ -130,7 +130,9 @@ export const compact = (postings: ReadonlyArray<Posting>): ReadonlyArray<Posting
   sums.forEach((cents, account) => {
     if (cents !== 0) kept.push({ account, cents })
   })
-  return kept
+  // A copy of its exact length: an array pushed into from empty has room for 17, and a journal entry keeps its
+  // postings for good, 120 bytes of empty slots an order (E-487).
+  return kept.slice()
 }
 
 export const sumOf = (postings: ReadonlyArray<Posting>): Cents => postings.reduce((sum, p) => sum + p.cents, 0)
