@@ -9,23 +9,10 @@ import { Effect, Exit, Option } from "effect"
 import { type QuoteDoc, Quotes } from "../../engine/app/docs.ts"
 import { MemoryStoreLayer } from "../../engine/store/memory.ts"
 import { type Doc, type ReadTx, Store, StoreError } from "../../engine/store/port.ts"
+import { openQuoteBody, QUOTE_PARTITION } from "../support/quote-doc.ts"
 
-const PARTITION = "ptn_a:sandbox"
-const quote = {
-  quoteId: "qt_1",
-  partition: PARTITION,
-  account: "master",
-  symbol: "SCOM.KE",
-  side: "BUY" as const,
-  quantity: 10,
-  cashValue: null,
-  derivedQuantity: null,
-  price: 180_288,
-  rate: 129_250_000,
-  issuedAt: 1,
-  expiresAt: 60_001,
-  status: "OPEN" as const
-}
+const PARTITION = QUOTE_PARTITION
+const quote = openQuoteBody
 const bad = { ...quote, quoteId: "qt_bad", price: "180.2880" }
 
 /** The memory store's transaction as a store that cannot answer at once sees it: no `getNow`. */

@@ -8,23 +8,10 @@ import { Effect, Exit, Option } from "effect"
 import { Quotes, Webhooks } from "../../engine/app/docs.ts"
 import { MemoryStoreLayer } from "../../engine/store/memory.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
+import { openQuoteBody, QUOTE_PARTITION } from "../support/quote-doc.ts"
 
-const PARTITION = "ptn_a:sandbox"
-const quote = {
-  quoteId: "qt_1",
-  partition: PARTITION,
-  account: "master",
-  symbol: "SCOM.KE",
-  side: "BUY" as const,
-  quantity: 10,
-  cashValue: null,
-  derivedQuantity: null,
-  price: 180_288,
-  rate: 129_250_000,
-  issuedAt: 1,
-  expiresAt: 60_001,
-  status: "OPEN" as const
-}
+const PARTITION = QUOTE_PARTITION
+const quote = openQuoteBody
 
 /** Writes `body` under quotes/`id` as raw JSON (no type), as a hand edit or an older engine would have. */
 const store = (id: string, body: unknown) =>
