@@ -6,8 +6,9 @@
  * (a turn, memory-turn.ts; a one-permit semaphore when commit faults are injected): the postgres adapter runs
  * transactions of different partitions at the same time (E-320), which one event loop could not make faster here,
  * and one at a time is one of the orders it may give. So `lockPartition` has nothing to do. Id sequences (`nextId`,
- * job seqs) are not rolled back, as PG sequences are not (E-321). A `transact` or `read` inside an open transaction of the same fiber joins it (E-289): nested work is a savepoint, undone alone when
- * it fails, so a request's handler, its Idempotency-Key receipt and its audit record commit as one.
+ * job seqs) are not rolled back, as PG sequences are not (E-321). A `transact` or `read` inside an open transaction
+ * of the same fiber joins it (E-289): nested work is a savepoint, undone alone when it fails, so a request's handler,
+ * its Idempotency-Key receipt and its audit record commit as one.
  */
 import { Context, Effect, Fiber, Layer, Option, Semaphore } from "effect"
 import { type CommitFaults, noCommitFaults, type ReadTx, Store, type StoreError, type Tx } from "./port.ts"
