@@ -92,4 +92,21 @@ describe("a tier run's outcome", () => {
       )
     ).toBe("FAIL")
   })
+
+  it("names an exact burst so, and calls one that admitted exactly the limit without a 429 inconclusive", () => {
+    const exact = verdict([
+      [500, 750],
+      [500, 750]
+    ])
+    expect(describeVerdict("growth", exact)[0]).toContain("500 admitted of limit 500 (exact), 750 refused")
+    // It never went over the limit, so whether the limiter would have refused is not known.
+    expect(
+      outcomeOf(
+        verdict([
+          [500, 0],
+          [500, 750]
+        ])
+      )
+    ).toBe("INCONCLUSIVE")
+  })
 })
