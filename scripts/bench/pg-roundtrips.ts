@@ -197,7 +197,7 @@ if (statementsTracked) {
   printStatements(databaseUrl, PAIRS)
   // The sessions report their tables' counts as they end: give them a moment.
   execFileSync("sleep", ["0.5"])
-  printTables(databaseUrl, PAIRS + WARMUP)
+  printTables(databaseUrl)
 }
 // SOKONI_PG_KEEP=1 keeps the database, to look at its rows and indexes after.
 if (process.env.SOKONI_PG_KEEP !== "1") psql(`DROP DATABASE ${database} WITH (FORCE)`)

@@ -78,15 +78,20 @@ export const printStatements = (url: string, pairs: number) => {
   for (const row of statements) console.log(row.join(" "))
 }
 
-/** Each table's rows inserted, updated, HOT-updated and deleted since the database was made, per pair. */
-export const printTables = (url: string, pairs: number) => {
+/**
+ * Each table's rows inserted, updated, HOT-updated and deleted since the database was made, per order written (one a
+ * pair: a session reports its counts only when it is idle outside a transaction or ends, so the pairs counted are
+ * those whose orders are counted).
+ */
+export const printTables = (url: string) => {
+  const pairs = Number(psqlRows(url, "SELECT GREATEST(n_tup_ins, 1) FROM pg_stat_user_tables WHERE relname = 'orders'")[0]?.[0] ?? 1)
   const tables = psqlRows(
     url,
     `SELECT relname, round(n_tup_ins::numeric / ${pairs}, 2), round(n_tup_upd::numeric / ${pairs}, 2), round(n_tup_hot_upd::numeric / ${pairs}, 2),
        round(n_tup_del::numeric / ${pairs}, 2), pg_relation_size(relid), (SELECT count(*) FROM pg_index WHERE indrelid = relid)
      FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname`
   )
-  console.log("per pair (setup and warm-up included): table ins upd hot-upd del | bytes indexes")
+  console.log(`per order (${pairs} counted, setup and warm-up included): table ins upd hot-upd del | bytes indexes`)
   let total = 0
   for (const row of tables) {
     total += Number(row[1]) + Number(row[2]) + Number(row[4])
