@@ -97,11 +97,14 @@ export const runProfile = async (options: ProfileRun): Promise<Verdict> => {
   const tally: Tally = { counters: new Counters(), failedChecks: new Set(), latencies: [] }
   const dropped: Array<number> = []
   try {
+    if ((options.settleSeconds ?? 0) > 0) options.onLine?.(`waiting ${options.settleSeconds} s for the set-up requests to leave the window`)
     await sleepUntil(performance.now() + (options.settleSeconds ?? 0) * 1000)
     const nominalEnd = performance.now() + profile.burstSeconds * 1000
     dropped.push(await burst(options, client, tally, "one"))
     // Never sooner than a gap after the first burst really ended: on a slow machine it may end late.
-    await sleepUntil(Math.max(nominalEnd, performance.now()) + profile.gapSeconds * 1000)
+    const secondAt = Math.max(nominalEnd, performance.now()) + profile.gapSeconds * 1000
+    options.onLine?.(`waiting ${Math.round((secondAt - performance.now()) / 1000)} s for the first burst's admissions to leave the window`)
+    await sleepUntil(secondAt)
     dropped.push(await burst(options, client, tally, "two"))
   } finally {
     client.close()
