@@ -76,14 +76,14 @@ describe("constant arrival rate", () => {
     const clock = manualPacer()
     let finished = 0
     const run = runArrivals(
-      { rate: 1_000, seconds: 0.003, maxInFlight: 5 },
+      { rate: 1_000, seconds: 0.004, maxInFlight: 5 },
       async (i) => {
-        if (i === 1) throw new Error("profile bug")
+        if (i === 1 || i === 2) throw new Error(`profile bug ${i}`)
         finished++
       },
       clock.pacer
     )
-    await expect(run).rejects.toThrow("profile bug")
+    await expect(run).rejects.toThrow("profile bug 1")
     expect(finished).toBe(2)
   })
 })
