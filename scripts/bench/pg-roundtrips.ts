@@ -4,13 +4,17 @@
  * (a Sync or a simple Query is one round trip). Used to judge the adapter's write path (docs/performance.md).
  *   node scripts/bench/pg-roundtrips.ts [pairs, default 300] [admin URL, default $DATABASE_URL or local]
  * With SOKONI_PG_FUNCTIONS=1 the database tracks its PL/pgSQL functions (`track_functions = pl`) and the run ends with
- * the server's time per call of each, warm-up included (the store's sessions report it when they end).
+ * the server's time per call of each, warm-up included (the store's sessions report it when they end). With
+ * SOKONI_PG_SERVER=1 it ends with the server's WAL bytes and CPU per pair of the measured pairs, and (when the cluster
+ * preloads pg_stat_statements) each statement's calls, rows and WAL per pair and each table's row changes
+ * (pg-server-stats.ts; sequential pairs only).
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
 import { execFileSync } from "node:child_process"
+import { markServer, printStatements, printTables, resetStatements, sinceMark, statementsOn } from "./pg-server-stats.ts"
 
 const PAIRS = Number(process.argv[2] ?? 300)
 const ADMIN_URL = process.argv[3] ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -90,6 +94,9 @@ const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", stat
 psql(`CREATE DATABASE ${database}`)
 const FUNCTIONS = process.env.SOKONI_PG_FUNCTIONS === "1"
 if (FUNCTIONS) psql(`ALTER DATABASE ${database} SET track_functions = 'pl'`)
+const SERVER = process.env.SOKONI_PG_SERVER === "1"
+const databaseUrl = databaseUrlFor(ADMIN_URL, database)
+const statementsTracked = SERVER && statementsOn(databaseUrl)
 const url = new URL(databaseUrlFor(ADMIN_URL, database))
 // SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
 if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
@@ -169,7 +176,10 @@ if (LOOPS > 1) {
   process.exit(0)
 }
 await pairs(WARMUP, "warm")
+if (statementsTracked) resetStatements(databaseUrl)
+const mark = SERVER ? markServer(databaseUrl, database) : undefined
 const m = await pairs(PAIRS, "measured")
+const server = mark === undefined ? undefined : sinceMark(databaseUrl, database, mark)
 console.log(
   `round trips: quote ${(m.quoteTrips / PAIRS).toFixed(1)}, trade ${(m.tradeTrips / PAIRS).toFixed(1)}; ` +
     `CPU: quote ${(m.quoteMicros / PAIRS).toFixed(0)} µs, trade ${(m.tradeMicros / PAIRS).toFixed(0)} µs; ` +
@@ -177,8 +187,18 @@ console.log(
 )
 if (TRACE) console.log(traced.join("\n"))
 console.log("messages:", JSON.stringify(Object.fromEntries(counts)))
+if (server !== undefined) {
+  console.log(`server per pair: ${(server.walBytes / PAIRS).toFixed(0)} WAL bytes, ${(server.cpuMicros / PAIRS).toFixed(0)} µs CPU`)
+}
 await host.stop()
 proxy.close()
 if (FUNCTIONS) printFunctions(PAIRS + WARMUP)
-psql(`DROP DATABASE ${database} WITH (FORCE)`)
+if (statementsTracked) {
+  printStatements(databaseUrl, PAIRS)
+  // The sessions report their tables' counts as they end: give them a moment.
+  execFileSync("sleep", ["0.5"])
+  printTables(databaseUrl)
+}
+// SOKONI_PG_KEEP=1 keeps the database, to look at its rows and indexes after.
+if (process.env.SOKONI_PG_KEEP !== "1") psql(`DROP DATABASE ${database} WITH (FORCE)`)
 process.exit(0)
