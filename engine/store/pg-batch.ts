@@ -16,6 +16,7 @@ import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { bodyText, type DocRow, decodeJson, docOf, putTextProblem, sortOrderOf } from "./pg-codec.ts"
 import { ensureFunction } from "./pg-functions.ts"
+import type { Statement } from "./pg-pipelined.ts"
 import type { Prefetched } from "./pg-prefetch.ts"
 import { DOCUMENTS, LEDGER_ENTRIES, putRow, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
 import { type Doc, StoreError } from "./port.ts"
@@ -173,6 +174,13 @@ export interface Batch {
   readonly touches: (table: string, collection?: string) => boolean
   /** Sends the pending writes, if any (with the savepoints still open among them); a failure marks the batch failed. */
   readonly flush: Effect.Effect<void, StoreError>
+  /**
+   * The statements `flush` would send, taken out of the batch, for the caller to send with its COMMIT in one write
+   * (E-521); it reports a failure of theirs with `failedWith`.
+   */
+  readonly drain: () => ReadonlyArray<Statement>
+  /** Marks the batch failed by `cause` (a drained statement's): the StoreError a failed flush fails with. */
+  readonly failedWith: (cause: SqlError.SqlError) => StoreError
   /** A savepoint, taken when the writes after it are sent (not at all if none are sent before it ends). */
   readonly mark: (savepoint: string) => void
   /** The savepoint's unit ended well: nothing can roll back to it any more. */
@@ -222,25 +230,31 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
     for (const [key, list] of lists) if (list.table === table && (collection === undefined || list.collection === collection)) lists.delete(key)
   }
 
-  const send = (writes: ReadonlyArray<Write>) =>
-    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [writes.map(kindOf).join(","), `[${writes.map(opText).join(",")}]`]))
+  const applyOf = (writes: ReadonlyArray<Write>): Statement => [APPLY.call, [writes.map(kindOf).join(","), `[${writes.map(opText).join(",")}]`]]
 
-  const sendAll = Effect.suspend(() => {
+  /** The pending writes as statements (apply calls, and the savepoints still open between them), taken out. */
+  const statements = (): Array<Statement> => {
     const pending = entries
     entries = []
     let segment: Array<Write> = []
-    const steps: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+    const out: Array<Statement> = []
     for (const entry of pending) {
       if (!isMarker(entry)) segment.push(entry)
       else if (open.has(entry.savepoint)) {
         // A unit still open may roll back to this point: the savepoint must exist in the database.
-        steps.push(send(segment), sql.unsafe(`SAVEPOINT ${entry.savepoint}`))
+        if (segment.length > 0) out.push(applyOf(segment))
+        out.push([`SAVEPOINT ${entry.savepoint}`, []])
         segment = []
       }
     }
-    steps.push(send(segment))
-    return Effect.forEach(steps, (step) => step, { discard: true })
-  })
+    if (segment.length > 0) out.push(applyOf(segment))
+    return out
+  }
+
+  const failedWith = (cause: SqlError.SqlError) => {
+    failed = true
+    return new StoreError({ message: `postgres store: batched writes failed: ${cause.message}; the transaction runs again`, cause })
+  }
 
   return {
     deferring: !eager,
@@ -306,13 +320,10 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
     flush: Effect.suspend(() =>
       entries.every(isMarker)
         ? Effect.void
-        : sendAll.pipe(
-            Effect.mapError((cause) => {
-              failed = true
-              return new StoreError({ message: `postgres store: batched writes failed: ${cause.message}; the transaction runs again`, cause })
-            })
-          )
+        : Effect.forEach(statements(), ([text, params]) => sql.unsafe(text, params), { discard: true }).pipe(Effect.mapError(failedWith))
     ),
+    drain: () => (entries.every(isMarker) ? [] : statements()),
+    failedWith,
     mark: (savepoint) => {
       open.add(savepoint)
       entries.push({ savepoint })

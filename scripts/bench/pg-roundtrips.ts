@@ -1,7 +1,8 @@
 /**
  * Round trips and CPU of quote->trade on the PostgreSQL store, without sockets on the HTTP side: the engine host's
  * `handle` called directly, its store connected through a TCP proxy that counts what the driver asks the server
- * (a Sync or a simple Query is one round trip). Used to judge the adapter's write path (docs/performance.md).
+ * (a Sync or a simple Query sent while nothing before it awaits an answer is one round trip: pg-wire-count.ts). Used to
+ * judge the adapter's write path (docs/performance.md).
  *   node scripts/bench/pg-roundtrips.ts [pairs, default 300] [admin URL, default $DATABASE_URL or local]
  * With SOKONI_PG_FUNCTIONS=1 the database tracks its PL/pgSQL functions (`track_functions = pl`) and the run ends with
  * the server's time per call of each, warm-up included (the store's sessions report it when they end). With
@@ -13,6 +14,7 @@ import { createConnection, createServer, type Socket } from "node:net"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
+import { wireCount } from "./pg-wire-count.ts"
 import { execFileSync } from "node:child_process"
 import { markServer, printStatements, printTables, resetStatements, sinceMark, statementsOn } from "./pg-server-stats.ts"
 
@@ -50,36 +52,28 @@ const traceMessage = (type: string, body: Buffer) => {
     traced.push(`${statements.get(name)?.replace(/\s+/g, " ").slice(0, 90) ?? "?"} [${values.join(", ")}]`)
   } else if (type === "Q") traced.push(`Q ${cstring(body, 0)[0].replace(/\s+/g, " ").slice(0, 160)}`)
 }
-/** Client -> server messages by type, after the startup packet (which has no type byte). */
+/** Client -> server messages by type, after the startup packet (which has no type byte); round trips (pg-wire-count.ts). */
 const counts = new Map<string, number>()
+let roundTrips = 0
 const counting = (client: Socket) => {
   const upstream = new URL(ADMIN_URL)
   const server = createConnection({ host: upstream.hostname, port: Number(upstream.port || 5432) })
-  let started = false
-  let buffer = Buffer.alloc(0)
+  // No Nagle delay of the proxy's own: statements sent together (E-521) must not wait for an acknowledgement here.
+  client.setNoDelay(true)
+  server.setNoDelay(true)
+  const count = wireCount(() => void roundTrips++)
+  const each = (type: string, body: Buffer) => {
+    counts.set(type, (counts.get(type) ?? 0) + 1)
+    if (TRACE) traceMessage(type, body)
+  }
   client.on("data", (chunk) => {
+    count.client(chunk, each)
     server.write(chunk)
-    buffer = Buffer.concat([buffer, chunk])
-    for (;;) {
-      if (!started) {
-        if (buffer.length < 4) break
-        const length = buffer.readInt32BE(0)
-        if (buffer.length < length) break
-        const code = buffer.readInt32BE(4)
-        buffer = buffer.subarray(length)
-        if (code !== 80877103) started = true // an SSLRequest is followed by the real startup packet
-        continue
-      }
-      if (buffer.length < 5) break
-      const length = buffer.readInt32BE(1)
-      if (buffer.length < length + 1) break
-      const type = String.fromCharCode(buffer[0]!)
-      counts.set(type, (counts.get(type) ?? 0) + 1)
-      if (TRACE) traceMessage(type, buffer.subarray(5, length + 1))
-      buffer = buffer.subarray(length + 1)
-    }
   })
-  server.on("data", (chunk) => client.write(chunk))
+  server.on("data", (chunk) => {
+    count.server(chunk)
+    client.write(chunk)
+  })
   client.on("close", () => server.destroy())
   server.on("close", () => client.destroy())
   client.on("error", () => server.destroy())
@@ -106,7 +100,7 @@ const host = await makeEngineHost(benchHostConfig({ store: "postgres", databaseU
 const call = callerOf(host)
 const { key, symbol } = await benchPartner(call)
 
-const trips = () => (counts.get("S") ?? 0) + (counts.get("Q") ?? 0)
+const trips = () => roundTrips
 const cpuSince = (start: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(start)
   return used.user + used.system
