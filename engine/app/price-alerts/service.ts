@@ -123,7 +123,7 @@ export class PriceAlertService extends Context.Service<
       EVALUATE_JOB,
       AlertEvaluationPayload,
       Effect.fnUntraced(function* (tx: Tx, { alertId }: typeof AlertEvaluationPayload.Type) {
-        const found = yield* PriceAlerts.get(tx, alertId)
+        const found = yield* PriceAlerts.getHere(tx, alertId)
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value
         const now = yield* clock.nowHere()

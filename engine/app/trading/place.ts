@@ -92,7 +92,7 @@ export const placing = (d: TradingDeps) => {
     yield* prefetch(tx, () => marketReads(partition, account, instrument, fields.quoteId, input.type))
     const now = yield* d.clock.nowHere()
     const accountState = yield* loadAccount(tx, partition, account, instrument)
-    const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
+    const quote = Option.getOrUndefined(yield* Quotes.getHere(tx, fields.quoteId))
     const state = {
       ...accountState,
       quote,
