@@ -127,6 +127,16 @@ const offerSteps = async (api: string, key: string, options: ThroughputOptions) 
         mixed(client, api, key, iteration++, step, (r) => recorded.push(r))
       )
       dropped.push(outcome.dropped)
+      const [done] = summarizeThroughput(
+        [rate],
+        options.stepSeconds,
+        [outcome.dropped],
+        recorded.filter((r) => r.step === step).map((r) => ({ ...r, step: 0 }))
+      ).steps
+      if (done !== undefined)
+        options.onLine?.(
+          `step ${step + 1}: ${done.requestsPerSecond.toFixed(0)} req/s served, ${(done.failedRate * 100).toFixed(2)}% failed, ${done.droppedIterations} dropped, p95 ${ms(done.p95)} ms`
+        )
     } finally {
       client.close()
     }

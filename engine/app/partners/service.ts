@@ -83,7 +83,7 @@ export class PartnerService extends Context.Service<
 
     const bootstrap = Effect.fn("PartnerService.bootstrap")(function* (input: BootstrapInput) {
       const now = yield* clock.nowHere()
-      const partnerId = yield* entropy.id("ptn")
+      const partnerId = yield* entropy.idHere("ptn")
       const sandboxRaw = yield* entropy.secret(KEY_PREFIX.sandbox)
       const liveRaw = yield* entropy.secret(KEY_PREFIX.production)
       const plan = decideBootstrap(input, now, {
