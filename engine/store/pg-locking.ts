@@ -130,19 +130,31 @@ export const makeLockingTransact = (
     const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
     const read = <A>(effect: Effect.Effect<A, StoreError>) => inTx(attempt, effect)
     const write = <A>(effect: Effect.Effect<A, StoreError>) => Effect.andThen(begin(attempt), inTx(attempt, effect))
+    /** What a read found, noted (a miss, a global row seen); read again under its partition's lock if not held yet. */
+    const settle = (collection: string, id: string, doc: Option.Option<Doc>, reads: number): ReturnType<Tx["get"]> => {
+      const key = `${collection}\u0000${id}`
+      if (Option.isNone(doc)) {
+        attempt.misses.set(key, [collection, id])
+        if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+        return Effect.succeed(doc)
+      }
+      const root = lockRootOf(doc.value.partition)
+      if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+      if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
+      // Read before its partition was locked: read it again under the lock (it may have changed or moved).
+      return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+    }
     const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
-      Effect.flatMap(Effect.andThen(readWanted(attempt), read(raw.get(collection, id))), (doc) => {
-        const key = `${collection}\u0000${id}`
-        if (Option.isNone(doc)) {
-          attempt.misses.set(key, [collection, id])
-          if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
-          return Effect.succeed(doc)
-        }
-        const root = lockRootOf(doc.value.partition)
-        if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
-        if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
-        // Read before its partition was locked: read it again under the lock (it may have changed or moved).
-        return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+      Effect.flatMap(Effect.andThen(readWanted(attempt), read(raw.get(collection, id))), (doc) => settle(collection, id, doc, reads))
+    /**
+     * A get the batch answers alone (E-540: a row the lock's statement read, a write still pending): when `readWanted`
+     * has nothing to send, it is the same answer with one step, not the chain of the read, its connection and its
+     * continuation. Decided when it runs, as `get` is lazy.
+     */
+    const getNowOr = (collection: string, id: string): ReturnType<Tx["get"]> =>
+      Effect.suspend(() => {
+        const known = attempt.wanted.length > 0 && attempt.conn !== undefined ? undefined : raw.getKnown(collection, id)
+        return known === undefined ? lockedGet(collection, id, 0) : settle(collection, id, known, 0)
       })
     const putLocked = (collection: string, doc: Doc) =>
       Effect.andThen(
@@ -169,7 +181,7 @@ export const makeLockingTransact = (
     return {
       ...raw,
       lockPartition,
-      get: (collection, id) => lockedGet(collection, id, 0),
+      get: getNowOr,
       put: putNowOr,
       list: (collection, options) => Effect.andThen(touch(options.partition), Effect.andThen(readWanted(attempt), read(raw.list(collection, options)))),
 
