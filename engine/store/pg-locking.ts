@@ -87,15 +87,20 @@ export const makeLockingTransact = (
 
   /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
   const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
-    Effect.forEach(
-      [...attempt.misses.values()],
-      ([collection, id]) =>
-        Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
-          if (Option.isNone(found)) return Effect.void
-          attempt.runAgain = true
-          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
-        }),
-      { discard: true }
+    // Decided when it runs (a miss may be noted between building and running); none, the usual case, takes no forEach.
+    Effect.suspend(() =>
+      attempt.misses.size === 0
+        ? Effect.void
+        : Effect.forEach(
+            [...attempt.misses.values()],
+            ([collection, id]) =>
+              Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
+                if (Option.isNone(found)) return Effect.void
+                attempt.runAgain = true
+                return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
+              }),
+            { discard: true }
+          )
     )
 
   /**
@@ -307,7 +312,12 @@ export const makeLockingTransact = (
               // A crash just after COMMIT (E-290): the writes are in, nothing learns of them.
               Effect.andThen(
                 faults.afterCommit,
-                Effect.forEach(hooks, (hook) => hook, { discard: true })
+                // Built once the work is done, its hooks all here: none or one, the usual cases, without a forEach (E-541).
+                hooks.length === 0
+                  ? Effect.void
+                  : hooks.length === 1
+                    ? (hooks[0] as Effect.Effect<void>)
+                    : Effect.forEach(hooks, (hook) => hook, { discard: true })
               )
             )
           )

@@ -178,7 +178,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
      */
     const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): RawTx => ({
       putDeferred: (collection, doc) => (batch?.deferring ? deferPut(batch, collection, doc) : "not deferring"),
-      getKnown: (collection, id) => (batch?.deferring && representable(collection) && representable(id) ? knownOf(batch, tableOf(collection).name, collection, id) : undefined),
+      getKnown: (collection, id) =>
+        batch?.deferring && representable(collection) && representable(id) ? knownOf(batch, tableOf(collection).name, collection, id) : undefined,
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())
