@@ -18,7 +18,7 @@ export default {
   mutate: ["engine/app/**/*.ts", "engine/http/**/*.ts"],
   // Stryker copies the project into a sandbox; these need not go (but the example webhook receivers must: the
   // receiver check's tests grade them).
-  ignorePatterns: ["out", "docs/mutation", "docs/api", "load", "contracts", "!contracts/examples", "coverage", "spec/dist", "spec/gen", ".k6", "*.tmp.ts"],
+  ignorePatterns: ["out", "docs/mutation", "docs/api", "load", "contracts", "!contracts/examples", "coverage", "spec/dist", "spec/gen", "*.tmp.ts"],
   coverageAnalysis: "perTest",
   // Effect.fn span names are labels, not behaviour (E-273).
   plugins: ["@stryker-mutator/*", "./scripts/stryker/span-name-ignorer.mjs"],

@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 import { BaseSequencer, type TestSpecification } from "vitest/node"
 
 /**
- * Files that spend their time waiting on the wall clock or on other processes (the k6 tier profiles' rate-limit
+ * Files that spend their time waiting on the wall clock or on other processes (the tier profiles' rate-limit
  * windows, the tests that spawn `sokoni`) start first, so their waiting overlaps the CPU-bound files instead of being
  * the run's tail on an otherwise idle core; the rest keep vitest's order (slowest or largest first).
  */
@@ -21,7 +21,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Each file builds its own engine. Three workers on the machine's two cores: many files wait on sockets, child
-    // processes, PostgreSQL or k6's windows, and a third worker fills that time (the memory pass, idle: 184 s with two
+    // processes, PostgreSQL or the tier profiles' windows, and a third worker fills that time (the memory pass, idle: 184 s with two
     // workers, 128 s with three; docs/performance.md, "CI and the test suite").
     maxWorkers: 3,
     // One module graph per worker, imported by Node itself (Node 24 strips the types): importing the engine and

@@ -34,7 +34,7 @@ export default mergeConfig(
         "test/contract/coverage-of-spec.test.ts",
         "test/guards/**",
         "test/ci/**",
-        // Spawns k6 and engine processes.
+        // Drives engine processes in real time (the load profiles).
         "test/load/**",
         // Pact's verifier drives the engine from its Rust core; slow per mutant and adds nothing the HTTP tests lack.
         "contracts/**",

@@ -16,7 +16,7 @@ import { isBuiltin } from "node:module"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { parseArgs } from "node:util"
 import type { OutputChunk } from "rolldown"
-import { ROOT } from "../engine/cli/bundle.ts"
+import { ROOT } from "../engine/cli/bundle.js"
 import { inlineConsoleFiles } from "./console-files.ts"
 
 const ENTRY_SOURCE = join(ROOT, "engine", "cli", "main.ts")

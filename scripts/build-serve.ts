@@ -16,7 +16,8 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 // Types only (erased): without rolldown installed, main() says so and builds nothing.
 import type { LogLevel, LogOrStringHandler, RolldownLog } from "rolldown"
-import { bundleState, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest, ROOT } from "../engine/cli/bundle.ts"
+import { bundleState, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest, ROOT } from "../engine/cli/bundle.js"
+import { builtinsWithoutFacades } from "./builtins-plugin.ts"
 import { inlineConsoleFiles } from "./console-files.ts"
 
 const ENTRY_SOURCE = join(ROOT, "engine", "cli", "serve-main.ts")
@@ -59,6 +60,9 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   // naming it: its UNRESOLVED_IMPORT warning is kept for that error rather than printed beside it as a warning box.
   // Were the build to go on all the same (an import shaken out of the bundle), the warning is printed after all.
   const unresolved: Array<{ readonly level: LogLevel; readonly log: RolldownLog; readonly print: LogOrStringHandler }> = []
+  // An import that would be undefined at run time (a builtin's getter not exported by builtins-plugin.ts, or a name a
+  // module does not export) fails the build instead of a request.
+  const undefinedImports: Array<string> = []
   const bundle = await rolldown({
     input: entry,
     platform: "node",
@@ -68,9 +72,11 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
     logLevel: "warn",
     onLog(level, log, print) {
       if (log.code === "UNRESOLVED_IMPORT") unresolved.push({ level, log, print })
+      else if (log.code === "IMPORT_IS_UNDEFINED" || log.code === "MISSING_EXPORT") undefinedImports.push(log.message)
       else print(level, log)
     },
     plugins: [
+      builtinsWithoutFacades(),
       inlineConsoleFiles((path, bytes) => (path.endsWith(".ts") ? read : served).set(path, digest(bytes))),
       {
         name: "sokoni-record-inputs",
@@ -89,6 +95,7 @@ export const buildServe = async (dir: string = DEFAULT_BUNDLE_DIR, entry: string
   } finally {
     await bundle.close()
   }
+  if (undefinedImports.length > 0) throw new Error(`the bundle would read undefined imports:\n  ${undefinedImports.join("\n  ")}`)
   const chunk = output.find((o) => o.type === "chunk" && o.isEntry)
   if (chunk === undefined || chunk.type !== "chunk" || output.length !== 1)
     throw new Error(`expected one entry chunk, got ${output.map((o) => o.fileName).join(", ")}`)

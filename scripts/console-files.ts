@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Plugin } from "rolldown"
-import { ROOT } from "../engine/cli/bundle.ts"
+import { ROOT } from "../engine/cli/bundle.js"
 import { CONSOLE_FILE_NAME } from "../engine/console/files.ts"
 
 export const CONSOLE_DIR = join(ROOT, "engine", "console")

@@ -131,7 +131,7 @@ export class AccountsService extends Context.Service<
         }
         const now = yield* clock.nowHere()
         const s: SubAccountRecord = {
-          subAccountId: yield* entropy.id("usr"),
+          subAccountId: yield* entropy.idHere("usr"),
           partition,
           externalId: input.externalId,
           uid: input.uid,

@@ -105,7 +105,7 @@ export class PortalAccountService extends Context.Service<
           const { partner, application } = yield* partnerOfIdentity(tx, identity)
           const refused = acceptUpgrade(partner, application, input)
           if (refused !== undefined) return yield* Effect.fail(refused)
-          const { request, answer } = decideUpgrade(partner, { uid: identity.uid, input }, now, { requestId: yield* entropy.id("upg") })
+          const { request, answer } = decideUpgrade(partner, { uid: identity.uid, input }, now, { requestId: yield* entropy.idHere("upg") })
           yield* UpgradeRequests.put(tx, request.requestId, partner.partnerId, timeSortKey(now, request.requestId), request)
           return answer
         })

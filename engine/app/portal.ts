@@ -134,7 +134,7 @@ export class PortalService extends Context.Service<
           const current = yield* applicationOf(tx, identity.uid)
           const conflict = acceptApply(current)
           if (conflict !== undefined) return yield* Effect.fail(conflict)
-          const { application, answer } = decideApply(current, { uid: identity.uid, input }, now, { applicationId: yield* entropy.id("app") })
+          const { application, answer } = decideApply(current, { uid: identity.uid, input }, now, { applicationId: yield* entropy.idHere("app") })
           yield* putApplication(tx, application)
           yield* ApplicationsByUid.put(tx, identity.uid, "global", identity.uid, { applicationId: application.applicationId })
           return answer
@@ -148,7 +148,7 @@ export class PortalService extends Context.Service<
         Effect.gen(function* () {
           const application = yield* liftFailure(acceptReview(Option.getOrUndefined(yield* Applications.get(tx, applicationId)), applicationId))
           // A partner id is drawn only for an application without one, and before the live key (E-350).
-          const partnerId = application.partnerId ?? (yield* entropy.id("ptn"))
+          const partnerId = application.partnerId ?? (yield* entropy.idHere("ptn"))
           const liveKey = yield* drawKey(fullKeyPrefix("production"))
           const plan = decideApprove({ application, ...(yield* fullKeyOf(tx, partnerId, "production")) }, now, { partnerId, liveKey })
           yield* putCreated(tx, plan.created)
@@ -176,7 +176,7 @@ export class PortalService extends Context.Service<
         Effect.gen(function* () {
           const found = yield* applicationOf(tx, identity.uid)
           const application = yield* liftFailure(acceptRegister({ application: found, partner: yield* partnerOf(tx, found?.partnerId ?? null) }))
-          const partnerId = application.partnerId ?? (yield* entropy.id("ptn"))
+          const partnerId = application.partnerId ?? (yield* entropy.idHere("ptn"))
           const sandboxKey = yield* drawKey(fullKeyPrefix("sandbox"))
           const plan = decideRegister({ application, ...(yield* fullKeyOf(tx, partnerId, "sandbox")) }, input, now, { partnerId, sandboxKey })
           yield* putCreated(tx, plan.created)
@@ -196,7 +196,7 @@ export class PortalService extends Context.Service<
           const production = partnerId === null ? undefined : (yield* fullKeyOf(tx, partnerId, "production")).previous
           const key = yield* liftFailure(acceptSession({ partnerId, partner, key: production }))
           const token = yield* drawKey(KEY_PREFIX.token)
-          const { token: record, answer } = decideSession(key, identity, now, { token, sessionId: yield* entropy.id("ses") })
+          const { token: record, answer } = decideSession(key, identity, now, { token, sessionId: yield* entropy.idHere("ses") })
           yield* putToken(tx, record, now)
           return answer
         })

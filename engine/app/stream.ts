@@ -148,7 +148,7 @@ export class StreamService extends Context.Service<
                 retryAfter: Math.max(1, Math.ceil((earliest - now) / 1000))
               })
             }
-            const holder = yield* entropy.id("stm")
+            const holder = yield* entropy.idHere("stm")
             yield* putSlot(tx, principal.partition, free, { holder, expiresAt: now + SLOT_LEASE_MS })
             return { id: free, holder } satisfies Slot
           })

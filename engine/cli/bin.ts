@@ -1,15 +1,8 @@
 #!/usr/bin/env node
 /**
- * Entry of the `sokoni` command. Turns on Node's compile cache before anything else loads (imports are hoisted, so
- * the rest comes in through dynamic imports), which roughly halves start-up after the first run. `sokoni serve`
- * then runs the bundled serve (dist/serve/, `npm run build:serve`) when it is fresh, which halves it again; every
- * other command, and serve without a fresh bundle, runs from the sources (engine/cli/bundle.ts decides).
+ * Entry of the `sokoni` command in a checkout (`node engine/cli/bin.ts ...`): the same start as the bin, sokoni.js,
+ * which turns on Node's compile cache, caps the young generation and runs serve's fresh bundle or the sources. Being
+ * TypeScript, this file makes Node load its type stripper first (about 50 to 100 ms, E-531): `npx sokoni`, `npm start`
+ * and the bench's start-up go through sokoni.js itself.
  */
-import { enableCompileCache } from "node:module"
-
-enableCompileCache()
-// Before anything else allocates: V8 never shrinks a young generation once grown (young-generation.ts, E-358).
-const { capYoungGeneration, youngGenerationCapOf } = await import("./young-generation.ts")
-capYoungGeneration(youngGenerationCapOf(process.argv.slice(2)))
-const { cliModule } = await import("./bundle.ts")
-await import(cliModule(process.argv.slice(2), process.env))
+import "./sokoni.js"

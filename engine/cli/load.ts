@@ -1,25 +1,25 @@
 /**
- * `sokoni load run --tier T [--instances N] [--window-seconds S] [--base URL --key K] [--out DIR]`: the k6 tier
- * profile (engine/load/run.ts, load/tier-limit.js) with what it needs started and stopped around it.
- * Owns the flags and what is printed; exit code 1 when the limit was not exact or k6 is missing.
+ * `sokoni load run --tier T [--instances N] [--window-seconds S] [--base URL --key K] [--out DIR]`: the tier
+ * profile (engine/load/tier-profile.ts, run.ts) with what it needs started and stopped around it; `sokoni load
+ * throughput`: the mixed workload (engine/load/throughput.ts). Owns the flags and what is printed; exit code 1 when the
+ * limit was not exact, 3 when the run proved nothing (outcomeOf).
  */
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import {
   defaultWindowSeconds,
   describeVerdict,
-  findK6,
   LIMITS,
   partnerKey,
   outcomeOf,
   profileFor,
-  runProfile,
   sharedBucketCredentials,
   type StartedEngine,
   startEngineProcess,
   TIERS
 } from "../load/run.ts"
 import { describeThroughput, runThroughput } from "../load/throughput.ts"
+import { runProfile } from "../load/tier-profile.ts"
 import { withTemporaryDatabase } from "../store/pg-temp-db.ts"
 
 const ADMIN_TOKEN = "adm_load"
@@ -48,12 +48,6 @@ const runLoad = Command.make(
     )
   },
   Effect.fn("sokoni.load.run")(function* (flags) {
-    const k6 = findK6()
-    if (k6 === undefined) {
-      yield* Console.error("sokoni: k6 not found: set K6, or run `go install go.k6.io/k6@v1.8.1` (CI does)")
-      process.exitCode = 1
-      return
-    }
     const limit = LIMITS[flags.tier]
     const windowSeconds = Option.getOrElse(flags.windowSeconds, () => defaultWindowSeconds(limit))
     const profile = profileFor(limit, windowSeconds)
@@ -91,18 +85,15 @@ const runLoad = Command.make(
         `${flags.instances} engine process(es) on ${databaseUrl === undefined ? "the memory store" : "one PostgreSQL database"}, window ${windowSeconds} s`
       )
     }
-    yield* Console.log(
-      `tier ${flags.tier}: limit ${limit}; two bursts of ${profile.burstSeconds} s at ${profile.rate} req/s, ${profile.gapSeconds} s apart (k6 ${k6})`
-    )
+    yield* Console.log(`tier ${flags.tier}: limit ${limit}; two bursts of ${profile.burstSeconds} s at ${profile.rate} req/s, ${profile.gapSeconds} s apart`)
     const verdict = yield* Effect.promise(() =>
       runProfile({
-        k6,
         bases,
         credentials,
         profile,
         settleSeconds: flags.sharedBucket ? windowSeconds + 1 : 0,
         out,
-        onLine: (line) => console.log(`  k6: ${line}`)
+        onLine: (line) => console.log(`  ${line}`)
       })
     )
     for (const line of describeVerdict(flags.tier, verdict)) yield* Console.log(line)
@@ -111,7 +102,7 @@ const runLoad = Command.make(
     const outcome = outcomeOf(verdict)
     if (outcome !== "PASS") process.exitCode = outcome === "FAIL" ? 1 : 3
   }, Effect.scoped)
-).pipe(Command.withDescription("Prove a tier's rate limit exactly under load with k6"))
+).pipe(Command.withDescription("Prove a tier's rate limit exactly under load"))
 
 const throughput = Command.make(
   "throughput",
@@ -128,12 +119,6 @@ const throughput = Command.make(
     out: Flag.String("out").pipe(Flag.withDefault("out/load/throughput"), Flag.withDescription("Where summary.json goes (default: out/load/throughput)"))
   },
   Effect.fn("sokoni.load.throughput")(function* (flags) {
-    const k6 = findK6()
-    if (k6 === undefined) {
-      yield* Console.error("sokoni: k6 not found: set K6, or run `go install go.k6.io/k6@v1.8.1`")
-      process.exitCode = 1
-      return
-    }
     const steps = flags.steps.split(",").map(Number)
     if (steps.some((s) => !Number.isInteger(s) || s < 1)) return yield* Effect.fail(new Error("--steps takes whole numbers above 0, comma-separated"))
     let databaseUrl: string | undefined
@@ -147,10 +132,13 @@ const throughput = Command.make(
     )
     const out = `${flags.out}/${flags.store}`
     const { summary, deliveries } = yield* Effect.promise(() =>
-      runThroughput({ k6, store: flags.store, databaseUrl, steps, stepSeconds: flags.stepSeconds, out, onLine: (line) => console.log(`  k6: ${line}`) })
+      runThroughput({ store: flags.store, databaseUrl, steps, stepSeconds: flags.stepSeconds, out, onLine: (line) => console.log(`  ${line}`) })
     )
     for (const line of describeThroughput(flags.store, summary, deliveries)) yield* Console.log(line)
   }, Effect.scoped)
-).pipe(Command.withDescription("Find the engine's ceiling and latency per operation on a mixed workload (k6)"))
+).pipe(Command.withDescription("Find the engine's ceiling and latency per operation on a mixed workload"))
 
-export const load = Command.make("load").pipe(Command.withSubcommands([runLoad, throughput]), Command.withDescription("k6 load profiles (tier limits)"))
+export const load = Command.make("load").pipe(
+  Command.withSubcommands([runLoad, throughput]),
+  Command.withDescription("Load profiles: a tier's rate limit proven exactly, the engine's ceiling")
+)

@@ -87,7 +87,7 @@ export class EventLog extends Context.Service<
       })
     const append = Effect.fnUntraced(function* (tx: Tx, partition: string, name: string, payload: unknown) {
       const logged = yield* tx.appendEvent(partition, {
-        eventId: yield* entropy.id("evt"),
+        eventId: yield* entropy.idHere("evt"),
         name,
         timestamp: yield* clock.nowHere(),
         payload

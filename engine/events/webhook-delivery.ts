@@ -149,7 +149,7 @@ export class WebhookDelivery extends Context.Service<
         const hooks = yield* Webhooks.list(tx, event.partition, list)
         for (const webhook of hooks) {
           if (webhook.status !== "active" || !webhook.events.includes(event.name)) continue
-          const deliveryId = yield* entropy.id("dlv")
+          const deliveryId = yield* entropy.idHere("dlv")
           const job = yield* scheduler.scheduleHere(tx, ATTEMPT_JOB, event.timestamp, { deliveryId, attempt: 1 })
           yield* putDelivery(tx, {
             deliveryId,

@@ -19,6 +19,7 @@ import { isFailure } from "./body.ts"
 import { Dialect, type DialectNote } from "./dialect.ts"
 import { type EngineRequest, type EngineResponse, errorResponse, jsonResponse, withHeaders } from "./exchange.ts"
 import { makeExchangeTrace, observes } from "./exchange-trace.ts"
+import { providing } from "./provided-context.ts"
 import { apiKeyFrom } from "./guards/credentials.ts"
 import { checkKey, fingerprintOf, Idempotency, MUTATING_METHODS, OUTSIDE_TRANSACTION } from "./guards/idempotency.ts"
 import { Maintenance } from "./guards/maintenance.ts"
@@ -332,11 +333,13 @@ export class Gateway extends Context.Service<Gateway, { readonly handle: (reques
         return work === Effect.void ? Effect.succeed(response) : Effect.as(work, response)
       }
 
+      // The gateway's services, given to each request without a copy of the caller's context when it holds them (E-501).
+      const withServices = providing(context)
       const handle = (sent: EngineRequest): Effect.Effect<EngineResponse> => {
         const seen: Observed = {}
         const notes: Array<DialectNote> = []
         const request = dialect.enter(sent, notes)
-        return serve(request, seen, notes).pipe(Effect.catch(failed), Effect.flatMap(after(sent, request, seen, notes)), Effect.provideContext(context))
+        return serve(request, seen, notes).pipe(Effect.catch(failed), Effect.flatMap(after(sent, request, seen, notes)), Effect.updateContext(withServices))
       }
 
       return Gateway.of({ handle })

@@ -1,18 +1,18 @@
 /**
- * `sokoni load run`: proves a tier's rate limit under load with k6 (load/tier-limit.js). Starts what it needs (one
+ * `sokoni load run`: proves a tier's rate limit under load (the profile: tier-profile.ts). Starts what it needs (one
  * or several `sokoni serve` processes with a compressed rate-limit window; several share a temporary PostgreSQL
  * database, so the limit is proven across processes), creates a partner of the tier through the control API, runs
- * the profile and reads its verdict. Or points k6 at a running target (`--base`, `--key`).
- * Owns: the profile's parameters (rate, bursts, gap) and the processes it starts. Does not own the oracle (the k6
- * script's thresholds) nor the limiter (engine/http/guards/rate-limit.ts). Real time and processes by nature.
+ * the profile and reads its verdict. Or points the profile at a running target (`--base`, `--key`).
+ * Owns: the profile's parameters (rate, bursts, gap), the verdict's reading and the processes it starts. Does not own
+ * the oracle (tier-profile.ts's checks and thresholds) nor the limiter (engine/http/guards/rate-limit.ts). Real time
+ * and processes by nature.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { createServer } from "node:net"
+import type { TrendSummary } from "./arrival.ts"
 
 export const ROOT = join(import.meta.dirname, "..", "..")
-export const PROFILE = join(ROOT, "load", "tier-limit.js")
 // The bin, not bin.ts: in an installed package (no sources) it runs the bundled CLI (engine/cli/sokoni.js, E-330).
 const BIN = join(ROOT, "engine", "cli", "sokoni.js")
 
@@ -37,7 +37,7 @@ export const profileFor = (limit: number, windowSeconds: number): Profile => {
   return { limit, windowSeconds, rate: Math.ceil((2.5 * limit) / burstSeconds), burstSeconds, gapSeconds: windowSeconds + 1 }
 }
 
-/** A window long enough that k6 can offer 2.5x the limit on this machine without dropping the offered rate. */
+/** A window long enough that the generator can offer 2.5x the limit on a small machine without dropping the rate. */
 export const defaultWindowSeconds = (limit: number) => Math.max(5, Math.ceil(limit / 200))
 
 export interface Verdict {
@@ -46,16 +46,21 @@ export interface Verdict {
   readonly windowSeconds: number
   readonly instances: number
   readonly credentials: number
-  readonly phases: ReadonlyArray<{ readonly phase: string; readonly admitted: number; readonly refused: number }>
+  /** Per burst; `dropped`: iterations that fell due while the most allowed at once were still waiting for answers. */
+  readonly phases: ReadonlyArray<{ readonly phase: string; readonly admitted: number; readonly refused: number; readonly dropped: number }>
   readonly unexpected: number
   readonly checksPassed: number
   readonly checksFailed: number
+  /** The names of the checks that failed at least once. */
+  readonly failedChecks: ReadonlyArray<string>
   readonly thresholdsFailed: ReadonlyArray<string>
   /**
    * Every burst met a 429, so the load really reached the limit and the counts prove it. A burst without one on a slow
    * machine (or against a slow target) proves nothing either way unless it admitted more than the limit.
    */
   readonly saturated: boolean
+  /** Latency of every request, in ms; undefined when none was sent. */
+  readonly latencyMs?: TrendSummary | undefined
 }
 
 export type Outcome = "PASS" | "FAIL" | "INCONCLUSIVE"
@@ -70,68 +75,6 @@ export const outcomeOf = (v: Verdict): Outcome => {
   const over = v.phases.some((p) => p.admitted > v.limit)
   const wrong = v.unexpected > 0 || v.checksFailed > 0
   return over || wrong || v.saturated ? "FAIL" : "INCONCLUSIVE"
-}
-
-/** k6 from $K6, then `go env GOPATH`/bin (where CI's `go install` puts it), then PATH. */
-export const findK6 = (): string | undefined => {
-  if (process.env.K6 !== undefined && existsSync(process.env.K6)) return process.env.K6
-  try {
-    const gopath = execFileSync("go", ["env", "GOPATH"], { encoding: "utf8" }).trim()
-    const built = join(gopath, "bin", "k6")
-    if (existsSync(built)) return built
-  } catch {
-    // no Go: fall through to PATH
-  }
-  try {
-    execFileSync("k6", ["version"], { stdio: "ignore" })
-    return "k6"
-  } catch {
-    return undefined
-  }
-}
-
-/** Runs the profile against `bases` with `key`; the verdict comes from the script's summary.json. */
-export const runProfile = (options: {
-  readonly k6: string
-  readonly bases: ReadonlyArray<string>
-  /** One header set per credential, used in turn; several share the partner's bucket. */
-  readonly credentials: ReadonlyArray<Record<string, string>>
-  readonly profile: Profile
-  /** Seconds to wait before the first burst: a window after set-up requests that the bucket counted. */
-  readonly settleSeconds?: number
-  readonly out: string
-  readonly onLine?: (line: string) => void
-}): Promise<Verdict> => {
-  const { profile } = options
-  mkdirSync(options.out, { recursive: true })
-  const env = {
-    ...process.env,
-    BASES: options.bases.join(","),
-    CREDENTIALS: JSON.stringify(options.credentials),
-    LIMIT: String(profile.limit),
-    WINDOW_S: String(profile.windowSeconds),
-    RATE: String(profile.rate),
-    BURST_S: String(profile.burstSeconds),
-    GAP_S: String(profile.gapSeconds),
-    START_S: String(options.settleSeconds ?? 0),
-    OUT: options.out,
-    K6_NO_USAGE_REPORT: "true"
-  }
-  return new Promise((resolve, reject) => {
-    const child = spawn(options.k6, ["run", "--quiet", "--no-color", PROFILE], { env, stdio: ["ignore", "pipe", "pipe"] })
-    const forward = (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") options.onLine?.(line)
-    }
-    child.stdout.on("data", forward)
-    child.stderr.on("data", forward)
-    child.on("error", reject)
-    child.on("close", () => {
-      const file = join(options.out, "summary.json")
-      if (!existsSync(file)) return reject(new Error(`k6 wrote no summary (${file})`))
-      const read = JSON.parse(readFileSync(file, "utf8")) as Omit<Verdict, "saturated">
-      resolve({ ...read, saturated: read.phases.every((p) => p.refused > 0) })
-    })
-  })
 }
 
 /** A port that was free a moment ago. */
@@ -235,11 +178,15 @@ export const describeVerdict = (tier: string, v: Verdict): ReadonlyArray<string>
         ? `; a burst met no 429, so the offered load never reached the limit (the machine or the target was too slow): rerun with a longer --window-seconds`
         : ""
   return [
-    ...v.phases.map((p) => `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${burstWord(p, v.limit)}), ${p.refused} refused with 429`),
-    `  checks ${v.checksPassed} passed, ${v.checksFailed} failed; unexpected statuses ${v.unexpected}`,
+    ...v.phases.map(
+      (p) =>
+        `  burst ${p.phase}: ${p.admitted} admitted of limit ${v.limit} (${burstWord(p, v.limit)}), ${p.refused} refused with 429${p.dropped > 0 ? `, ${p.dropped} not sent (too many waiting)` : ""}`
+    ),
+    `  checks ${v.checksPassed} passed, ${v.checksFailed} failed${v.failedChecks.length === 0 ? "" : ` (${v.failedChecks.join("; ")})`}; unexpected statuses ${v.unexpected}`,
     `${outcome} ${tier}: ${scope}${why}`
   ]
 }
 
-const burstWord = (p: Verdict["phases"][number], limit: number) =>
+/** A burst in one word: `exact`, `limit not reached` (no 429, fewer admitted: no evidence) or `WRONG`. */
+export const burstWord = (p: Verdict["phases"][number], limit: number) =>
   p.admitted === limit ? "exact" : p.admitted < limit && p.refused === 0 ? "limit not reached" : "WRONG"

@@ -53,6 +53,12 @@ export class Entropy extends Context.Service<
     readonly nextInt: (bound: number) => Effect.Effect<number>
     /** `prefix_` followed by 16 base32 characters. */
     readonly id: (prefix: string) => Effect.Effect<string>
+    /**
+     * `id` drawn when called, as a finished effect a generator passes without a step of the runtime (some ten ids per
+     * order of a simulated week: E-503). Yielded where it is called, as `putHere` (the at-once guard), so the draws
+     * come in the same order as `id`'s.
+     */
+    readonly idHere: (prefix: string) => Effect.Effect<string>
     /** A credential: `prefix` followed by 32 base32 characters. */
     readonly secret: (prefix: string) => Effect.Effect<string>
     /**
@@ -75,6 +81,7 @@ export class Entropy extends Context.Service<
         seed,
         nextInt: (bound) => Effect.sync(() => next() % Math.max(1, Math.floor(bound))),
         id: (prefix) => Effect.sync(() => joinFlat([prefix, chars(16, next)], "_")),
+        idHere: (prefix) => Effect.succeed(joinFlat([prefix, chars(16, next)], "_")),
         secret: (prefix) => Effect.sync(() => `${prefix}${chars(32, options.realEntropyForSecrets === true ? osDraw : next)}`),
         stream: (label, given) => makeGenerator(labelledSeed(given ?? seed, label))
       })

@@ -97,17 +97,25 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
       return Effect.fail(runAgainError(`a kept connection failed its first statement (${error.message})`))
     })
 
+  /**
+   * Sends the pending writes and commits: in one write on a connection with a pipeline (E-521), where a failed write
+   * fails the batch as a failed flush would (the COMMIT behind it rolled back), else one after the other.
+   */
   const commit = (attempt: Attempt): Effect.Effect<void, StoreError> =>
     Effect.suspend(() => {
       const tx = attempt.tx
       if (tx === undefined) return Effect.void
-      return Effect.andThen(inTx(attempt, attempt.batch.flush), chained.commit(tx)).pipe(
-        Effect.tap((next) =>
-          Effect.sync(() => {
-            attempt.open = false
-            attempt.chained = next
-          })
-        )
+      const ended =
+        tx.pipeline === undefined
+          ? Effect.andThen(inTx(attempt, attempt.batch.flush), chained.commit(tx))
+          : chained
+              .commitWith(tx, tx.pipeline, attempt.batch.drain())
+              .pipe(Effect.mapError((failed) => (failed.write ? attempt.batch.failedWith(failed.cause) : storeError("COMMIT")(failed.cause))))
+      return Effect.tap(ended, (next) =>
+        Effect.sync(() => {
+          attempt.open = false
+          attempt.chained = next
+        })
       )
     })
 

@@ -16,6 +16,7 @@ import { Effect, Option } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { bodyText, type DocRow, decodeJson, docOf, putTextProblem, sortOrderOf } from "./pg-codec.ts"
 import { ensureFunction } from "./pg-functions.ts"
+import type { Statement } from "./pg-pipelined.ts"
 import type { Prefetched } from "./pg-prefetch.ts"
 import { DOCUMENTS, LEDGER_ENTRIES, putRow, type Table, TYPED_TABLES, upsertParts } from "./pg-tables.ts"
 import { type Doc, StoreError } from "./port.ts"
@@ -105,7 +106,9 @@ const applyBody = (): string => {
     const collection = table.collection === undefined ? "collection = r->>'c' AND " : ""
     const rows = `SELECT id FROM ${table.name} WHERE ${collection}partition = r->>'p' AND keep_until <= (r->>'u')::bigint
         ORDER BY keep_until, id COLLATE "C" LIMIT (r->>'l')::bigint`
-    branches.push(`WHEN 'drop:${table.name}' THEN DELETE FROM ${table.name} WHERE ${collection}id IN (${rows});`)
+    // Row by row by key, not `id IN (rows)`: a plan of that made on an empty table joined the whole collection's
+    // index on every drop, and the plan is kept for the session (E-522). Most drops find nothing and delete nothing.
+    branches.push(`WHEN 'drop:${table.name}' THEN FOR v_id IN ${rows} LOOP DELETE FROM ${table.name} WHERE ${collection}id = v_id; END LOOP;`)
   }
   variables.push(`${rowVar("events")} events;`, `${rowVar("jobs")} jobs;`)
   const event = rowVar("events")
@@ -118,7 +121,7 @@ const applyBody = (): string => {
   const job = rowVar("jobs")
   branches.push(`WHEN 'job' THEN ${fill("jobs")}
         INSERT INTO jobs (seq, kind, due_at, payload, partition) VALUES (${job}.seq, ${job}.kind, ${job}.due_at, ${job}.payload, ${job}.partition);`)
-  return `DECLARE r json; kinds text[] := string_to_array(k, ','); i int := 0;
+  return `DECLARE r json; kinds text[] := string_to_array(k, ','); i int := 0; v_id text;
       ${variables.join(" ")}
     BEGIN
       FOR r IN SELECT value FROM json_array_elements(rows) LOOP
@@ -173,6 +176,13 @@ export interface Batch {
   readonly touches: (table: string, collection?: string) => boolean
   /** Sends the pending writes, if any (with the savepoints still open among them); a failure marks the batch failed. */
   readonly flush: Effect.Effect<void, StoreError>
+  /**
+   * The statements `flush` would send, taken out of the batch, for the caller to send with its COMMIT in one write
+   * (E-521); it reports a failure of theirs with `failedWith`.
+   */
+  readonly drain: () => ReadonlyArray<Statement>
+  /** Marks the batch failed by `cause` (a drained statement's): the StoreError a failed flush fails with. */
+  readonly failedWith: (cause: SqlError.SqlError) => StoreError
   /** A savepoint, taken when the writes after it are sent (not at all if none are sent before it ends). */
   readonly mark: (savepoint: string) => void
   /** The savepoint's unit ended well: nothing can roll back to it any more. */
@@ -222,25 +232,31 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
     for (const [key, list] of lists) if (list.table === table && (collection === undefined || list.collection === collection)) lists.delete(key)
   }
 
-  const send = (writes: ReadonlyArray<Write>) =>
-    writes.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(APPLY.call, [writes.map(kindOf).join(","), `[${writes.map(opText).join(",")}]`]))
+  const applyOf = (writes: ReadonlyArray<Write>): Statement => [APPLY.call, [writes.map(kindOf).join(","), `[${writes.map(opText).join(",")}]`]]
 
-  const sendAll = Effect.suspend(() => {
+  /** The pending writes as statements (apply calls, and the savepoints still open between them), taken out. */
+  const statements = (): Array<Statement> => {
     const pending = entries
     entries = []
     let segment: Array<Write> = []
-    const steps: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+    const out: Array<Statement> = []
     for (const entry of pending) {
       if (!isMarker(entry)) segment.push(entry)
       else if (open.has(entry.savepoint)) {
         // A unit still open may roll back to this point: the savepoint must exist in the database.
-        steps.push(send(segment), sql.unsafe(`SAVEPOINT ${entry.savepoint}`))
+        if (segment.length > 0) out.push(applyOf(segment))
+        out.push([`SAVEPOINT ${entry.savepoint}`, []])
         segment = []
       }
     }
-    steps.push(send(segment))
-    return Effect.forEach(steps, (step) => step, { discard: true })
-  })
+    if (segment.length > 0) out.push(applyOf(segment))
+    return out
+  }
+
+  const failedWith = (cause: SqlError.SqlError) => {
+    failed = true
+    return new StoreError({ message: `postgres store: batched writes failed: ${cause.message}; the transaction runs again`, cause })
+  }
 
   return {
     deferring: !eager,
@@ -306,13 +322,10 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
     flush: Effect.suspend(() =>
       entries.every(isMarker)
         ? Effect.void
-        : sendAll.pipe(
-            Effect.mapError((cause) => {
-              failed = true
-              return new StoreError({ message: `postgres store: batched writes failed: ${cause.message}; the transaction runs again`, cause })
-            })
-          )
+        : Effect.forEach(statements(), ([text, params]) => sql.unsafe(text, params), { discard: true }).pipe(Effect.mapError(failedWith))
     ),
+    drain: () => (entries.every(isMarker) ? [] : statements()),
+    failedWith,
     mark: (savepoint) => {
       open.add(savepoint)
       entries.push({ savepoint })

@@ -16,7 +16,7 @@ const here = fileURLToPath(import.meta.url)
 
 if (process.argv[2] === "--server") {
   // The young generation `serve` runs with (bin.ts), capped before the engine loads: what survives depends on it.
-  const { capYoungGeneration, DEFAULT_YOUNG_GENERATION_MB } = await import("../../engine/cli/young-generation.ts")
+  const { capYoungGeneration, DEFAULT_YOUNG_GENERATION_MB } = await import("../../engine/cli/young-generation.js")
   capYoungGeneration(DEFAULT_YOUNG_GENERATION_MB)
   const { startServer } = await import("../../engine/http/node-server.ts")
   // ALLOC_TRACE_RING=<n>: another trace ring than serve's 1,000 lines (0: none), to see what the trace keeps alive.

@@ -1,16 +1,22 @@
 /**
  * Round trips and CPU of quote->trade on the PostgreSQL store, without sockets on the HTTP side: the engine host's
  * `handle` called directly, its store connected through a TCP proxy that counts what the driver asks the server
- * (a Sync or a simple Query is one round trip). Used to judge the adapter's write path (docs/performance.md).
+ * (a Sync or a simple Query sent while nothing before it awaits an answer is one round trip: pg-wire-count.ts). Used to
+ * judge the adapter's write path (docs/performance.md).
  *   node scripts/bench/pg-roundtrips.ts [pairs, default 300] [admin URL, default $DATABASE_URL or local]
  * With SOKONI_PG_FUNCTIONS=1 the database tracks its PL/pgSQL functions (`track_functions = pl`) and the run ends with
- * the server's time per call of each, warm-up included (the store's sessions report it when they end).
+ * the server's time per call of each, warm-up included (the store's sessions report it when they end). With
+ * SOKONI_PG_SERVER=1 it ends with the server's WAL bytes and CPU per pair of the measured pairs, and (when the cluster
+ * preloads pg_stat_statements) each statement's calls, rows and WAL per pair and each table's row changes
+ * (pg-server-stats.ts; sequential pairs only).
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { makeEngineHost } from "../../engine/http/engine-host.ts"
 import { benchHostConfig, benchPartner, callerOf, json, SANDBOX } from "./in-process.ts"
 import { databaseUrlFor } from "../../engine/store/pg-temp-db.ts"
+import { wireCount } from "./pg-wire-count.ts"
 import { execFileSync } from "node:child_process"
+import { markServer, printStatements, printTables, resetStatements, sinceMark, statementsOn } from "./pg-server-stats.ts"
 
 const PAIRS = Number(process.argv[2] ?? 300)
 const ADMIN_URL = process.argv[3] ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -46,36 +52,28 @@ const traceMessage = (type: string, body: Buffer) => {
     traced.push(`${statements.get(name)?.replace(/\s+/g, " ").slice(0, 90) ?? "?"} [${values.join(", ")}]`)
   } else if (type === "Q") traced.push(`Q ${cstring(body, 0)[0].replace(/\s+/g, " ").slice(0, 160)}`)
 }
-/** Client -> server messages by type, after the startup packet (which has no type byte). */
+/** Client -> server messages by type, after the startup packet (which has no type byte); round trips (pg-wire-count.ts). */
 const counts = new Map<string, number>()
+let roundTrips = 0
 const counting = (client: Socket) => {
   const upstream = new URL(ADMIN_URL)
   const server = createConnection({ host: upstream.hostname, port: Number(upstream.port || 5432) })
-  let started = false
-  let buffer = Buffer.alloc(0)
+  // No Nagle delay of the proxy's own: statements sent together (E-521) must not wait for an acknowledgement here.
+  client.setNoDelay(true)
+  server.setNoDelay(true)
+  const count = wireCount(() => void roundTrips++)
+  const each = (type: string, body: Buffer) => {
+    counts.set(type, (counts.get(type) ?? 0) + 1)
+    if (TRACE) traceMessage(type, body)
+  }
   client.on("data", (chunk) => {
+    count.client(chunk, each)
     server.write(chunk)
-    buffer = Buffer.concat([buffer, chunk])
-    for (;;) {
-      if (!started) {
-        if (buffer.length < 4) break
-        const length = buffer.readInt32BE(0)
-        if (buffer.length < length) break
-        const code = buffer.readInt32BE(4)
-        buffer = buffer.subarray(length)
-        if (code !== 80877103) started = true // an SSLRequest is followed by the real startup packet
-        continue
-      }
-      if (buffer.length < 5) break
-      const length = buffer.readInt32BE(1)
-      if (buffer.length < length + 1) break
-      const type = String.fromCharCode(buffer[0]!)
-      counts.set(type, (counts.get(type) ?? 0) + 1)
-      if (TRACE) traceMessage(type, buffer.subarray(5, length + 1))
-      buffer = buffer.subarray(length + 1)
-    }
   })
-  server.on("data", (chunk) => client.write(chunk))
+  server.on("data", (chunk) => {
+    count.server(chunk)
+    client.write(chunk)
+  })
   client.on("close", () => server.destroy())
   server.on("close", () => client.destroy())
   client.on("error", () => server.destroy())
@@ -90,6 +88,9 @@ const psql = (statement: string) => execFileSync("psql", [ADMIN_URL, "-qc", stat
 psql(`CREATE DATABASE ${database}`)
 const FUNCTIONS = process.env.SOKONI_PG_FUNCTIONS === "1"
 if (FUNCTIONS) psql(`ALTER DATABASE ${database} SET track_functions = 'pl'`)
+const SERVER = process.env.SOKONI_PG_SERVER === "1"
+const databaseUrl = databaseUrlFor(ADMIN_URL, database)
+const statementsTracked = SERVER && statementsOn(databaseUrl)
 const url = new URL(databaseUrlFor(ADMIN_URL, database))
 // SOKONI_PG_DIRECT=1: no proxy (no counts), for a CPU profile of the engine alone.
 if (process.env.SOKONI_PG_DIRECT !== "1") url.port = String(port)
@@ -99,7 +100,7 @@ const host = await makeEngineHost(benchHostConfig({ store: "postgres", databaseU
 const call = callerOf(host)
 const { key, symbol } = await benchPartner(call)
 
-const trips = () => (counts.get("S") ?? 0) + (counts.get("Q") ?? 0)
+const trips = () => roundTrips
 const cpuSince = (start: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(start)
   return used.user + used.system
@@ -169,7 +170,10 @@ if (LOOPS > 1) {
   process.exit(0)
 }
 await pairs(WARMUP, "warm")
+if (statementsTracked) resetStatements(databaseUrl)
+const mark = SERVER ? markServer(databaseUrl, database) : undefined
 const m = await pairs(PAIRS, "measured")
+const server = mark === undefined ? undefined : sinceMark(databaseUrl, database, mark)
 console.log(
   `round trips: quote ${(m.quoteTrips / PAIRS).toFixed(1)}, trade ${(m.tradeTrips / PAIRS).toFixed(1)}; ` +
     `CPU: quote ${(m.quoteMicros / PAIRS).toFixed(0)} µs, trade ${(m.tradeMicros / PAIRS).toFixed(0)} µs; ` +
@@ -177,8 +181,18 @@ console.log(
 )
 if (TRACE) console.log(traced.join("\n"))
 console.log("messages:", JSON.stringify(Object.fromEntries(counts)))
+if (server !== undefined) {
+  console.log(`server per pair: ${(server.walBytes / PAIRS).toFixed(0)} WAL bytes, ${(server.cpuMicros / PAIRS).toFixed(0)} µs CPU`)
+}
 await host.stop()
 proxy.close()
 if (FUNCTIONS) printFunctions(PAIRS + WARMUP)
-psql(`DROP DATABASE ${database} WITH (FORCE)`)
+if (statementsTracked) {
+  printStatements(databaseUrl, PAIRS)
+  // The sessions report their tables' counts as they end: give them a moment.
+  execFileSync("sleep", ["0.5"])
+  printTables(databaseUrl)
+}
+// SOKONI_PG_KEEP=1 keeps the database, to look at its rows and indexes after.
+if (process.env.SOKONI_PG_KEEP !== "1") psql(`DROP DATABASE ${database} WITH (FORCE)`)
 process.exit(0)

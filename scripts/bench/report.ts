@@ -222,12 +222,13 @@ ${doc.busy ? "> **Busy machine.** Other processes were using the cores when this
   defined over 200,000 requests; a quick run (20,000) is indicative only. Growth counts whatever the engine keeps on
   purpose (the memory store's quotes, orders and idempotency records; the trace, if \`serve\` keeps it in memory) as well
   as leaks.
-- **Startup**: time from spawning \`node engine/cli/bin.ts serve\` (pinned to core 0) to the first 200 from
-  \`GET /api/v1/status\`, polled every 5 ms, per store (postgres: one database for all runs; its first start, which
-  creates the schema, is reported apart). "bundle" is dist/serve, which \`serve\` runs when it is fresh (built first when
-  missing or stale, as \`npm start\` does); "sources" sets \`SOKONI_SERVE_BUNDLE=off\`. \`engine/cli/bin.ts\` calls
-  \`module.enableCompileCache()\`: "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`, "cold" is the first run into an empty
-  \`NODE_COMPILE_CACHE\` directory and "warm" the runs after it; bundle and sources runs alternate.
+- **Startup**: time from spawning \`node engine/cli/sokoni.js serve\` (the bin \`npx sokoni\` and \`npm start\` run;
+  pinned to core 0) to the first 200 from \`GET /api/v1/status\`, polled every 5 ms, per store (postgres: one database
+  for all runs; its first start, which creates the schema, is reported apart). "bundle" is dist/serve, which \`serve\`
+  runs when it is fresh (built first when missing or stale, as \`npm start\` does); "sources" sets
+  \`SOKONI_SERVE_BUNDLE=off\`. The bin calls \`module.enableCompileCache()\` (its default directory, under the temporary
+  directory): "off" sets \`NODE_DISABLE_COMPILE_CACHE=1\`, "cold" is the first run with an empty temporary directory of
+  its own (\`TMPDIR\`) and "warm" the runs after it, as a user's starts are (E-531); bundle and sources runs alternate.
 - **Isolation**: partner A at 20 quote->trade pairs/s (an open loop, scripts/bench/paced.ts) alone, then while partner
   B floods the same server over 50 connections. A's client shares the load core with B's generator, so it runs under
   the FIFO scheduler (\`chrt -f\`): it answers the moment a reply arrives, as a partner on its own machine would. The

@@ -1,13 +1,13 @@
 /**
- * The start-up part of the bench: how long `sokoni serve` takes from spawn to its first 200 on GET /api/v1/status,
+ * The start-up part of the bench: how long `sokoni serve` (the bin, engine/cli/sokoni.js) takes from spawn to its first 200 on GET /api/v1/status,
  * per store, from the bundle (dist/serve, what `serve` runs when it is fresh) and from the sources
  * (SOKONI_SERVE_BUNDLE=off), with Node's compile cache off, cold and warm. Builds the bundle first when it is missing
  * or stale, as `npm start` does; the warm runs of bundle and sources alternate, so both see the same machine.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { BUNDLE_ENV, bundleState, DEFAULT_BUNDLE_DIR } from "../../engine/cli/bundle.ts"
+import { BUNDLE_ENV, bundleState, DEFAULT_BUNDLE_DIR } from "../../engine/cli/bundle.js"
 import { buildServe } from "../build-serve.ts"
 import type { StartupRow } from "./report.ts"
 import { freePort, freshDatabase, SERVER_CORE, type Store, spawnPinned, stop, waitForHttp } from "./targets.ts"
@@ -18,7 +18,7 @@ type Code = "bundle" | "sources"
 const startOnce = async (env: NodeJS.ProcessEnv, storeArgs: readonly string[]): Promise<{ ms: number; selfReported: number }> => {
   const port = await freePort()
   const started = performance.now()
-  const child = spawnPinned(SERVER_CORE, ["engine/cli/bin.ts", "serve", "--port", String(port), ...storeArgs, "--seed", "1"], env)
+  const child = spawnPinned(SERVER_CORE, ["engine/cli/sokoni.js", "serve", "--port", String(port), ...storeArgs, "--seed", "1"], env)
   let selfReported = Number.NaN
   child.stdout?.on("data", (chunk: Buffer) => {
     const match = /ready in (\d+) ms/.exec(chunk.toString())
@@ -65,7 +65,14 @@ export const measureStartup = async (stores: readonly Store[], runs: number, log
   }
   const cacheDir = mkdtempSync(join(tmpdir(), "sokoni-bench-cache-"))
   try {
-    const cached = (code: Code) => ({ ...codeEnv(code), NODE_COMPILE_CACHE: join(cacheDir, code) })
+    // The cache a user's start gets: the one the launcher turns on itself (module.enableCompileCache(), in the
+    // default directory under the temporary directory), here a directory of its own per code. Not NODE_COMPILE_CACHE:
+    // that one, set before Node starts, also keeps what the type stripper made of the launcher's TypeScript, which a
+    // user's start never has (E-531).
+    const cached = (code: Code) => {
+      mkdirSync(join(cacheDir, code), { recursive: true })
+      return { ...codeEnv(code), TMPDIR: join(cacheDir, code) }
+    }
     for (const store of stores) {
       const storeArgs = store === "memory" ? ["--store", "memory"] : ["--store", "postgres", "--database-url", await freshDatabase()]
       if (store === "memory") {

@@ -188,7 +188,7 @@ export interface EngineOptions {
 export const startEngine = async (store: Store, options: EngineOptions = {}): Promise<Engine> => {
   const port = await freePort()
   const database = store === "postgres" ? ["--database-url", options.databaseUrl ?? (await freshDatabase())] : []
-  const args = ["engine/cli/bin.ts", "serve", "--port", String(port), "--store", store, ...database]
+  const args = ["engine/cli/sokoni.js", "serve", "--port", String(port), "--store", store, ...database]
   const seed = String(options.seed ?? 1)
   const flags = ["--rate-limit", "off", "--desk", "manual", "--seed", seed, "--admin-token", ADMIN_TOKEN]
   const child = spawnPinned(options.core ?? SERVER_CORE, [...(options.nodeFlags ?? []), ...args, ...flags], process.env, "pipe", options.cwd ?? root)

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { BUNDLE_ENV, bundleState, cliModule, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest } from "../../engine/cli/bundle.ts"
+import { BUNDLE_ENV, bundleState, cliModule, DEFAULT_BUNDLE_DIR, digest, MANIFEST, MANIFEST_FORMAT, type Manifest } from "../../engine/cli/bundle.js"
 
 const SOURCE = new URL("../../engine/cli/main.ts", import.meta.url).href
 

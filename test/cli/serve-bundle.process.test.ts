@@ -1,5 +1,5 @@
 /**
- * The bundled `serve` (scripts/build-serve.ts, engine/cli/bundle.ts) as a user meets it: built into a temporary
+ * The bundled `serve` (scripts/build-serve.ts, engine/cli/bundle.js) as a user meets it: built into a temporary
  * directory, `sokoni serve` runs it (and none of the engine's sources) and serves on both stores; a bundle whose
  * inputs changed is not run (the sources are, and serve still works); the build refuses a bundle that would read
  * files beside itself or import a package at run time. Spawns processes, so mutation testing skips it.
@@ -10,14 +10,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BUNDLE_ENV, MANIFEST, type Manifest } from "../../engine/cli/bundle.ts"
+import { BUNDLE_ENV, MANIFEST, type Manifest } from "../../engine/cli/bundle.js"
 import { buildServe } from "../../scripts/build-serve.ts"
 import { servesTheConsole } from "../console/console-kit.ts"
 import { adminUrl, freePort, send, withDatabase } from "../http/node-server-kit.ts"
 import { onPostgres } from "../support/stores.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
-const BIN = join(ROOT, "engine", "cli", "bin.ts")
+// The bin, as `npx sokoni` and `npm start` run it (bin.ts hands over to it).
+const BIN = join(ROOT, "engine", "cli", "sokoni.js")
 const ADMIN = "adm_bundle_test"
 
 let work: string
@@ -98,10 +99,11 @@ describe("the bundled serve", () => {
       await servesTheConsole(port, ADMIN)
     })
     expect(served.loaded).toContain(pathToFileURL(join(bundleDir, "serve-main.js")).href)
-    // bin.ts, the young generation's cap (set before anything loads, E-358) and the freshness check are all of the
-    // engine that loads from source.
-    const fromSource = [BIN, join(ROOT, "engine", "cli", "young-generation.ts"), join(ROOT, "engine", "cli", "bundle.ts")]
+    // The bin, the young generation's cap (set before anything loads, E-358) and the freshness check are all of the
+    // engine that loads from source, and none is TypeScript: Node never loads its type stripper (E-531).
+    const fromSource = [BIN, join(ROOT, "engine", "cli", "young-generation.js"), join(ROOT, "engine", "cli", "bundle.js")]
     expect(engineSources(served.loaded).sort()).toEqual(fromSource.map((f) => pathToFileURL(f).href).sort())
+    expect(served.loaded.filter((url) => /\.[mc]?ts$/.test(url))).toEqual([])
     expect(served.stdout.split("\n")[0]).toBe("seed 1")
   })
 

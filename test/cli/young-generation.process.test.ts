@@ -13,7 +13,7 @@ const MB = 1024 * 1024
 const youngPeakMb = (capMb: number): Promise<number> => {
   const code = `
     import { getHeapSpaceStatistics } from "node:v8"
-    import { capYoungGeneration } from "./engine/cli/young-generation.ts"
+    import { capYoungGeneration } from "./engine/cli/young-generation.js"
     capYoungGeneration(${capMb})
     const young = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
     const kept = []

@@ -13,7 +13,7 @@ import {
   growthFactorFor,
   youngGenerationBytes,
   youngGenerationCapOf
-} from "../../engine/cli/young-generation.ts"
+} from "../../engine/cli/young-generation.js"
 
 const MB = 1024 * 1024
 

@@ -1,11 +1,10 @@
 /**
- * The throughput profile: the ceiling arithmetic (pure), and one short run of load/throughput.js against a real
- * engine process (skipped without k6): every operation of the mix measured, nothing failed, webhooks fired.
+ * The throughput profile: the ceiling arithmetic (pure), and one short run against a real engine process: every
+ * operation of the mix measured, nothing failed, webhooks fired.
  */
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { findK6 } from "../../engine/load/run.ts"
-import { ceilingOf, keepsUp, runThroughput, type Step } from "../../engine/load/throughput.ts"
+import { ceilingOf, keepsUp, runThroughput, type Step, summarizeThroughput } from "../../engine/load/throughput.ts"
 
 const step = (over: Partial<Step>): Step => ({ offeredIterationsPerSecond: 100, requestsPerSecond: 110, failedRate: 0, droppedIterations: 0, p95: 5, ...over })
 
@@ -33,12 +32,9 @@ describe("ceiling", () => {
   })
 })
 
-const k6 = findK6()
-
-describe.skipIf(k6 === undefined)(k6 === undefined ? "throughput run (skipped: k6 not found)" : "throughput run", () => {
+describe("throughput run", () => {
   it("measures every operation of the mix on the memory store, with fills delivered as webhooks", { timeout: 60_000 }, async () => {
     const { summary, deliveries } = await runThroughput({
-      k6: k6 as string,
       store: "memory",
       steps: [40, 80],
       stepSeconds: 2,
@@ -52,5 +48,28 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "throughput run (skipped: k
     expect(Object.keys(summary.operations).sort()).toEqual(["quote", "stocks", "trade", "wallet"])
     for (const op of Object.values(summary.operations)) expect(op?.["p(95)"]).toBeGreaterThan(0)
     expect(deliveries).toBeGreaterThan(0)
+  })
+})
+
+describe("a throughput summary", () => {
+  const answer = (status: number, ms: number) => ({ status, headers: {}, body: "", ms })
+  it("counts per step requests served per second, failures (no answer or 400 and above) and drops, and latency per operation", () => {
+    const summary = summarizeThroughput(
+      [10, 20],
+      2,
+      [0, 3],
+      [
+        { operation: "stocks", step: 0, answer: answer(200, 1) },
+        { operation: "quote", step: 0, answer: answer(399, 3) },
+        { operation: "trade", step: 1, answer: answer(400, 5) },
+        { operation: "stocks", step: 1, answer: answer(0, 7) }
+      ]
+    )
+    expect(summary.steps).toEqual([
+      { offeredIterationsPerSecond: 10, requestsPerSecond: 1, failedRate: 0, droppedIterations: 0, p50: 1, p95: 3, p99: 3 },
+      { offeredIterationsPerSecond: 20, requestsPerSecond: 1, failedRate: 1, droppedIterations: 3, p50: 5, p95: 7, p99: 7 }
+    ])
+    expect(summary.operations.stocks).toEqual({ avg: 4, "p(50)": 1, "p(95)": 7, "p(99)": 7, max: 7 })
+    expect(summary.operations.wallet).toBeNull()
   })
 })

@@ -1,8 +1,7 @@
 /**
- * The k6 tier profiles (load/tier-limit.js through engine/load/run.ts) against real engine processes with a compressed
+ * The tier profiles (engine/load/tier-profile.ts through run.ts) against real engine processes with a compressed
  * window: every tier's limit is admitted exactly in each burst, across two processes on one PostgreSQL too, and the
- * same profile fails against a target that admits one request more than the limit. Needs k6 (CI builds it with
- * `go install`); skipped with the reason when it is missing.
+ * same profile fails against a target that admits one request more than the limit.
  */
 import { createServer, type Server } from "node:http"
 import { join } from "node:path"
@@ -10,32 +9,30 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   defaultWindowSeconds,
-  findK6,
   LIMITS,
   outcomeOf,
   partnerKey,
   profileFor,
-  runProfile,
   sharedBucketCredentials,
   type StartedEngine,
   startEngineProcess,
   TIERS
 } from "../../engine/load/run.ts"
+import { runProfile } from "../../engine/load/tier-profile.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { onPostgres } from "../support/stores.ts"
 
-const k6 = findK6()
 const adminUrl = process.env.DATABASE_URL
 const OUT = join(import.meta.dirname, "..", "..", "out", "load-test")
 const ADMIN = "adm_load_test"
 const WINDOW_S = 5
 
-describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped: k6 not found; go install go.k6.io/k6@v1.8.1)" : "k6 tier profiles", () => {
+describe("tier profiles", () => {
   const engines: Array<StartedEngine> = []
   afterAll(() => Promise.all(engines.map((e) => e.stop())))
 
   /**
-   * On a busy machine k6 (or the engine) may not offer the limit within a burst: no 429, fewer admitted. That run is
+   * On a busy machine the generator (or the engine) may not offer the limit within a burst: no 429, fewer admitted. That run is
    * no evidence either way (outcomeOf: INCONCLUSIVE), so it is run again with the window doubled, which offers the same
    * requests at half the rate; any run that is evidence (a 429, or more admitted than the limit) is the verdict.
    */
@@ -63,7 +60,6 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     engines.push(...started)
     const partner = await partnerKey((started[0] as StartedEngine).base, ADMIN, tier)
     return runProfile({
-      k6: k6 as string,
       bases: started.map((e) => `${e.base}${partner.base}`),
       credentials: shared ? await sharedBucketCredentials((started[0] as StartedEngine).base, ADMIN, partner) : [{ "x-api-key": partner.key }],
       profile: profileFor(LIMITS[tier], windowSeconds),
@@ -126,7 +122,6 @@ describe.skipIf(k6 === undefined)(k6 === undefined ? "k6 tier profiles (skipped:
     const port = typeof address === "object" && address !== null ? address.port : 0
     try {
       const verdict = await runProfile({
-        k6: k6 as string,
         bases: [`http://127.0.0.1:${port}`],
         credentials: [{ "x-api-key": "k" }],
         profile: profileFor(limit, WINDOW_S),

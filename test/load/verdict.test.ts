@@ -1,13 +1,16 @@
 /**
- * What a k6 tier run proves (engine/load/run.ts `outcomeOf`, `describeVerdict`): a failure only on evidence, and a run
- * whose bursts never reached the limit called inconclusive with what to do, not a failure of the target's limiter.
+ * What a tier run proves (engine/load/run.ts `outcomeOf`, `describeVerdict`): a failure only on evidence, and a run
+ * whose bursts never reached the limit called inconclusive with what to do, not a failure of the target's limiter; the
+ * profile's thresholds (tier-profile.ts `failedThresholds`) and its HTML report.
  */
 import { describe, expect, it } from "vitest"
+import { Counters } from "../../engine/load/arrival.ts"
 import { describeVerdict, outcomeOf, type Verdict } from "../../engine/load/run.ts"
+import { failedThresholds, verdictHtml } from "../../engine/load/tier-profile.ts"
 
 const verdict = (phases: ReadonlyArray<readonly [admitted: number, refused: number]>, rest: Partial<Verdict> = {}): Verdict => {
   const limit = 500
-  const counted = phases.map(([admitted, refused], i) => ({ phase: i === 0 ? "one" : "two", admitted, refused }))
+  const counted = phases.map(([admitted, refused], i) => ({ phase: i === 0 ? "one" : "two", admitted, refused, dropped: 0 }))
   const ok = counted.every((p) => p.admitted === limit && p.refused > 0)
   return {
     ok,
@@ -19,6 +22,7 @@ const verdict = (phases: ReadonlyArray<readonly [admitted: number, refused: numb
     unexpected: 0,
     checksPassed: 10,
     checksFailed: 0,
+    failedChecks: [],
     thresholdsFailed: ok ? [] : ["admitted{phase:one}"],
     saturated: counted.every((p) => p.refused > 0),
     ...rest
@@ -108,5 +112,42 @@ describe("a tier run's outcome", () => {
         ])
       )
     ).toBe("INCONCLUSIVE")
+  })
+})
+
+describe("the tier profile's thresholds and report", () => {
+  const counted = (entries: Record<string, number>) => {
+    const counters = new Counters()
+    for (const [name, n] of Object.entries(entries)) counters.add(name, n)
+    return counters
+  }
+  const exact = { "admitted{phase:one}": 20, "admitted{phase:two}": 20, "refused{phase:one}": 30, "refused{phase:two}": 30 }
+
+  it("holds when each burst admitted exactly the limit, met a 429, and nothing else went wrong", () => {
+    expect(failedThresholds(counted(exact), 20)).toEqual([])
+  })
+
+  it("names each threshold that does not hold, as k6 named them", () => {
+    expect(failedThresholds(counted({ ...exact, "admitted{phase:two}": 21 }), 20)).toEqual(["admitted{phase:two}"])
+    expect(failedThresholds(counted({ ...exact, "refused{phase:one}": 0 }), 20)).toEqual(["refused{phase:one}"])
+    expect(failedThresholds(counted({ ...exact, unexpected: 1, "checks.fails": 1 }), 20)).toEqual(["unexpected", "checks"])
+    expect(failedThresholds(counted({}), 20)).toEqual(["admitted{phase:one}", "admitted{phase:two}", "refused{phase:one}", "refused{phase:two}"])
+  })
+
+  it("reports each burst in a word, the failed checks by name, and escapes what it quotes", () => {
+    const html = verdictHtml(
+      verdict(
+        [
+          [500, 750],
+          [176, 0]
+        ],
+        { failedChecks: ["a 429 carries <Retry-After>"], checksFailed: 1 }
+      )
+    )
+    expect(html).toContain('<td>one</td><td>500</td><td>500</td><td>750</td><td>0</td><td class="ok">exact</td>')
+    expect(html).toContain('<td class="bad">limit not reached</td>')
+    expect(html).toContain("1 failed (a 429 carries &lt;Retry-After&gt;)")
+    expect(html).toContain("VIOLATED")
+    expect(html).toContain("Latency (ms): none measured")
   })
 })

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
-import { CHAIN_LIMIT, MAX_KEPT } from "../../engine/store/pg-chained.ts"
+import { CHAIN_LIMIT, KEPT_APPLICATION_NAME, MAX_KEPT } from "../../engine/store/pg-chained.ts"
 import { withTemporaryDatabase } from "../../engine/store/pg-temp-db.ts"
 import { Store, StoreError } from "../../engine/store/port.ts"
 import { PostgresStoreLayer } from "../../engine/store/postgres.ts"
@@ -59,6 +59,14 @@ describe.skipIf(adminUrl === undefined)("postgres write transactions' kept conne
           assert.isAtLeast(open.length, 1)
           assert.isAtMost(open.length, MAX_KEPT)
           for (const session of open) assert.deepStrictEqual(session, { state: "idle in transaction", holdsSnapshot: false, locks: 0 })
+          // They are the store's own connections (E-521), not the pool's.
+          const names = yield* observer<{ readonly name: string }>`
+            SELECT application_name AS name FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'idle in transaction'`.pipe(Effect.orDie)
+          assert.deepStrictEqual(
+            names.map((n) => n.name),
+            open.map(() => KEPT_APPLICATION_NAME)
+          )
           // What they committed is seen by another session.
           const rows = yield* observer<{ readonly n: number }>`SELECT count(*)::int AS n FROM documents WHERE collection = 'c'`.pipe(Effect.orDie)
           assert.strictEqual(rows[0]?.n, 6)

@@ -6,8 +6,8 @@
  * call (`const saveOrder = (tx, o) => Orders.putHere(...)`) is one too, and so are its calls.
  */
 
-/** The primitives; `.` before one is a collection's (app/docs.ts), the clock's (`nowHere`) or the scheduler's. */
-export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere", "nowHere", "scheduleHere", "peekHere"] as const
+/** The primitives; `.` before one is a collection's (app/docs.ts), the clock's (`nowHere`), the scheduler's or the entropy's (`idHere`). */
+export const AT_ONCE = ["putHere", "getHere", "getWithHere", "getDocHere", "nowHere", "scheduleHere", "peekHere", "idHere"] as const
 
 /** Where the primitives are defined (by name, in object literals and as exports), not called. */
 export const DEFINED_IN = ["engine/store/port.ts", "engine/app/docs.ts", "engine/sim/clock.ts"]

@@ -33,7 +33,7 @@ export const ALLOW: ReadonlyArray<{ readonly path: string; readonly kinds: Reado
     kinds: ["time", "timer"],
     why: "the network seam: real fetch measures latency and aborts after the webhook timeout (the simulated receivers read no real time)"
   },
-  { path: "engine/load/", kinds: ["time", "timer"], why: "drives k6 and engine processes over real sockets in real time: a load tool, not engine logic" },
+  { path: "engine/load/", kinds: ["time", "timer"], why: "paces requests to engine processes over real sockets in real time: a load tool, not engine logic" },
   { path: "engine/store/pg-temp-db.ts", kinds: ["random"], why: "names a throwaway database for a scenario run; never in a trace" }
 ]
 

@@ -106,7 +106,7 @@ export class UsageMeter extends Context.Service<
       for (const [partition, hours] of taken) {
         for (const [hourStart, counts] of hours) {
           const id = usageId(partition, hourStart)
-          const existing = yield* UsageHours.get(tx, id)
+          const existing = yield* UsageHours.getHere(tx, id)
           const before = Option.getOrElse(existing, (): UsageCounts => ZERO_COUNTS)
           const doc: UsageDoc = {
             partition,

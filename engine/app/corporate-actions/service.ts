@@ -57,7 +57,7 @@ export class CorporateActions extends Context.Service<
 
     const raise = Effect.fn("CorporateActions.raise")(function* (input: RaiseInput) {
       const instrument = yield* liftFailure(symbols.resolve(input.symbol, input.exchange))
-      const actionId = yield* entropy.id(input.actionType === "DIVIDEND" ? "div" : "ca")
+      const actionId = yield* entropy.idHere(input.actionType === "DIVIDEND" ? "div" : "ca")
       const outcome = yield* store.transact((tx) =>
         Effect.gen(function* () {
           // A global step (E-320): the unit-change seq it takes must not interleave with any partition's fills.

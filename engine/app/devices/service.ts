@@ -51,7 +51,7 @@ export class DeviceService extends Context.Service<
           const now = yield* clock.nowHere()
           const { same } = yield* liftFailure(acceptDevice(s, yield* devicesOf(tx, principal.partition, id), input))
           // The same push token is the same device: refreshed, not added (a new device's id is drawn only here).
-          const device = decideDevice(id, same, input, now, { deviceId: same?.deviceId ?? (yield* entropy.id("dev")) })
+          const device = decideDevice(id, same, input, now, { deviceId: same?.deviceId ?? (yield* entropy.idHere("dev")) })
           yield* Devices.put(tx, device.deviceId, accountPartition(principal.partition, id), timeSortKey(device.createdAt, device.deviceId), device)
           return deviceToWire(device)
         })

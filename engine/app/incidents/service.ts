@@ -48,7 +48,7 @@ export class IncidentService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           const now = yield* clock.nowHere()
-          const incidentId = yield* entropy.id("inc")
+          const incidentId = yield* entropy.idHere("inc")
           return yield* writePlan(tx, decideDeclare(yield* allPartners(tx), input, now, { incidentId }))
         })
       )

@@ -84,7 +84,7 @@ export class PriceAlertService extends Context.Service<
         Effect.gen(function* () {
           const tooMany = refuseMoreAlerts((yield* all(tx, principal.partition)).filter(isActive).length)
           if (tooMany !== undefined) return yield* Effect.fail(tooMany)
-          const plan = decideCreateAlert(command, observed.price, now, nextRefresh(now), { alertId: yield* entropy.id("alt") })
+          const plan = decideCreateAlert(command, observed.price, now, nextRefresh(now), { alertId: yield* entropy.idHere("alt") })
           yield* save(tx, plan.alert)
           yield* scheduler.scheduleHere(tx, EVALUATE_JOB, plan.job.dueAt, { alertId: plan.job.alertId })
           return plan.answer
@@ -123,7 +123,7 @@ export class PriceAlertService extends Context.Service<
       EVALUATE_JOB,
       AlertEvaluationPayload,
       Effect.fnUntraced(function* (tx: Tx, { alertId }: typeof AlertEvaluationPayload.Type) {
-        const found = yield* PriceAlerts.get(tx, alertId)
+        const found = yield* PriceAlerts.getHere(tx, alertId)
         if (Option.isNone(found) || !isActive(found.value)) return
         const alert = found.value
         const now = yield* clock.nowHere()

@@ -81,7 +81,7 @@ export class ReportService extends Context.Service<
       return yield* store.transact((tx) =>
         Effect.gen(function* () {
           if (body.subAccountId !== undefined) yield* findSubAccount(tx, principal.partition, body.subAccountId)
-          const plan = decideRequest({ partition: principal.partition, request: body }, now, { reportId: yield* entropy.id("rpt") })
+          const plan = decideRequest({ partition: principal.partition, request: body }, now, { reportId: yield* entropy.idHere("rpt") })
           yield* ReportDocs.put(tx, plan.report)
           yield* book(tx, plan.job)
           return plan.answer

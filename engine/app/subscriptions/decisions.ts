@@ -111,7 +111,7 @@ export const subscriptionDecisions = (d: SubscriptionDeps) => {
         const now = yield* d.clock.nowHere()
         const subAccount = account === MASTER ? null : yield* findSubAccount(tx, principal.partition, account)
         const externalId = yield* liftFailure(acceptSubscription(subAccount, terms, now))
-        const subscriptionId = yield* d.entropy.id("sub")
+        const subscriptionId = yield* d.entropy.idHere("sub")
         const available = yield* walletBalance(tx, principal.partition, account)
         const plan = yield* liftFailure(decideSubscribe(command, externalId, available, now, { subscriptionId }))
         return yield* writePlan(tx, plan, now)

@@ -35,7 +35,7 @@ export const desking = (d: TradingDeps) => {
     const now = yield* d.clock.nowHere()
     const order = loaded ?? (yield* findOrder(tx, orderId))
     const price = yield* liftFailure(fillPrice(order, request))
-    const ids = { reportId: yield* d.entropy.id("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
+    const ids = { reportId: yield* d.entropy.idHere("exr"), seq: yield* tx.nextId(UNIT_CHANGES) }
     const plan = yield* liftFailure(decideFill(order, { quantity: request.quantity, price }, now, ids))
     return yield* writePlan(d, tx, order.partition, plan, now)
   })

@@ -92,7 +92,7 @@ export const placing = (d: TradingDeps) => {
     yield* prefetch(tx, () => marketReads(partition, account, instrument, fields.quoteId, input.type))
     const now = yield* d.clock.nowHere()
     const accountState = yield* loadAccount(tx, partition, account, instrument)
-    const quote = Option.getOrUndefined(yield* Quotes.get(tx, fields.quoteId))
+    const quote = Option.getOrUndefined(yield* Quotes.getHere(tx, fields.quoteId))
     const state = {
       ...accountState,
       quote,
@@ -101,7 +101,7 @@ export const placing = (d: TradingDeps) => {
       exchange
     }
     const accepted = yield* liftFailure(acceptMarketOrder(state, command, now))
-    const orderId = yield* d.entropy.id("ord")
+    const orderId = yield* d.entropy.idHere("ord")
     const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
     const plan = yield* liftFailure(decideMarketOrder(accepted, command, exchange, funds, now, { orderId }))
     return yield* writePlan(d, tx, partition, plan, now)
@@ -127,7 +127,7 @@ export const placing = (d: TradingDeps) => {
       Effect.gen(function* () {
         yield* tx.lockPartition(partition)
         const externalId = yield* liftFailure(acceptRestingOrder(yield* loadAccount(tx, partition, account, instrument), input.symbol, instrument))
-        const orderId = yield* d.entropy.id("ord")
+        const orderId = yield* d.entropy.idHere("ord")
         const funds = yield* loadFunds(tx, partition, account, instrument.symbol, input.type)
         const plan = yield* liftFailure(decideRestingOrder(command, externalId, funds, now, { orderId }))
         return yield* writePlan(d, tx, partition, plan, now)

@@ -56,7 +56,7 @@ export const quoting = (d: QuoteDeps) => {
     const now = yield* d.clock.nowHere()
     const observation = yield* d.feed.observe(instrument, now)
     const derived = yield* liftFailure(derivedUnits(terms, observation.price, principal.markupBps))
-    const quoteId = yield* d.entropy.id("qt")
+    const quoteId = yield* d.entropy.idHere("qt")
     const plan = decideQuote(terms, principal, instrument, { price: observation.price, derived }, now, { quoteId })
     // Grouped with the partition's queued commands where the store can (E-406).
     yield* transactIn(d.store, principal.partition, (tx) => writeQuote(tx, principal, now, quoteId, plan))

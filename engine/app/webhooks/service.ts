@@ -75,7 +75,7 @@ export class WebhookService extends Context.Service<
           const existing = yield* Webhooks.list(tx, principal.partition, { limit: MAX_WEBHOOKS + 1, order: "asc" })
           const refused = refuseMoreWebhooks(existing.length)
           if (refused !== undefined) return yield* Effect.fail(refused)
-          const webhookId = yield* entropy.id("wh")
+          const webhookId = yield* entropy.idHere("wh")
           const now = yield* clock.nowHere()
           const plan = decideCreateWebhook({ partition: principal.partition, input: checked }, now, { webhookId })
           return yield* writePlan(tx, plan, now)
@@ -113,8 +113,8 @@ export class WebhookService extends Context.Service<
       const { webhook, prepared } = yield* store.transact((tx) =>
         Effect.gen(function* () {
           const webhook = yield* liftFailure(ownedWebhook(yield* loadWebhook(tx, id), principal.partition, id))
-          const eventId = yield* entropy.id("evt")
-          const deliveryId = yield* entropy.id("dlv")
+          const eventId = yield* entropy.idHere("evt")
+          const deliveryId = yield* entropy.idHere("dlv")
           const prepared = decideTestDelivery(webhook, { sandbox: isSandboxPartition(principal.partition) }, yield* clock.nowHere(), { eventId, deliveryId })
           const r = prepared.record
           yield* Deliveries.put(tx, r.deliveryId, deliveryPartition(r.partition, r.webhookId), timeSortKey(r.createdAt, r.deliveryId), r)

@@ -135,7 +135,7 @@ export class Idempotency extends Context.Service<
 
     /** The stored answer under the key, if it is live; a claim left by an older engine version counts as none. */
     const lookup = Effect.fnUntraced(function* (tx: Tx, id: string, fingerprint: string, now: number) {
-      const existing = yield* IdempotencyRecords.get(tx, id)
+      const existing = yield* IdempotencyRecords.getHere(tx, id)
       if (Option.isNone(existing)) return undefined
       const r = existing.value
       if (r.state !== undefined || now - r.storedAt >= IDEMPOTENCY_TTL_MS) return undefined

@@ -17,6 +17,7 @@ import jobPartitions from "./0011_job_partitions.ts"
 import documentVersions from "./0012_document_versions.ts"
 import keepUntil from "./0013_keep_until.ts"
 import lighterChecks from "./0014_lighter_checks.ts"
+import fewerIndexes from "./0015_fewer_indexes.ts"
 
 export const migrations = PgMigrator.fromRecord({
   "0001_store_tables": storeTables,
@@ -32,5 +33,6 @@ export const migrations = PgMigrator.fromRecord({
   "0011_job_partitions": jobPartitions,
   "0012_document_versions": documentVersions,
   "0013_keep_until": keepUntil,
-  "0014_lighter_checks": lighterChecks
+  "0014_lighter_checks": lighterChecks,
+  "0015_fewer_indexes": fewerIndexes
 })

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A cap on V8's young generation for `serve` (E-358). Node 24 lets the young generation grow to 64 MB per semi-space
  * under a steady write load; every scavenge then copies what the requests since the last one kept, megabytes of it,
@@ -12,6 +13,9 @@
  * from the command line here, and parsed (for --help and its errors) with serve's other flags. The notices of
  * collections come on the event loop (a PerformanceObserver), so they are timely under load and absent while the
  * engine loads, which therefore runs with growth stopped.
+ *
+ * Plain JavaScript (types in JSDoc, checked by tsc) because the launcher imports it before anything else: a TypeScript
+ * module there makes Node load its type stripper (amaro) at every start, some 50 to 100 ms (E-531).
  */
 import { PerformanceObserver, constants } from "node:perf_hooks"
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
@@ -25,11 +29,13 @@ export const DEFAULT_YOUNG_GENERATION_MB = 16
 const FLAG = "--young-generation-mb"
 
 /** The cap a `sokoni` command line asks for: serve's flag, or its default; 0 (V8's own sizing) for other commands. */
-export const youngGenerationCapOf = (args: ReadonlyArray<string>): number => {
+/** @type {(args: ReadonlyArray<string>) => number} */
+export const youngGenerationCapOf = (args) => {
   if (args[0] !== "serve") return 0
   const at = args.findIndex((a) => a === FLAG || a.startsWith(`${FLAG}=`))
   if (at === -1) return DEFAULT_YOUNG_GENERATION_MB
-  const raw = args[at]!.includes("=") ? args[at]!.slice(FLAG.length + 1) : args[at + 1]
+  const given = /** @type {string} */ (args[at])
+  const raw = given.includes("=") ? given.slice(FLAG.length + 1) : args[at + 1]
   const mb = Number(raw)
   // A value that is not a whole number is left to serve's flag parser to refuse, with its usual message.
   return Number.isInteger(mb) && mb >= 0 ? mb : 0
@@ -39,7 +45,8 @@ export const youngGenerationCapOf = (args: ReadonlyArray<string>): number => {
 const V8_GROWTH_FACTOR = 2
 
 /** The young generation's size now (new space, both semi-spaces), as V8 reports it. */
-export const youngGenerationBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0
+/** @type {() => number} */
+export const youngGenerationBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0
 
 /**
  * Growth allowed while one more growth stays within `capBytes`, stopped once it would pass it: what the observer
@@ -47,26 +54,28 @@ export const youngGenerationBytes = (): number => getHeapSpaceStatistics().find(
  * the factor to set, or undefined to leave it. Deciding one growth ahead leaves room for a collection that grows the
  * young generation before the observer has run (its notices come after the collection, on the event loop).
  */
-export const growthFactorFor = (sizeBytes: number, capBytes: number, stopped: boolean): number | undefined => {
+/** @type {(sizeBytes: number, capBytes: number, stopped: boolean) => number | undefined} */
+export const growthFactorFor = (sizeBytes, capBytes, stopped) => {
   const wouldPass = sizeBytes * V8_GROWTH_FACTOR > capBytes
   if (!stopped && wouldPass) return 1
   if (stopped && !wouldPass) return V8_GROWTH_FACTOR
   return undefined
 }
 
-/** What the cap reads of V8 and tells it; the process's own V8 unless a test passes its own. */
-export interface YoungGenerationV8 {
-  readonly youngBytes: () => number
-  readonly setFlags: (flags: string) => void
-}
+/**
+ * What the cap reads of V8 and tells it; the process's own V8 unless a test passes its own.
+ * @typedef {{ readonly youngBytes: () => number, readonly setFlags: (flags: string) => void }} YoungGenerationV8
+ */
 
-const processV8: YoungGenerationV8 = { youngBytes: youngGenerationBytes, setFlags: setFlagsFromString }
+/** @type {YoungGenerationV8} */
+const processV8 = { youngBytes: youngGenerationBytes, setFlags: setFlagsFromString }
 
 /**
  * Keeps the young generation at or below `capMb` (the new space V8 reports: both semi-spaces) for the life of the
  * process; 0 leaves V8's own sizing. Returns a function that stops the observer and gives V8 its growth back.
  */
-export const capYoungGeneration = (capMb: number, v8: YoungGenerationV8 = processV8): (() => void) => {
+/** @type {(capMb: number, v8?: YoungGenerationV8) => () => void} */
+export const capYoungGeneration = (capMb, v8 = processV8) => {
   if (capMb <= 0) return () => {}
   const capBytes = capMb * 1024 * 1024
   // Growth starts stopped: loading the engine runs no macrotask, so no notice of a collection arrives before it has
@@ -81,7 +90,8 @@ export const capYoungGeneration = (capMb: number, v8: YoungGenerationV8 = proces
     stopped = factor === 1
   }
   const observer = new PerformanceObserver((list) => {
-    const minor = (entry: PerformanceEntry) => (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR
+    /** @type {(entry: PerformanceEntry) => boolean} */
+    const minor = (entry) => /** @type {{ detail?: { kind?: number } }} */ (entry).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR
     if (list.getEntries().some(minor)) apply()
   })
   observer.observe({ entryTypes: ["gc"] })

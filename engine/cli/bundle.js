@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Which code `sokoni` runs: the bundled `serve` (dist/serve/, built by scripts/build-serve.ts) when the command is
  * `serve` and the bundle is fresh, the sources (main.ts) otherwise. Owns the manifest format and the freshness rule;
@@ -8,7 +9,8 @@
  * then, and the bundle's own files are the ones that build wrote. Compared by SHA-256 of content, never by
  * modification time, so a checkout, a copy or a clock that goes backwards cannot make a stale bundle look fresh;
  * hashing the ~300 files takes about 10 ms. Anything missing, unreadable or different means: run from source.
- * Only imports node builtins: it runs before anything else is loaded.
+ * Only imports node builtins: it runs before anything else is loaded. Plain JavaScript (types in JSDoc, checked by
+ * tsc) for the same reason: a TypeScript module in the launcher makes Node load its type stripper at every start (E-531).
  */
 import { hash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -24,21 +26,25 @@ export const MANIFEST_FORMAT = 1
 /** SOKONI_SERVE_BUNDLE: "off" always runs the sources; a directory uses the bundle there instead of dist/serve. */
 export const BUNDLE_ENV = "SOKONI_SERVE_BUNDLE"
 
-export interface Manifest {
-  readonly format: number
-  /** The bundle's entry file, in the bundle directory. */
-  readonly entry: string
-  /** Path relative to ROOT -> SHA-256 of the content the bundle was built from. */
-  readonly inputs: Readonly<Record<string, string>>
-  /** File in the bundle directory -> SHA-256 of what the build wrote. */
-  readonly outputs: Readonly<Record<string, string>>
-}
+/**
+ * What a bundle's manifest.json holds: its format, its entry file (in the bundle directory), each input (path relative
+ * to ROOT -> SHA-256 of the content the bundle was built from) and each output (file in the bundle directory -> SHA-256
+ * of what the build wrote).
+ * @typedef {{
+ *   readonly format: number,
+ *   readonly entry: string,
+ *   readonly inputs: Readonly<Record<string, string>>,
+ *   readonly outputs: Readonly<Record<string, string>>
+ * }} Manifest
+ */
 
-export const digest = (content: string | Uint8Array): string => hash("sha256", content)
+/** @type {(content: string | Uint8Array) => string} */
+export const digest = (content) => hash("sha256", content)
 
-export type BundleState = { readonly fresh: true; readonly entry: string } | { readonly fresh: false; readonly reason: string }
+/** @typedef {{ readonly fresh: true, readonly entry: string } | { readonly fresh: false, readonly reason: string }} BundleState */
 
-const contentOf = (path: string): Buffer | undefined => {
+/** @type {(path: string) => Buffer | undefined} */
+const contentOf = (path) => {
   try {
     return readFileSync(path)
   } catch {
@@ -47,12 +53,14 @@ const contentOf = (path: string): Buffer | undefined => {
 }
 
 /** Whether the bundle in `dir` may run, checked against the files under `root`; when not, why (one line). */
-export const bundleState = (dir: string, root: string = ROOT): BundleState => {
+/** @type {(dir: string, root?: string) => BundleState} */
+export const bundleState = (dir, root = ROOT) => {
   const raw = contentOf(join(dir, MANIFEST))
   if (raw === undefined) return { fresh: false, reason: `no bundle in ${dir}` }
-  let manifest: Manifest
+  /** @type {Manifest} */
+  let manifest
   try {
-    manifest = JSON.parse(raw.toString("utf8")) as Manifest
+    manifest = JSON.parse(raw.toString("utf8"))
   } catch {
     return { fresh: false, reason: `${join(dir, MANIFEST)} is not JSON` }
   }
@@ -77,7 +85,8 @@ export const bundleState = (dir: string, root: string = ROOT): BundleState => {
  * The module bin.ts imports for this command line: the bundle's entry for `serve` when it is fresh, main.ts
  * otherwise (every other command, SOKONI_SERVE_BUNDLE=off, no bundle, a stale one).
  */
-export const cliModule = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): string => {
+/** @type {(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => string} */
+export const cliModule = (args, env) => {
   const source = new URL("./main.ts", import.meta.url).href
   const setting = env[BUNDLE_ENV]
   if (args[0] !== "serve" || setting === "off") return source
