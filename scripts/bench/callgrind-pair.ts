@@ -21,7 +21,7 @@ import { ADMIN, benchHostConfig, SANDBOX } from "./in-process.ts"
 const here = fileURLToPath(import.meta.url)
 
 if (process.argv[2] === "--server") {
-  const { capYoungGeneration, DEFAULT_YOUNG_GENERATION_MB } = await import("../../engine/cli/young-generation.ts")
+  const { capYoungGeneration, DEFAULT_YOUNG_GENERATION_MB } = await import("../../engine/cli/young-generation.js")
   capYoungGeneration(DEFAULT_YOUNG_GENERATION_MB)
   const { startServer } = await import("../../engine/http/node-server.ts")
   const running = await startServer(benchHostConfig({ store: "memory" }), Number(process.argv[3]))
