@@ -9,7 +9,7 @@
  * generator, so adding the journal changed no id a scenario shows.
  */
 import { hash } from "node:crypto"
-import { Data, Effect, Option, type Types } from "effect"
+import { Data, Effect, Option } from "effect"
 import {
   compact,
   CREDITED,
@@ -126,22 +126,20 @@ export const postEntry = Effect.fnUntraced(function* (tx: Tx, partition: string,
     after.set(p.account, balance)
   }
   const seq = yield* tx.nextSeq(`journal:${partition}`)
-  // Assignments after the literal, in the document's key order, not a spread inside it: every property after a spread
-  // in a literal is a runtime call in V8 (E-511), and every trade posts two entries.
-  const entry = {
+  const entry: JournalEntryDoc = {
     entryId: entryIdOf(partition, seq),
     partition,
     seq,
     at: input.at,
     kind: input.kind,
     postings,
-    orderId: input.orderId ?? null
-  } as Types.Mutable<JournalEntryDoc>
-  if (input.subscriptionId !== undefined) entry.subscriptionId = input.subscriptionId
-  entry.side = input.side ?? null
-  entry.reference = input.reference ?? null
-  entry.note = input.note ?? null
-  entry.description = input.description
+    orderId: input.orderId ?? null,
+    ...(input.subscriptionId === undefined ? {} : { subscriptionId: input.subscriptionId }),
+    side: input.side ?? null,
+    reference: input.reference ?? null,
+    note: input.note ?? null,
+    description: input.description
+  }
   // Written where they are yielded (putHere): a step less each on the memory store (issue 25).
   yield* Journal.putHere(tx, entry.entryId, partition, seqKey(seq), entry)
   for (const [account, cents] of after) {

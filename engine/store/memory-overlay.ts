@@ -329,9 +329,7 @@ class MemoryOverlay implements Overlay, Tx {
       bucketAt(state, collection, partition)?.delete(id)
     })
     this.consumed.forEach((count, queueKey) => void state.keeps.get(queueKey)?.removeFirst(count))
-    // The loop over `values()` (no entry arrays), not a `forEach` callback: the callback, the hottest part of every
-    // commit, ran in V8's baseline tier after thousands of pairs (callgrind with --perf-basic-prof, E-512).
-    for (const { collection, doc } of this.putDocs.values()) {
+    this.putDocs.forEach(({ collection, doc }) => {
       const ids = getOrCreate(byId, collection, newDocMap)
       const previous = ids.get(doc.id)
       ids.set(doc.id, doc)
@@ -342,7 +340,7 @@ class MemoryOverlay implements Overlay, Tx {
       // A document that changes partition leaves its old bucket (as a postgres row would).
       if (previous !== undefined && previous.partition !== doc.partition) buckets.get(previous.partition)?.delete(doc.id)
       getOrCreate(buckets, doc.partition, newDocMap).set(doc.id, doc)
-    }
+    })
     this.counters.forEach((value, name) => void state.counters.set(name, value))
     for (const e of this.newEvents) {
       getOrCreate(state.events, e.partition, newLog).push(e)

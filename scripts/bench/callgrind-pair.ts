@@ -75,8 +75,16 @@ if (process.argv[2] === "--server") {
       child.kill("SIGUSR2")
     })
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-    new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+  type Answer = { status: number; json: Record<string, unknown> }
+  // A kept-alive socket idle through a dump (longer than serve's 5 s keep-alive under valgrind) may be closed by the
+  // server as the next request goes out on it: that request is sent again on a fresh socket (nothing was processed).
+  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> =>
+    once(method, path, headers, body).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ECONNRESET") throw error
+      return once(method, path, headers, body)
+    })
+  const once = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+    new Promise<Answer>((resolve, reject) => {
       const text = body === undefined ? undefined : JSON.stringify(body)
       const req = request(
         `${base}${path}`,

@@ -1,7 +1,7 @@
 /**
- * The key order of values built by assignment rather than one literal (E-511): an order on the wire, the
- * `order.pending` event and a journal entry. Their JSON, and so every answer's bytes, every webhook body and the trace
- * hashes, depends on the order their keys are written in; an optional key sits in the middle of each.
+ * The key order of three values a trade builds around an optional key: an order on the wire, the `order.pending`
+ * event and a journal entry. Their JSON, and so every answer's bytes, every webhook body and the trace hashes, depends
+ * on it; a rewrite of their literals (E-511 tried assignments instead of spreads) must keep it.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
