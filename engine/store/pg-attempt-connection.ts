@@ -113,12 +113,10 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
           : chained
               .commitWith(tx, tx.pipeline, attempt.batch.drain())
               .pipe(Effect.mapError((failed) => (failed.write ? attempt.batch.failedWith(failed.cause) : storeError("COMMIT")(failed.cause))))
-      return Effect.tap(ended, (next) =>
-        Effect.sync(() => {
-          attempt.open = false
-          attempt.chained = next
-        })
-      )
+      return Effect.map(ended, (next) => {
+        attempt.open = false
+        attempt.chained = next
+      })
     })
 
   return { storeError, inTx, inTxNow, lockInDatabase, readWanted, begin, commit }

@@ -260,35 +260,43 @@ export const makeLockingTransact = (
    * Work inside an open transaction: a SAVEPOINT on the attempt's connection (begun first: a savepoint needs one), so
    * a failure undoes its writes, hooks and what the attempt learnt from them, and the outer work goes on (E-289).
    */
-  const nested = <A, E, R>(current: OpenAttempt, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    Effect.gen(function* () {
-      const { attempt, hooks } = current
-      yield* begin(attempt)
-      const statement = (text: string) =>
-        Effect.suspend(() => (attempt.conn === undefined ? Effect.void : Effect.asVoid(attempt.conn.executeUnprepared(text, [], undefined)))).pipe(
-          Effect.mapError(storeError("savepoint"))
-        )
-      const name = `sokoni_nested_${++savepoints}`
-      // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
-      if (attempt.batch.deferring) attempt.batch.mark(name)
-      else yield* statement(`SAVEPOINT ${name}`)
+  const nested = <A, E, R>(current: OpenAttempt, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
+    const { attempt, hooks } = current
+    const statement = (text: string) =>
+      Effect.suspend(() => (attempt.conn === undefined ? Effect.void : Effect.asVoid(attempt.conn.executeUnprepared(text, [], undefined)))).pipe(
+        Effect.mapError(storeError("savepoint"))
+      )
+    const unit = (name: string) => {
       const mark = { hooks: hooks.length, misses: new Map(attempt.misses), globalSeen: new Map(attempt.globalSeen) }
-      const exit = yield* Effect.exit(Effect.suspend(() => work(current.tx)))
-      // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three on
-      // a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
-      if (Exit.isSuccess(exit)) {
-        attempt.batch.release(name)
-        return exit.value
-      }
-      hooks.length = mark.hooks
-      restore(attempt.misses, mark.misses)
-      restore(attempt.globalSeen, mark.globalSeen)
-      // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
-      if (!attempt.runAgain && !attempt.batch.failed() && !(attempt.batch.deferring && attempt.batch.rollbackTo(name))) {
-        yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
-      }
-      return yield* exit
-    })
+      return Effect.flatMap(Effect.exit(Effect.suspend(() => work(current.tx))), (exit): Effect.Effect<A, E | StoreError, R> => {
+        // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three
+        // on a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
+        if (Exit.isSuccess(exit)) {
+          attempt.batch.release(name)
+          return exit
+        }
+        hooks.length = mark.hooks
+        restore(attempt.misses, mark.misses)
+        restore(attempt.globalSeen, mark.globalSeen)
+        // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
+        if (attempt.runAgain || attempt.batch.failed() || (attempt.batch.deferring && attempt.batch.rollbackTo(name))) return exit
+        return Effect.andThen(statement(`ROLLBACK TO SAVEPOINT ${name}`), exit)
+      })
+    }
+    // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
+    const savepoint = () => {
+      const name = `sokoni_nested_${++savepoints}`
+      if (!attempt.batch.deferring)
+        return Effect.andThen(
+          statement(`SAVEPOINT ${name}`),
+          Effect.suspend(() => unit(name))
+        )
+      attempt.batch.mark(name)
+      return unit(name)
+    }
+    // Not a generator: a trade runs two units, and on a begun attempt (the usual case) this is one step before the work.
+    return Effect.suspend(() => (attempt.conn === undefined ? Effect.andThen(begin(attempt), Effect.suspend(savepoint)) : savepoint()))
+  }
 
   /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
   const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>, eager: boolean) =>
@@ -339,11 +347,17 @@ export const makeLockingTransact = (
           )
         )
       },
+      // Closed already (the usual case: closed once committed), the locks go in the same step.
       (attempt, exit) =>
-        Effect.andThen(
-          closeAttempt(attempt, exit),
-          Effect.sync(() => attempt.held.releaseAll())
-        )
+        Effect.suspend(() => {
+          if (!attempt.closed)
+            return Effect.andThen(
+              closeAttempt(attempt, exit),
+              Effect.sync(() => attempt.held.releaseAll())
+            )
+          attempt.held.releaseAll()
+          return Effect.void
+        })
     )
 
   /** Rolls back what is still open and gives the connection back, once. */
