@@ -20,8 +20,10 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
    * Runs `effect` on the attempt's connection once its transaction has begun, on a pooled one before; decided when it
    * runs, not when it is built (an operation is often built before the lock that begins the transaction runs).
    */
-  const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => (attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])))
+  const inTx = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.suspend(() => inTxNow(attempt, effect))
+  /** `inTx` decided now, by a caller already running (in its own suspend). */
+  const inTxNow = <A, E, R>(attempt: Attempt, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    attempt.conn === undefined ? effect : Effect.provideService(effect, sql.transactionService, [attempt.conn, 0])
 
   /**
    * The database's side of locks already held in this process, taken in `locks`' order; the same statement reads, once
@@ -111,13 +113,11 @@ export const makeAttemptConnection = (sql: SqlClient.SqlClient, chained: Chained
           : chained
               .commitWith(tx, tx.pipeline, attempt.batch.drain())
               .pipe(Effect.mapError((failed) => (failed.write ? attempt.batch.failedWith(failed.cause) : storeError("COMMIT")(failed.cause))))
-      return Effect.tap(ended, (next) =>
-        Effect.sync(() => {
-          attempt.open = false
-          attempt.chained = next
-        })
-      )
+      return Effect.map(ended, (next) => {
+        attempt.open = false
+        attempt.chained = next
+      })
     })
 
-  return { storeError, inTx, lockInDatabase, readWanted, begin, commit }
+  return { storeError, inTx, inTxNow, lockInDatabase, readWanted, begin, commit }
 }

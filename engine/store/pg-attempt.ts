@@ -77,6 +77,11 @@ export const restore = <K, V>(map: Map<K, V>, saved: ReadonlyMap<K, V>) => {
  */
 export interface RawTx extends Tx {
   readonly putDeferred: (collection: string, doc: Doc) => StoreError | undefined | "not deferring"
+  /**
+   * What `get` would answer from the deferring batch alone (a pending write, or a row it kept or knows missing), with no
+   * statement to send; undefined when it must ask the database (or the batch does not defer).
+   */
+  readonly getKnown: (collection: string, id: string) => Option.Option<Doc> | undefined
 }
 
 /**

@@ -349,6 +349,12 @@ export const makeBatch = (sql: SqlClient.SqlClient, eager: boolean, exclusive: (
  * What a `get` of the attempt finds: the pending writes' version of the row, or the one the attempt kept, else what
  * `read` finds (after sending the pending writes if they may change it), kept when its partition is held.
  */
+/** What the batch answers for a row without the database (`RawTx.getKnown`): undefined when it must be read (E-540). */
+export const knownOf = (batch: Batch, table: string, collection: string, id: string): Option.Option<Doc> | undefined => {
+  const seen = batch.seen(table, collection, id)
+  return seen._tag === "written" ? Option.some(seen.doc) : seen._tag === "absent" ? Option.none() : undefined
+}
+
 export const getThrough = (
   batch: Batch | undefined,
   table: string,

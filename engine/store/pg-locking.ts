@@ -55,7 +55,7 @@ export const makeLockingTransact = (
   const chained = makeChainedConnections(sql)
   const open = Context.Reference<OpenAttempt | undefined>(`sokoni/store/postgres/open/${instances++}`, { defaultValue: () => undefined })
 
-  const { storeError, inTx, lockInDatabase, readWanted, begin, commit } = makeAttemptConnection(sql, chained)
+  const { storeError, inTx, inTxNow, lockInDatabase, readWanted, begin, commit } = makeAttemptConnection(sql, chained)
 
   /** Locks `root` for the attempt (and "global" shared with it); true when it was not held already. */
   const ensure = (attempt: Attempt, raw: Tx, root: string): Effect.Effect<boolean, StoreError> => takeLocks(attempt, raw, locksFor(root))
@@ -87,16 +87,19 @@ export const makeLockingTransact = (
 
   /** Reads again what earlier `get`s did not find: if one exists now, what the attempt decided on is stale. */
   const revalidate = (attempt: Attempt, raw: Tx): Effect.Effect<void, StoreError> =>
-    Effect.forEach(
-      [...attempt.misses.values()],
-      ([collection, id]) =>
-        Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
-          if (Option.isNone(found)) return Effect.void
-          attempt.runAgain = true
-          return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
-        }),
-      { discard: true }
-    )
+    // The misses as they are when it is built, as the forEach took them; none, the usual case, takes no forEach (E-541).
+    attempt.misses.size === 0
+      ? Effect.void
+      : Effect.forEach(
+          [...attempt.misses.values()],
+          ([collection, id]) =>
+            Effect.flatMap(inTx(attempt, raw.get(collection, id)), (found) => {
+              if (Option.isNone(found)) return Effect.void
+              attempt.runAgain = true
+              return Effect.fail(runAgainError(`${collection}/${id} appeared once its partition was locked`))
+            }),
+          { discard: true }
+        )
 
   /**
    * A "global" row this attempt read and now writes: its writers take turns on a lock of the row, and what was read
@@ -119,30 +122,60 @@ export const makeLockingTransact = (
   }
 
   const lockingTx = (attempt: Attempt, raw: RawTx): Tx => {
+    /**
+     * True when locking `root` takes nothing (`takeLocks` would answer false at once): held already, nothing to run
+     * again. The checks below use it to run an operation in one step, not through the lock's chain (E-542).
+     */
+    const rootHeld = (root: string) =>
+      !attempt.runAgain && attempt.held.modeOf(root) === "exclusive" && (root === GLOBAL_ROOT || covers(attempt.held.modeOf(GLOBAL_ROOT), "shared"))
     const lockPartition = (partition: string) =>
       representable(partition)
-        ? Effect.asVoid(ensure(attempt, raw, lockRootOf(partition)))
+        ? Effect.suspend(() => {
+            const root = lockRootOf(partition)
+            return rootHeld(root) ? Effect.void : Effect.asVoid(ensure(attempt, raw, root))
+          })
         : Effect.fail(new StoreError({ message: `postgres store: lockPartition: ${JSON.stringify(partition)} contains NUL or a lone surrogate` }))
+    /** True when `touch` takes nothing. */
+    const touchFree = (partition: string) => {
+      const root = lockRootOf(partition)
+      return root === GLOBAL_ROOT || !representable(partition) || rootHeld(root)
+    }
     /**
      * Partner partitions are locked before they are touched; "global" rows only by a global step (above). A name
      * PostgreSQL cannot hold is left to the operation, which refuses it without aborting the transaction.
      */
     const touch = (partition: string) => (lockRootOf(partition) === GLOBAL_ROOT || !representable(partition) ? Effect.void : lockPartition(partition))
     const read = <A>(effect: Effect.Effect<A, StoreError>) => inTx(attempt, effect)
-    const write = <A>(effect: Effect.Effect<A, StoreError>) => Effect.andThen(begin(attempt), inTx(attempt, effect))
+    const write = <A>(effect: Effect.Effect<A, StoreError>) =>
+      Effect.suspend(() => (attempt.conn === undefined ? Effect.andThen(begin(attempt), inTx(attempt, effect)) : inTxNow(attempt, effect)))
+    /** `effect` as a write after touching `partition`: decided when it runs, one step once the lock is held (E-542). */
+    const touchWrite = <A>(partition: string, effect: Effect.Effect<A, StoreError>) =>
+      Effect.suspend(() => (attempt.conn !== undefined && touchFree(partition) ? inTxNow(attempt, effect) : Effect.andThen(touch(partition), write(effect))))
+    /** What a read found, noted (a miss, a global row seen); read again under its partition's lock if not held yet. */
+    const settle = (collection: string, id: string, doc: Option.Option<Doc>, reads: number): ReturnType<Tx["get"]> => {
+      const key = `${collection}\u0000${id}`
+      if (Option.isNone(doc)) {
+        attempt.misses.set(key, [collection, id])
+        if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+        return Effect.succeed(doc)
+      }
+      const root = lockRootOf(doc.value.partition)
+      if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
+      if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
+      // Read before its partition was locked: read it again under the lock (it may have changed or moved).
+      return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+    }
     const lockedGet = (collection: string, id: string, reads: number): ReturnType<Tx["get"]> =>
-      Effect.flatMap(Effect.andThen(readWanted(attempt), read(raw.get(collection, id))), (doc) => {
-        const key = `${collection}\u0000${id}`
-        if (Option.isNone(doc)) {
-          attempt.misses.set(key, [collection, id])
-          if (!attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
-          return Effect.succeed(doc)
-        }
-        const root = lockRootOf(doc.value.partition)
-        if (root === GLOBAL_ROOT && !attempt.globalSeen.has(key)) attempt.globalSeen.set(key, seenOf(doc))
-        if (root === GLOBAL_ROOT || covers(attempt.held.modeOf(root), "exclusive") || reads >= 3) return Effect.succeed(doc)
-        // Read before its partition was locked: read it again under the lock (it may have changed or moved).
-        return Effect.andThen(ensure(attempt, raw, root), lockedGet(collection, id, reads + 1))
+      Effect.flatMap(Effect.andThen(readWanted(attempt), read(raw.get(collection, id))), (doc) => settle(collection, id, doc, reads))
+    /**
+     * A get the batch answers alone (E-540: a row the lock's statement read, a write still pending): when `readWanted`
+     * has nothing to send, it is the same answer with one step, not the chain of the read, its connection and its
+     * continuation. Decided when it runs, as `get` is lazy.
+     */
+    const getNowOr = (collection: string, id: string): ReturnType<Tx["get"]> =>
+      Effect.suspend(() => {
+        const known = attempt.wanted.length > 0 && attempt.conn !== undefined ? undefined : raw.getKnown(collection, id)
+        return known === undefined ? lockedGet(collection, id, 0) : settle(collection, id, known, 0)
       })
     const putLocked = (collection: string, doc: Doc) =>
       Effect.andThen(
@@ -169,29 +202,29 @@ export const makeLockingTransact = (
     return {
       ...raw,
       lockPartition,
-      get: (collection, id) => lockedGet(collection, id, 0),
+      get: getNowOr,
       put: putNowOr,
-      list: (collection, options) => Effect.andThen(touch(options.partition), Effect.andThen(readWanted(attempt), read(raw.list(collection, options)))),
+      list: (collection, options) => {
+        const listed = Effect.andThen(readWanted(attempt), read(raw.list(collection, options)))
+        return Effect.suspend(() => (touchFree(options.partition) ? listed : Effect.andThen(touch(options.partition), listed)))
+      },
 
       deletePartition: (partition) => Effect.andThen(lockPartition(partition), write(raw.deletePartition(partition))),
-      dropExpired: (collection, partition, upTo, limit) => Effect.andThen(touch(partition), write(raw.dropExpired(collection, partition, upTo, limit))),
+      dropExpired: (collection, partition, upTo, limit) => touchWrite(partition, raw.dropExpired(collection, partition, upTo, limit)),
       nextSeq: (name) => {
         if (isIdSequence(name)) return read(raw.nextSeq(name)) // a PG sequence: no transaction needed
         const partition = counterPartition(name)
-        return Effect.andThen(partition === undefined ? Effect.void : touch(partition), write(raw.nextSeq(name)))
+        return partition === undefined ? write(raw.nextSeq(name)) : touchWrite(partition, raw.nextSeq(name))
       },
       nextId: (name) => read(raw.nextId(name)),
-      appendEvent: (partition, event) => Effect.andThen(touch(partition), write(raw.appendEvent(partition, event))),
+      appendEvent: (partition, event) => touchWrite(partition, raw.appendEvent(partition, event)),
       readEvents: (partition, after, limit) => Effect.andThen(touch(partition), read(raw.readEvents(partition, after, limit))),
       scheduleJob: (job) => write(raw.scheduleJob(job)),
       nextJob: read(raw.nextJob),
       claimJob: (upTo) => write(raw.claimJob(upTo)),
       deleteJob: (seq) => write(raw.deleteJob(seq)),
       dropExpiredLater: (collection, partition, upTo, limit) =>
-        Effect.andThen(
-          touch(partition),
-          write(raw.dropExpiredLater?.(collection, partition, upTo, limit) ?? Effect.asVoid(raw.dropExpired(collection, partition, upTo, limit)))
-        ),
+        touchWrite(partition, raw.dropExpiredLater?.(collection, partition, upTo, limit) ?? Effect.asVoid(raw.dropExpired(collection, partition, upTo, limit))),
       deleteJobLater: (seq) => write(raw.deleteJobLater?.(seq) ?? Effect.asVoid(raw.deleteJob(seq))),
       prefetch: (keys) =>
         Effect.sync(() => {
@@ -227,35 +260,43 @@ export const makeLockingTransact = (
    * Work inside an open transaction: a SAVEPOINT on the attempt's connection (begun first: a savepoint needs one), so
    * a failure undoes its writes, hooks and what the attempt learnt from them, and the outer work goes on (E-289).
    */
-  const nested = <A, E, R>(current: OpenAttempt, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    Effect.gen(function* () {
-      const { attempt, hooks } = current
-      yield* begin(attempt)
-      const statement = (text: string) =>
-        Effect.suspend(() => (attempt.conn === undefined ? Effect.void : Effect.asVoid(attempt.conn.executeUnprepared(text, [], undefined)))).pipe(
-          Effect.mapError(storeError("savepoint"))
-        )
-      const name = `sokoni_nested_${++savepoints}`
-      // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
-      if (attempt.batch.deferring) attempt.batch.mark(name)
-      else yield* statement(`SAVEPOINT ${name}`)
+  const nested = <A, E, R>(current: OpenAttempt, work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> => {
+    const { attempt, hooks } = current
+    const statement = (text: string) =>
+      Effect.suspend(() => (attempt.conn === undefined ? Effect.void : Effect.asVoid(attempt.conn.executeUnprepared(text, [], undefined)))).pipe(
+        Effect.mapError(storeError("savepoint"))
+      )
+    const unit = (name: string) => {
       const mark = { hooks: hooks.length, misses: new Map(attempt.misses), globalSeen: new Map(attempt.globalSeen) }
-      const exit = yield* Effect.exit(Effect.suspend(() => work(current.tx)))
-      // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three on
-      // a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
-      if (Exit.isSuccess(exit)) {
-        attempt.batch.release(name)
-        return exit.value
-      }
-      hooks.length = mark.hooks
-      restore(attempt.misses, mark.misses)
-      restore(attempt.globalSeen, mark.globalSeen)
-      // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
-      if (!attempt.runAgain && !attempt.batch.failed() && !(attempt.batch.deferring && attempt.batch.rollbackTo(name))) {
-        yield* statement(`ROLLBACK TO SAVEPOINT ${name}`)
-      }
-      return yield* exit
-    })
+      return Effect.flatMap(Effect.exit(Effect.suspend(() => work(current.tx))), (exit): Effect.Effect<A, E | StoreError, R> => {
+        // Not released: COMMIT releases every savepoint, and a RELEASE is one more round trip per nested unit (three
+        // on a trade's path). Left open it is only a name ROLLBACK TO could still reach, and names never repeat.
+        if (Exit.isSuccess(exit)) {
+          attempt.batch.release(name)
+          return exit
+        }
+        hooks.length = mark.hooks
+        restore(attempt.misses, mark.misses)
+        restore(attempt.globalSeen, mark.globalSeen)
+        // An attempt that must run again is rolled back whole; its connection may be past the savepoint's use.
+        if (attempt.runAgain || attempt.batch.failed() || (attempt.batch.deferring && attempt.batch.rollbackTo(name))) return exit
+        return Effect.andThen(statement(`ROLLBACK TO SAVEPOINT ${name}`), exit)
+      })
+    }
+    // Deferring, the savepoint is taken only if writes of the unit reach the database while it is open (pg-batch.ts).
+    const savepoint = () => {
+      const name = `sokoni_nested_${++savepoints}`
+      if (!attempt.batch.deferring)
+        return Effect.andThen(
+          statement(`SAVEPOINT ${name}`),
+          Effect.suspend(() => unit(name))
+        )
+      attempt.batch.mark(name)
+      return unit(name)
+    }
+    // Not a generator: a trade runs two units, and on a begun attempt (the usual case) this is one step before the work.
+    return Effect.suspend(() => (attempt.conn === undefined ? Effect.andThen(begin(attempt), Effect.suspend(savepoint)) : savepoint()))
+  }
 
   /** One attempt: the locks a previous one wanted, taken first (waiting, no connection held), then the work. */
   const attemptOnce = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, prelocks: ReadonlyMap<string, LockMode>, eager: boolean) =>
@@ -295,17 +336,28 @@ export const makeLockingTransact = (
               // A crash just after COMMIT (E-290): the writes are in, nothing learns of them.
               Effect.andThen(
                 faults.afterCommit,
-                Effect.forEach(hooks, (hook) => hook, { discard: true })
+                // Built once the work is done, its hooks all here: none or one, the usual cases, without a forEach (E-541).
+                hooks.length === 0
+                  ? Effect.void
+                  : hooks.length === 1
+                    ? (hooks[0] as Effect.Effect<void>)
+                    : Effect.forEach(hooks, (hook) => hook, { discard: true })
               )
             )
           )
         )
       },
+      // Closed already (the usual case: closed once committed), the locks go in the same step.
       (attempt, exit) =>
-        Effect.andThen(
-          closeAttempt(attempt, exit),
-          Effect.sync(() => attempt.held.releaseAll())
-        )
+        Effect.suspend(() => {
+          if (!attempt.closed)
+            return Effect.andThen(
+              closeAttempt(attempt, exit),
+              Effect.sync(() => attempt.held.releaseAll())
+            )
+          attempt.held.releaseAll()
+          return Effect.void
+        })
     )
 
   /** Rolls back what is still open and gives the connection back, once. */

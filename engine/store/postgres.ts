@@ -47,7 +47,7 @@ import {
   toStoreError
 } from "./pg-codec.ts"
 import { DOCUMENTS, dropExpiredStatement, dropRow, getStatement, listStatement, putStatement, TYPED_TABLES, tableOf } from "./pg-tables.ts"
-import { after, type Batch, deferPut, ensureApplyFunction, getThrough } from "./pg-batch.ts"
+import { after, type Batch, deferPut, ensureApplyFunction, getThrough, knownOf } from "./pg-batch.ts"
 import { ensureLockFunction, listKey } from "./pg-prefetch.ts"
 import { type CommitFaults, type IdSequence, isIdSequence, type Job, type LoggedEvent, noCommitFaults, type ReadTx, Store, StoreError } from "./port.ts"
 import { makeLockingTransact } from "./pg-locking.ts"
@@ -178,6 +178,8 @@ export const makePostgresStoreWith = (faults: CommitFaults) =>
      */
     const makeTx = (hooks: Array<Effect.Effect<void>>, batch?: Batch): RawTx => ({
       putDeferred: (collection, doc) => (batch?.deferring ? deferPut(batch, collection, doc) : "not deferring"),
+      getKnown: (collection, id) =>
+        batch?.deferring && representable(collection) && representable(id) ? knownOf(batch, tableOf(collection).name, collection, id) : undefined,
       get: (collection, id) =>
         !representable(collection) || !representable(id)
           ? Effect.succeed(Option.none())

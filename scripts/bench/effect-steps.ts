@@ -4,6 +4,7 @@
  * machine where CPU figures swing (E-425); what a step costs is in the CPU profile, not here.
  *   node scripts/bench/effect-steps.ts [pairs, default 200]       totals
  *   STEPS_TOP=40 node scripts/bench/effect-steps.ts                and the most frequent steps of a trade, by kind
+ *   STEPS_TOP=40 STEPS_OF=quote node scripts/bench/effect-steps.ts ... of a quote
  *   STEPS_STORE=postgres node scripts/bench/effect-steps.ts        on a database it creates and drops on the server of
  *                                                                  $DATABASE_URL (default local), named $SOKONI_DB_PREFIX<pid>
  * It counts through the fiber's tracer hook (`tracerContext`, Effect's internals of 4.0): a tool, not a test.
@@ -21,7 +22,7 @@ const TOP = Number(process.env.STEPS_TOP ?? 0)
 let counting: Map<string, number> | undefined
 installStepHook((step) => {
   if (counting === undefined) return
-  const kind = TOP > 0 ? describeStep(step, 70) : ""
+  const kind = TOP > 0 ? describeStep(step, 100) : ""
   counting.set(kind, (counting.get(kind) ?? 0) + 1)
 })
 
@@ -48,4 +49,6 @@ await host.stop()
 if (database !== undefined) execFileSync("psql", [ADMIN_URL, "-qc", `DROP DATABASE ${database} WITH (FORCE)`])
 const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0) / PAIRS
 console.log(`effect steps: quote ${total(quotes).toFixed(1)}, trade ${total(trades).toFixed(1)} (${PAIRS} pairs)`)
-if (TOP > 0) for (const [kind, count] of [...trades].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${(count / PAIRS).toFixed(2).padStart(7)} ${kind}`)
+if (TOP > 0)
+  for (const [kind, count] of [...(process.env.STEPS_OF === "quote" ? quotes : trades)].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`${(count / PAIRS).toFixed(2).padStart(7)} ${kind}`)

@@ -19,10 +19,14 @@ const keyOf = (suffix: string) => {
 const IDENTIFIER = keyOf("/identifier")
 const ARGS = keyOf("/args")
 const EVALUATE = keyOf("/evaluate")
+const SUCCESS_CONT = keyOf("/successCont")
 
-/** A step's kind: its primitive, and the start of its function's source when it has one. */
+/**
+ * A step's kind: its primitive, and the start of its function's source when it has one (an OnSuccess step's: its
+ * continuation's, which tells a generator's step from a flatMap's or an onExit's).
+ */
 export const describeStep = (step: Primitive, width: number): string => {
-  const thunk = step[ARGS]
+  const thunk = typeof step[SUCCESS_CONT] === "function" ? step[SUCCESS_CONT] : step[ARGS]
   const source = typeof thunk === "function" ? ` ${String(thunk).replace(/\s+/g, " ").slice(0, width)}` : ""
   return `${String(step[IDENTIFIER])}${source}`
 }

@@ -11,6 +11,7 @@ import { EVENT_NAMES } from "../../engine/contract/catalogue.gen.ts"
 import { type RunningServer, startServer } from "../../engine/http/node-server.ts"
 import { adminUrl, config, withDatabase } from "./node-server-kit.ts"
 import { tagsFor } from "../support/stores.ts"
+import { mulberry32 } from "../support/mulberry32.ts"
 
 const EVENTS = 2_000
 const DROPS = 50
@@ -22,17 +23,7 @@ afterEach(async () => {
   for (const stop of stopping.splice(0).reverse()) await stop()
 })
 
-/** mulberry32: a small seeded generator for the drop points (test code; the engine has its own). */
-const generator = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const generator = mulberry32
 
 interface Drop {
   /** Drop inside the message that follows this many complete messages received. */

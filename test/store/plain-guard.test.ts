@@ -11,18 +11,9 @@ import * as JobPayloads from "../../engine/app/job-payloads.ts"
 import { plainGuardOf } from "../../engine/store/plain-guard.ts"
 import { shapeVerdict } from "../../engine/store/shape-check.ts"
 import { StoreError } from "../../engine/store/port.ts"
+import { mulberry32 } from "../support/mulberry32.ts"
 
-/** A small seeded generator (mulberry32): the same cases on every run. */
-const seeded = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const seeded = mulberry32
 type Rnd = () => number
 const pick = <A>(rnd: Rnd, xs: ReadonlyArray<A>): A => xs[Math.floor(rnd() * xs.length)] as A
 
