@@ -56,6 +56,23 @@ describe("GET /market/quotes", () => {
     expectError(await p.get("/market/quotes?symbol=SCOM&exchange=XXX"), 400, "UNKNOWN_EXCHANGE", "exchange")
   })
 
+  it("refuses a single symbol that is malformed, ambiguous or unknown, saying which and why", async () => {
+    const malformed = await p.get("/market/quotes?symbol=bad!sym")
+    expectError(malformed, 400, "INVALID_SYMBOL", "symbol", /^symbol "bad!sym" is malformed$/)
+    expect(malformed.body.error.invalid).toEqual(["bad!sym"])
+    expectError(await p.get("/market/quotes?symbol=GLD"), 400, "VALIDATION_ERROR", "symbol", /^symbol GLD matches several listings \(GLD\.KE, GLD\.ZA\)/)
+    expect((await p.get("/market/quotes?symbol=GLD&exchange=JSE")).body.data.symbol).toBe("GLD.ZA")
+    expectError(await p.get("/market/quotes?symbol=ZZZZ"), 404, "NOT_FOUND", undefined, /^symbol ZZZZ was not found$/)
+  })
+
+  it("names both parameters, and the fault, when given neither or both", async () => {
+    const both = await p.get("/market/quotes?symbol=SCOM&symbols=KCB")
+    expectError(both, 400, "VALIDATION_ERROR", "symbols", /^give symbol or symbols, not both$/)
+    expect(both.body.error.params).toEqual(["symbol", "symbols"])
+    expectError(await p.get("/market/quotes"), 400, "MISSING_PARAM", "symbol", /^symbol or symbols is required$/)
+    expectError(await p.get("/market/quotes?symbols=SCOM,GLD"), 400, "VALIDATION_ERROR", "symbols", /GLD\.KE, GLD\.ZA/)
+  })
+
   it("accepts exactly 50 symbols", async () => {
     const fifty = Array.from({ length: MAX_SYMBOLS }, (_, i) => `S${String(i).padStart(3, "0")}`).join(",")
     const r = await p.get(`/market/quotes?symbols=${fifty}`)
@@ -87,10 +104,24 @@ describe("GET /market/movers", () => {
     expect(expectedLosers.length).toBe(2)
   })
 
+  it("leaves out a listing suspended after it moved: it has no session to move in", async () => {
+    const top = (await p.get("/market/movers?limit=1")).body.movers[0]
+    expect(top.changePct).toBeGreaterThan(0)
+    const suspended = await p.engine.admin("POST", "/_sim/corporate-actions", { actionType: "SUSPENSION", symbol: top.symbol, reason: "mover test" })
+    expect(suspended.status).toBe(201)
+    // still listed with its move, but no longer ranked
+    expect((await listed()).get(top.symbol)).toMatchObject({ listingStatus: "SUSPENDED", changePct: top.changePct })
+    const gainers = (await p.get("/market/movers?limit=50")).body.movers.map((m: any) => m.symbol)
+    expect(gainers.length).toBeGreaterThan(0)
+    expect(gainers).not.toContain(top.symbol)
+  })
+
   it("filters by exchange and refuses a bad direction, limit or exchange", async () => {
-    const nse = await p.get("/market/movers?exchange=nse&direction=losers")
+    const nse = await p.get("/market/movers?exchange=nse&direction=losers&limit=50")
     expect(nse.body.exchange).toBe("NSE")
-    for (const m of nse.body.movers) expect(m.exchange).toBe("NSE")
+    const nseLosers = [...(await listed()).values()].filter((i) => i.exchange === "NSE" && i.listingStatus === "ACTIVE" && i.changePct < 0)
+    expect(nseLosers.length).toBeGreaterThan(0)
+    expect(nse.body.movers.map((m: any) => m.symbol).toSorted()).toEqual(nseLosers.map((i) => i.symbol).toSorted())
     expectError(await p.get("/market/movers?direction=up"), 400, "VALIDATION_ERROR", "direction")
     expectError(await p.get("/market/movers?limit=51"), 400, "VALIDATION_ERROR", "limit")
     expectError(await p.get("/market/movers?exchange=XXX"), 400, "UNKNOWN_EXCHANGE", "exchange")
@@ -111,6 +142,7 @@ describe("GET /market/snapshot", () => {
       expect([row.price, row.changePct, row.volume, row.asOf, row.stale]).toEqual([item.price, item.changePct, item.volume, item.asOf, item.stale])
     }
     expect(r.body.meta).toMatchObject({ requested: 0, count: jse.length, exchange: "JSE" })
+    expect(r.body.not_found).toEqual([])
   })
 
   it("answers a watchlist in request order, filtered to the exchange when one is given", async () => {
@@ -122,9 +154,21 @@ describe("GET /market/snapshot", () => {
     expect(filtered.body.meta).toMatchObject({ requested: 2, count: 1, exchange: "NSE" })
   })
 
+  it("gives each row the list's market status and staleness, for open and closed exchanges alike", async () => {
+    const items = [...(await listed()).values()]
+    const open = items.find((i) => i.marketStatus === "OPEN")
+    const closed = items.find((i) => i.marketStatus === "CLOSED" && i.stale === true)
+    expect([open?.stale, closed?.stale]).toEqual([false, true])
+    const r = await p.get(`/market/snapshot?symbols=${open.symbol},${closed.symbol}`)
+    expect(r.body.data.map((row: any) => [row.symbol, row.marketStatus, row.stale])).toEqual([
+      [open.symbol, "OPEN", false],
+      [closed.symbol, "CLOSED", true]
+    ])
+  })
+
   it("needs symbols or an exchange", async () => {
     const r = await p.get("/market/snapshot")
-    expectError(r, 400, "MISSING_PARAM", "symbols")
+    expectError(r, 400, "MISSING_PARAM", "symbols", /^symbols or exchange is required$/)
     expect(r.body.error.params).toEqual(["symbols", "exchange"])
   })
 })
