@@ -151,10 +151,11 @@ export const makeHeldLocks = (table: LockTable): HeldLocks => {
   }
   const takeOne = (key: string, mode: LockMode) => {
     want(key, mode)
-    const waiting = Effect.uninterruptibleMask((restore) => restore(table.acquire(key, mode)).pipe(Effect.andThen(Effect.sync(() => void held.set(key, mode)))))
-    // Free, the usual case: taken and noted in one step, with nothing to interrupt between (E-541).
+    // Free, the usual case: taken and noted in one step, with nothing to interrupt between (E-541); busy, waited for.
     return Effect.suspend(() => {
-      if (!table.tryAcquire(key, mode, undefined)) return waiting
+      if (!table.tryAcquire(key, mode, undefined)) {
+        return Effect.uninterruptibleMask((restore) => restore(table.acquire(key, mode)).pipe(Effect.andThen(Effect.sync(() => void held.set(key, mode)))))
+      }
       held.set(key, mode)
       return Effect.void
     })
