@@ -8,9 +8,9 @@
  * With `--cpu-prof` after the numbers, the server child also writes a CPU profile of the measured pairs' process.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { Agent, request } from "node:http"
 import { fileURLToPath } from "node:url"
-import { ADMIN, benchHostConfig, SANDBOX } from "./in-process.ts"
+import { benchHostConfig } from "./in-process.ts"
+import { pairDriver } from "./pair-driver.ts"
 
 const here = fileURLToPath(import.meta.url)
 
@@ -48,49 +48,19 @@ if (process.argv[2] === "--server") {
   })
   const next = () => new Promise<string>((resolve) => child.once("message", (m) => resolve(m as string)))
   const base = await next()
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-    new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
-      const text = body === undefined ? undefined : JSON.stringify(body)
-      const req = request(
-        `${base}${path}`,
-        { method, agent, headers: text === undefined ? headers : { ...headers, "content-type": "application/json" } },
-        (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown> }))
-        }
-      )
-      req.on("error", reject)
-      req.end(text)
-    })
-  const admin = { authorization: `Bearer ${ADMIN}` }
-  const partner = (await call("POST", "/_sim/partners", admin, { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" })).json
-  await call("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, admin, { environment: "sandbox", amount: 1_000_000 })
-  const key = { "x-api-key": partner.sandboxKey as string }
-  const symbol = ((await call("GET", `${SANDBOX}/stocks`, key)).json.stocks as Array<{ symbol: string }>)[0]!.symbol
-  let sequence = 0
-  let accepted = 0
-  const loop = async (count: number) => {
-    for (let i = 0; i < count; i++) {
-      const quote = await call("GET", `${SANDBOX}/quote/${symbol}?side=BUY&quantity=1`, key)
-      const body = { symbol, type: "BUY", quantity: 1, quoteId: quote.json.quoteId }
-      const trade = await call("POST", `${SANDBOX}/trade`, { ...key, "idempotency-key": `alloc-http-${++sequence}` }, body)
-      if (trade.status === 202) accepted++
-    }
-  }
-  const pairs = (count: number) => Promise.all(Array.from({ length: CONNECTIONS }, () => loop(Math.ceil(count / CONNECTIONS))))
+  const driver = await pairDriver(base, CONNECTIONS, "alloc-http")
+  const pairs = (count: number) => driver.pairs(count, CONNECTIONS)
   await pairs(1000)
   child.send("start")
   await next()
-  accepted = 0
+  driver.resetCounts()
   const measured = Math.ceil(PAIRS / CONNECTIONS) * CONNECTIONS
   await pairs(PAIRS)
   child.send("end")
   await next()
   child.send("stop")
   await new Promise((resolve) => child.once("exit", resolve))
-  agent.destroy()
+  driver.close()
   const inside = out.slice(out.indexOf("ALLOC-MEASURE-START"), out.indexOf("ALLOC-MEASURE-END"))
   const sum = (field: string) => [...inside.matchAll(new RegExp(`\\b${field}=(\\d+)`, "g"))].reduce((total, m) => total + Number(m[1]), 0)
   const perPair = (bytes: number) => `${(bytes / measured / 1024).toFixed(1)} KB`
@@ -106,6 +76,6 @@ if (process.argv[2] === "--server") {
   })
   const gcTime = [...pauses].map(([kind, { ms, count }]) => `${kind} ${((ms * 1000) / measured).toFixed(1)} (${count})`).join(", ")
   console.log(
-    `${measured} pairs over HTTP (${CONNECTIONS} connections): allocated ${perPair(sum("allocated"))}, promoted ${perPair(sum("promoted"))} per pair; ${accepted}/${measured} trades accepted; GC pauses µs per pair: ${gcTime}`
+    `${measured} pairs over HTTP (${CONNECTIONS} connections): allocated ${perPair(sum("allocated"))}, promoted ${perPair(sum("promoted"))} per pair; ${driver.accepted()}/${measured} trades accepted; GC pauses µs per pair: ${gcTime}`
   )
 }

@@ -14,9 +14,9 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { Agent, request } from "node:http"
 import { fileURLToPath } from "node:url"
-import { ADMIN, benchHostConfig, SANDBOX } from "./in-process.ts"
+import { benchHostConfig } from "./in-process.ts"
+import { pairDriver } from "./pair-driver.ts"
 
 const here = fileURLToPath(import.meta.url)
 
@@ -74,46 +74,8 @@ if (process.argv[2] === "--server") {
       heard = resolve
       child.kill("SIGUSR2")
     })
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  type Answer = { status: number; json: Record<string, unknown> }
-  // A kept-alive socket idle through a dump (longer than serve's 5 s keep-alive under valgrind) may be closed by the
-  // server as the next request goes out on it: that request is sent again on a fresh socket (nothing was processed).
-  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> =>
-    once(method, path, headers, body).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "ECONNRESET") throw error
-      return once(method, path, headers, body)
-    })
-  const once = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-    new Promise<Answer>((resolve, reject) => {
-      const text = body === undefined ? undefined : JSON.stringify(body)
-      const req = request(
-        `${base}${path}`,
-        { method, agent, headers: text === undefined ? headers : { ...headers, "content-type": "application/json" } },
-        (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown> }))
-        }
-      )
-      req.on("error", reject)
-      req.end(text)
-    })
-  const admin = { authorization: `Bearer ${ADMIN}` }
-  const partner = (await call("POST", "/_sim/partners", admin, { businessName: "Bench", email: "bench@sokoni.test", tier: "enterprise" })).json
-  await call("POST", `/_sim/partners/${partner.partnerId}/wallet/credit`, admin, { environment: "sandbox", amount: 1_000_000 })
-  const key = { "x-api-key": partner.sandboxKey as string }
-  const symbol = ((await call("GET", `${SANDBOX}/stocks`, key)).json.stocks as Array<{ symbol: string }>)[0]!.symbol
-  let sequence = 0
-  let refused = 0
-  const loop = async (count: number) => {
-    for (let i = 0; i < count; i++) {
-      const quote = await call("GET", `${SANDBOX}/quote/${symbol}?side=BUY&quantity=1`, key)
-      const body = { symbol, type: "BUY", quantity: 1, quoteId: quote.json.quoteId }
-      const trade = await call("POST", `${SANDBOX}/trade`, { ...key, "idempotency-key": `callgrind-pair-${++sequence}` }, body)
-      if (trade.status !== 202) refused++
-    }
-  }
-  const pairs = (count: number, loops: number) => Promise.all(Array.from({ length: loops }, () => loop(Math.ceil(count / loops))))
+  const driver = await pairDriver(base, CONNECTIONS, "callgrind-pair")
+  const pairs = driver.pairs
   const control = (flag: string) => (bare ? undefined : execFileSync("callgrind_control", [flag, String(child.pid)], { stdio: "ignore" }))
   // Warm-up from many loops, as a load generator's connections would arrive, long enough for the hot functions to
   // be optimised before the windows (300 pairs left TurboFan compiling in them).
@@ -134,9 +96,11 @@ if (process.argv[2] === "--server") {
     counts.push(Number(totals))
     console.log(`window ${w + 1}: ${(Number(totals) / 1e9).toFixed(3)} G instructions, ${(Number(totals) / PAIRS / 1e6).toFixed(2)} M per pair (${last})`)
   }
-  agent.destroy()
+  driver.close()
   child.kill("SIGTERM")
   const sorted = [...counts].sort((a, b) => a - b)
   const median = sorted[Math.floor(sorted.length / 2)]!
-  console.log(`median ${(median / 1e9).toFixed(3)} G per ${PAIRS} pairs, ${(median / PAIRS / 1e6).toFixed(2)} M per pair; ${refused} trades not accepted`)
+  console.log(
+    `median ${(median / 1e9).toFixed(3)} G per ${PAIRS} pairs, ${(median / PAIRS / 1e6).toFixed(2)} M per pair; ${driver.sent() - driver.accepted()} trades not accepted`
+  )
 }

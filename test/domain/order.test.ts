@@ -8,9 +8,9 @@ import { ApiFailure } from "../../engine/domain/errors.ts"
 import { type CanonicalStatus, type OrderRecord, type PlaceMarketInput, placeMarket, type Side } from "../../engine/domain/order.ts"
 import { applyFill, applyReject, type Movements, type Transition } from "../../engine/domain/order-transitions.ts"
 import { EXECUTION_SLA_SECONDS, orderToWire } from "../../engine/domain/order-wire.ts"
+import { marketInput, T0 } from "../support/order-input.ts"
 
 const RUNS = 300
-const T0 = Date.UTC(2026, 10, 23, 8, 0, 0) // Monday 2026-11-23 08:00Z
 
 // ---------------------------------------------------------------------------------------------------------------
 // Independent reference money
@@ -32,26 +32,7 @@ const refGrossOfNotional = (notional: bigint, rate6: number): number => Number(r
 // Fixtures
 // ---------------------------------------------------------------------------------------------------------------
 
-const input = (over: Partial<PlaceMarketInput> = {}): PlaceMarketInput => ({
-  orderId: "ord_1",
-  partition: "p1",
-  account: "master",
-  externalId: null,
-  instrument: { symbol: "SCOM.KE", name: "Safaricom PLC", exchange: "NSE" },
-  side: "BUY",
-  quantity: 100,
-  price: 180_000, // 18 KES
-  rate: 129_250_000, // 129.25 KES/USD
-  rateAsOf: T0 - 60_000,
-  fxSource: "sokoni-sim-reference",
-  localCurrency: "KES",
-  markupBps: 0,
-  quote: { quoteId: "q_1", expiresAt: T0 + 30_000 },
-  clientOrderId: null,
-  timeInForce: null,
-  now: T0,
-  ...over
-})
+const input = marketInput
 
 const ok = (result: Transition | ApiFailure): Transition => {
   if (result instanceof ApiFailure) throw new Error(`unexpected failure ${result.code}: ${result.message}`)

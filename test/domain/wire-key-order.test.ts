@@ -7,33 +7,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Journal } from "../../engine/app/docs.ts"
 import { postEntry } from "../../engine/app/ledger.ts"
-import { type PlaceMarketInput, placeMarket } from "../../engine/domain/order.ts"
+import { placeMarket } from "../../engine/domain/order.ts"
 import { orderToWire } from "../../engine/domain/order-wire.ts"
 import { pendingEvent } from "../../engine/domain/trading/order-events.ts"
 import { makeMemoryStore } from "../../engine/store/memory.ts"
+import { marketInput, T0 } from "../support/order-input.ts"
 
-const T0 = Date.UTC(2026, 10, 23, 8, 0, 0)
-
-const input = (over: Partial<PlaceMarketInput> = {}): PlaceMarketInput => ({
-  orderId: "ord_1",
-  partition: "p1",
-  account: "master",
-  externalId: null,
-  instrument: { symbol: "SCOM.KE", name: "Safaricom PLC", exchange: "NSE" },
-  side: "BUY",
-  quantity: 100,
-  price: 180_000,
-  rate: 129_250_000,
-  rateAsOf: T0 - 60_000,
-  fxSource: "sokoni-sim-reference",
-  localCurrency: "KES",
-  markupBps: 0,
-  quote: { quoteId: "q_1", expiresAt: T0 + 30_000 },
-  clientOrderId: null,
-  timeInForce: null,
-  now: T0,
-  ...over
-})
+const input = marketInput
 
 const ORDER_HEAD = [
   "orderId",
