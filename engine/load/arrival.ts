@@ -28,7 +28,11 @@ export const iterationsOf = (plan: ArrivalPlan) => Math.round(plan.rate * plan.s
 /** The instant (ms after the plan's start) iteration `i` falls due: evenly spaced, the first at 0. */
 export const dueAt = (plan: ArrivalPlan, i: number) => (i * 1000) / plan.rate
 
-/** Where the generator reads the time and waits: the wall clock, or a test's own. */
+/**
+ * Where the load tool reads the time and waits: the wall clock (the only place engine/load/ touches it), or a test's
+ * own. A load tool measures real sockets in real time, so its live pacer is the wall clock by nature; the engine it
+ * drives keeps its own Clock seam.
+ */
 export interface Pacer {
   readonly now: () => number
   readonly sleep: (ms: number) => Promise<void>
@@ -83,18 +87,18 @@ export interface Answer {
 }
 
 /** A kept-alive HTTP/1.1 client; never rejects: a transport error is an answer with status 0. */
-export const makeClient = (maxSockets: number) => {
+export const makeClient = (maxSockets: number, pacer: Pacer = wallPacer) => {
   const agent = new Agent({ keepAlive: true, maxSockets })
   const send = (method: string, url: string, headers: Record<string, string>, body?: string): Promise<Answer> =>
     new Promise((resolve) => {
-      const started = performance.now()
-      const fail = (error: Error) => resolve({ status: 0, headers: {}, body: "", ms: performance.now() - started, error: error.message })
+      const started = pacer.now()
+      const fail = (error: Error) => resolve({ status: 0, headers: {}, body: "", ms: pacer.now() - started, error: error.message })
       const req = request(url, { method, agent, headers }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (chunk: Buffer) => chunks.push(chunk))
         res.on("error", fail)
         res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - started })
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), ms: pacer.now() - started })
         )
       })
       req.on("error", fail)

@@ -10,7 +10,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Answer, type Client, Counters, makeClient, runArrivals, summarize } from "./arrival.ts"
+import { type Answer, type Client, Counters, makeClient, runArrivals, summarize, wallPacer } from "./arrival.ts"
 import { burstWord, type Profile, type Verdict } from "./run.ts"
 
 const PATH_UNDER_TEST = "/stocks?limit=1"
@@ -59,7 +59,8 @@ export const failedThresholds = (counters: Counters, limit: number): ReadonlyArr
   return failed
 }
 
-const sleepUntil = (instant: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, instant - performance.now())))
+const { now } = wallPacer
+const sleepUntil = (instant: number) => wallPacer.sleep(instant - now())
 
 const burst = async (options: ProfileRun, client: Client, tally: Tally, phase: string) => {
   const { profile } = options
@@ -98,12 +99,12 @@ export const runProfile = async (options: ProfileRun): Promise<Verdict> => {
   const dropped: Array<number> = []
   try {
     if ((options.settleSeconds ?? 0) > 0) options.onLine?.(`waiting ${options.settleSeconds} s for the set-up requests to leave the window`)
-    await sleepUntil(performance.now() + (options.settleSeconds ?? 0) * 1000)
-    const nominalEnd = performance.now() + profile.burstSeconds * 1000
+    await sleepUntil(now() + (options.settleSeconds ?? 0) * 1000)
+    const nominalEnd = now() + profile.burstSeconds * 1000
     dropped.push(await burst(options, client, tally, "one"))
     // Never sooner than a gap after the first burst really ended: on a slow machine it may end late.
-    const secondAt = Math.max(nominalEnd, performance.now()) + profile.gapSeconds * 1000
-    options.onLine?.(`waiting ${Math.round((secondAt - performance.now()) / 1000)} s for the first burst's admissions to leave the window`)
+    const secondAt = Math.max(nominalEnd, now()) + profile.gapSeconds * 1000
+    options.onLine?.(`waiting ${Math.round((secondAt - now()) / 1000)} s for the first burst's admissions to leave the window`)
     await sleepUntil(secondAt)
     dropped.push(await burst(options, client, tally, "two"))
   } finally {
